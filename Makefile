@@ -1,0 +1,29 @@
+# The two commands of the README. Both do all set-up on a fresh machine first.
+#   make demo   run the main job (check the presets, write counterexamples and pictures)
+#   make test   run the test suite
+VENV  := .venv
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.setup-done
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	./scripts/setup.sh
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/creditflow demo --out out
+
+test: setup
+	$(BIN)/python -m pytest -n 2 -p xdist tests
+
+lint: setup
+	$(BIN)/ruff check .
+
+bench: setup
+	$(BIN)/python benchmarks/explorer_bench.py
+
+clean:
+	rm -rf $(VENV) out counterexamples build dist *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Drivers for implementations checked against the model."""

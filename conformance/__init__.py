@@ -1,0 +1,1 @@
+"""Checking models and implementations: the explorer, traces, pictures and the CLI."""

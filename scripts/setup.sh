@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up everything creditflow needs on a fresh Debian machine, idempotently:
+# Debian packages (Erlang + RabbitMQ 3.10.8, a JDK for Spark, Graphviz), a virtualenv
+# in .venv and the Python packages. Called by `make demo` and `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v erl >/dev/null 2>&1 && command -v escript >/dev/null 2>&1 || need+=(erlang-base)
+ls /usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins/rabbit_common-*/ebin/credit_flow.beam \
+    >/dev/null 2>&1 || need+=(rabbitmq-server)
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v dot >/dev/null 2>&1 || need+=(graphviz)
+
+if [ ${#need[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${need[*]}" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    # Keep the package's postinst from starting a system-wide broker: tests start
+    # their own on loopback.
+    added_policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+        $SUDO chmod +x /usr/sbin/policy-rc.d
+        added_policy=1
+    fi
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+    [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "setup: creditflow needs Python >= 3.11 (found $("$PYTHON" --version))" >&2; exit 2; }
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[spark,broker,dev]'
+echo "setup: ready (.venv)" >&2

@@ -1,0 +1,101 @@
+"""NET-FILE: graph files and presets; bad files give one-line errors naming the file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from creditflow.conformance.graph_io import (
+    GraphFileError,
+    graph_to_node_link,
+    load_graph,
+    load_graph_file,
+    load_preset,
+    preset_names,
+)
+from creditflow.model.credit_spec import CreditSpec
+
+
+def test_presets_are_all_valid():
+    """NET-FILE, NET-GRAPH: every shipped preset loads."""
+    names = preset_names()
+    assert {"rabbitmq-publish", "fanout", "cycle2", "cycle3", "stalled-queue"} <= set(names)
+    publish = load_preset("rabbitmq-publish")
+    assert [e.credit for e in publish.edges] == [
+        CreditSpec(400, 200),
+        CreditSpec(400, 200),
+        CreditSpec(4000, 800),
+    ]
+    assert publish.sources[0].name == "reader" and publish.sources[0].checks_blocked
+    fanout = load_preset("fanout")
+    assert set(fanout.successors("channel")) == {"queue1", "queue2"}
+    assert fanout.predecessors("store") == ("queue1", "queue2")
+
+
+def test_node_link_roundtrip_and_links_key(tmp_path):
+    """NET-FILE: node-link JSON with 'edges' or 'links' reads back the same graph."""
+    graph = load_preset("fanout")
+    doc = graph_to_node_link(graph)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    assert load_graph_file(path) == graph
+    doc["links"] = doc.pop("edges")
+    path.write_text(json.dumps(doc))
+    assert load_graph(str(path)) == graph
+
+
+def test_graphml(tmp_path):
+    """NET-FILE: GraphML with credit as two integer attributes or an 'I,M' string."""
+    path = tmp_path / "g.graphml"
+    path.write_text(
+        """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="src" for="node" attr.name="source" attr.type="boolean"/>
+  <key id="pub" for="node" attr.name="publishes" attr.type="int"/>
+  <key id="ic" for="edge" attr.name="initial_credit" attr.type="int"/>
+  <key id="mc" for="edge" attr.name="more_credit_after" attr.type="int"/>
+  <key id="cr" for="edge" attr.name="credit" attr.type="string"/>
+  <graph edgedefault="directed">
+    <node id="r"><data key="src">true</data><data key="pub">4</data></node>
+    <node id="c"/><node id="q"/>
+    <edge source="r" target="c"><data key="ic">2</data><data key="mc">1</data></edge>
+    <edge source="c" target="q"><data key="cr">3,2</data></edge>
+  </graph>
+</graphml>"""
+    )
+    graph = load_graph_file(path)
+    assert [e.credit for e in graph.edges] == [CreditSpec(2, 1), CreditSpec(3, 2)]
+    assert graph.sources[0].publishes == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[]", "node-link JSON object"),
+        ('{"nodes": [{"name": "a"}]}', "must be an object with an 'id'"),
+        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a"}]}', "'target'"),
+        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a", "target": "b"}]}',
+         "is not a node id"),
+        ('{"nodes": [{"id": "a", "source": true}, {"id": "b"}],'
+         ' "edges": [{"source": "a", "target": "b", "credit": [1, "x"]}]}', "must be an integer"),
+        ('{"directed": false, "nodes": [{"id": "a", "source": true}]}', "must be directed"),
+    ],
+)
+def test_bad_files_give_one_line_errors(tmp_path, content, message):
+    """NET-FILE: one line, naming the file and the problem."""
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(GraphFileError) as info:
+        load_graph_file(path)
+    text = str(info.value)
+    assert text.startswith(str(path)) and message in text and "\n" not in text
+
+
+def test_missing_file_and_unknown_preset():
+    """NET-FILE: a path that does not exist, or an unknown preset name."""
+    with pytest.raises(GraphFileError, match="no such file"):
+        load_graph("does/not/exist.json")
+    with pytest.raises(GraphFileError, match="presets: "):
+        load_graph("no-such-preset")

@@ -1,0 +1,83 @@
+"""One `creditflow.*` namespace over the top-level folders, from an editable install and
+from a wheel (feasibility.md §3: an unlisted package silently drops out of the wheel)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"spec": "creditflow.spec", "model": "creditflow.model",
+           "conformance": "creditflow.conformance", "adapters": "creditflow.adapters"}
+
+
+def source_packages() -> set[str]:
+    found = set()
+    for folder, package in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join([package, *rel.parts]) if rel.parts else package)
+    return found
+
+
+def test_every_package_is_listed_in_pyproject():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    assert listed == source_packages()
+    for folder, package in FOLDERS.items():
+        assert config["tool"]["setuptools"]["package-dir"][package] == folder
+
+
+def test_editable_install_maps_the_folders():
+    import creditflow.adapters
+    import creditflow.conformance
+    import creditflow.model
+
+    assert Path(creditflow.model.__file__).resolve().parent == ROOT / "model"
+    assert Path(creditflow.conformance.__file__).resolve().parent == ROOT / "conformance"
+    assert Path(creditflow.adapters.__file__).resolve().parent == ROOT / "adapters"
+
+
+@pytest.mark.slow
+def test_wheel_installs_and_imports_everything(tmp_path):
+    """Build the wheel, install it alone into a fresh venv (dependencies borrowed from
+    this one), import every module and run the console script."""
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
+        cwd=ROOT, check=True, capture_output=True,
+    )
+    wheel = next(dist.glob("creditflow-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    # dependencies from this environment, without its editable finder
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    probe = (
+        "import importlib, pkgutil, creditflow, pathlib\n"
+        "names = [m.name for m in pkgutil.walk_packages(creditflow.__path__, 'creditflow.')]\n"
+        "for n in names: importlib.import_module(n)\n"
+        "import creditflow.model as m\n"
+        "from creditflow.conformance.graph_io import preset_names\n"
+        "print(len(names), pathlib.Path(m.__file__).parent, ','.join(preset_names()))\n"
+    )
+    out = subprocess.run(
+        [py, "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path
+    ).stdout.split()
+    assert int(out[0]) >= len(source_packages())
+    assert out[1].startswith(site)
+    assert "fanout" in out[2].split(",")
+    help_text = subprocess.run(
+        [venv / "bin" / "creditflow", "presets"], check=True, capture_output=True, text=True
+    ).stdout
+    assert "rabbitmq-publish" in help_text
