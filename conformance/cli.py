@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from creditflow.conformance import exit_codes
+from creditflow.conformance import cli_sweep, exit_codes
 from creditflow.conformance.check import CheckOptions, check_graph, exit_code, summary
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.graph_io import GraphFileError, load_graph, preset_names
@@ -269,6 +269,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         out.print(f"trace: {report['trace']}")
         out.print(f"picture: {report['svg'] or report['dot']}")
 
+
+main.add_command(cli_sweep.sweep)
+main.add_command(cli_sweep.report)
+main.add_command(cli_sweep.replay_corpus)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,155 @@
+"""Per-case checkers of a sweep, pluggable by name (SW-CHECKER).
+
+A checker takes the fully specified graph of one case (credits, supplies and variant
+applied) and its :class:`CaseBudget`, and returns a :class:`CheckerOutcome`. It must
+call ``budget.tick(states)`` now and then (the wall-clock budget is enforced there when
+no alarm signal is available) and bound any long native call itself (a Z3 solver:
+``timeout`` = :meth:`CaseBudget.remaining` in ms).
+
+Names: ``explore`` (the explicit-state explorer, :func:`explore_checker`) is built in.
+``prove`` is the hook for the Z3 checker of issue 3: it resolves to
+``creditflow.conformance.prove:sweep_checker`` as soon as that module provides it (see
+:data:`BUILTIN`); until then a sweep file naming it is rejected with a clear message.
+Any other ``package.module:function`` with this signature is imported by name on the
+driver (to validate) and on every executor (so it must be installed there).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from creditflow.model.graph import FlowGraph
+
+
+class CheckerError(ValueError):
+    """A checker name that cannot be resolved; the message says why."""
+
+
+class CaseTimeout(BaseException):
+    """SW-BUDGET: the case ran out of its wall-clock budget. A ``BaseException`` so that
+    a checker's own ``except Exception`` cannot swallow it."""
+
+
+@dataclass
+class CaseBudget:
+    """SW-BUDGET of one case: ``max_states`` and an absolute ``deadline``
+    (``time.monotonic()``). ``states`` is the progress reported so far."""
+
+    max_states: int
+    deadline: float
+    states: int = 0
+
+    def tick(self, states: int) -> None:
+        """Record progress; raise :class:`CaseTimeout` once past the deadline."""
+        self.states = states
+        if time.monotonic() > self.deadline:
+            raise CaseTimeout
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class CheckerOutcome:
+    """What a checker decided about one case (the verdict columns of SW-ROW)."""
+
+    complete: bool
+    deadlock: bool | None
+    conservation: bool | None
+    states: int
+    transitions: int | None = None
+    deadlock_kind: str | None = None
+    blocked_forever: list[str] = field(default_factory=list)
+    violated: list[str] = field(default_factory=list)
+    shortest_counterexample: int | None = None
+    exit_code: int | None = None
+    #: the ITF document of the primary counterexample, if any (SW-TRACE)
+    trace: dict[str, Any] | None = None
+
+
+Checker = Callable[[FlowGraph, CaseBudget], CheckerOutcome]
+
+
+def explore_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
+    """SW-CHECKER ``explore``: :func:`~creditflow.conformance.check.check_graph` and
+    :func:`~creditflow.conformance.check.summary`, with the shortest counterexample as an
+    ITF trace (TRACE-ITF)."""
+    from creditflow.conformance.check import CheckOptions, check_graph, summary
+    from creditflow.conformance.traces import network_trace
+
+    system, result = check_graph(
+        graph,
+        CheckOptions(max_states=budget.max_states),
+        progress=lambda found, done: budget.tick(found),
+    )
+    report = summary(system, result)
+    primary = result.primary()
+    trace = None
+    if primary is not None:
+        trace = network_trace(
+            system,
+            primary,
+            source=graph.name,
+            description=f"creditflow sweep counterexample for {primary.property_id} "
+            f"({primary.kind}) on {graph.name}",
+        )
+    return CheckerOutcome(
+        complete=report["complete"],
+        deadlock=report["deadlock"],
+        conservation=report["conservation"],
+        states=report["states"],
+        transitions=report["transitions"],
+        deadlock_kind=report["deadlock_kind"],
+        blocked_forever=list(report["blocked_forever"]),
+        violated=sorted(pid for pid, holds in report["properties"].items() if holds is False),
+        shortest_counterexample=report["shortest_counterexample_length"],
+        exit_code=report["exit_code"],
+        trace=trace,
+    )
+
+
+#: SW-CHECKER: built-in names and where they live. ``prove`` is the hook for issue 3's
+#: Z3 checker: its module is expected to define ``sweep_checker(graph, budget)``.
+BUILTIN: dict[str, str] = {
+    "explore": "creditflow.conformance.sweep.checkers:explore_checker",
+    "prove": "creditflow.conformance.prove:sweep_checker",
+}
+
+_registered: dict[str, Checker] = {}
+
+
+def register_checker(name: str, checker: Checker) -> None:
+    """Register ``checker`` under ``name`` in this process. Executors do not see it:
+    for a real sweep, name it as ``package.module:function`` instead."""
+    _registered[name] = checker
+
+
+def resolve_checker(name: str) -> Checker:
+    """SW-CHECKER: the checker a sweep file names; :class:`CheckerError` if there is none."""
+    if name in _registered:
+        return _registered[name]
+    target = BUILTIN.get(name, name)
+    if ":" not in target:
+        raise CheckerError(
+            f"unknown checker {name!r} (built in: {', '.join(BUILTIN)}; "
+            "or name a function as package.module:function)"
+        )
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        checker = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        if name == "prove":
+            raise CheckerError(
+                "checker 'prove' is not available in this installation: it needs "
+                f"{target} (the Z3 checker, issue 3); use 'explore'"
+            ) from None
+        raise CheckerError(f"checker {name!r}: cannot load {target} ({exc})") from None
+    if not callable(checker):
+        raise CheckerError(f"checker {name!r}: {target} is not callable")
+    _registered[name] = checker
+    return checker

@@ -1,0 +1,113 @@
+"""The Parquet row of a sweep: one per case (SW-ROW).
+
+The schema is fixed here, column by column, so every part file of a sweep folder has
+the same columns and types whichever engine or run wrote it. pyarrow is imported
+lazily (only the sweep commands need it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: SW-ROW: verdicts of a case. The first four come from a checker; the others are
+#: failures (SW-FAILURE).
+VERDICTS = ("holds", "deadlock", "violation", "incomplete", "timeout", "error", "crashed")
+FAILED = ("timeout", "error", "crashed")
+
+_COLUMNS: list[tuple[str, str]] = [
+    # identity and graph (SW-CASE-ID)
+    ("case_id", "string"),
+    ("sweep", "string"),
+    ("family", "string"),
+    ("kind", "string"),
+    ("graph_id", "string"),
+    ("graph_digest", "string"),
+    ("graph_params", "string"),
+    ("instance", "int32"),
+    ("graph_seed", "int64"),
+    # features (SW-FEATURES)
+    ("nodes", "int32"),
+    ("edges", "int32"),
+    ("sources", "int32"),
+    ("sinks", "int32"),
+    ("cycles", "int32"),
+    ("has_cycle", "bool"),
+    ("largest_scc", "int32"),
+    ("max_fan_out", "int32"),
+    ("max_fan_in", "int32"),
+    ("depth", "int32"),
+    ("mirror_edges", "int32"),
+    ("stalled", "int32"),
+    # settings (SW-CREDITS, SW-CASE)
+    ("credit_initial", "int32"),
+    ("credit_more_after", "int32"),
+    ("credit_label", "string"),
+    ("edge_credits", "string"),
+    ("variant", "string"),
+    ("publishes", "int32"),
+    ("checker", "string"),
+    ("max_states", "int64"),
+    ("max_seconds", "float64"),
+    # verdicts (SW-ROW)
+    ("verdict", "string"),
+    ("complete", "bool"),
+    ("deadlock", "bool"),
+    ("deadlock_kind", "string"),
+    ("blocked_forever", "list<string>"),
+    ("conservation", "bool"),
+    ("violated", "list<string>"),
+    ("states", "int64"),
+    ("transitions", "int64"),
+    ("seconds", "float64"),
+    ("shortest_counterexample", "int32"),
+    ("exit_code", "int32"),
+    ("error", "string"),
+    ("trace_path", "string"),
+    # the run that wrote the row (SW-RESUME)
+    ("run_id", "string"),
+    ("attempt", "int32"),
+    ("host", "string"),
+    ("finished_at", "timestamp"),
+]
+
+COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
+
+
+def _type(pa: Any, name: str) -> Any:
+    if name == "list<string>":
+        return pa.list_(pa.string())
+    if name == "bool":
+        return pa.bool_()
+    if name == "timestamp":
+        return pa.timestamp("ms", tz="UTC")
+    return getattr(pa, name)()
+
+
+def schema() -> pa.Schema:
+    """SW-ROW: the Arrow schema of every part file."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(name, _type(pa, kind)) for name, kind in _COLUMNS])
+
+
+def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows (dicts with every column) as an Arrow table with :func:`schema`."""
+    import datetime
+
+    import pyarrow as pa
+
+    out = []
+    for row in rows:
+        missing = [c for c in COLUMN_NAMES if c not in row]
+        if missing:
+            raise ValueError(f"row {row.get('case_id')!r} lacks {missing}")
+        row = dict(row)
+        if isinstance(row["finished_at"], (int, float)):
+            row["finished_at"] = datetime.datetime.fromtimestamp(
+                row["finished_at"], tz=datetime.UTC
+            )
+        out.append({c: row[c] for c in COLUMN_NAMES})
+    return pa.Table.from_pylist(out, schema=schema())
