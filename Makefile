@@ -5,7 +5,7 @@ VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.setup-done
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench bench-sweep clean
 
 setup: $(STAMP)
 
@@ -25,5 +25,8 @@ lint: setup
 bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
 
+bench-sweep: setup
+	$(BIN)/python benchmarks/sweep_bench.py
+
 clean:
-	rm -rf $(VENV) out counterexamples build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) out counterexamples sweeps replay-results build dist *.egg-info .pytest_cache .hypothesis

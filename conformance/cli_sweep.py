@@ -99,7 +99,7 @@ def _plan_table(plan: Any) -> Any:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Output folder (default: sweeps/NAME). A rerun resumes it.")
 @click.option("--batch-size", type=click.IntRange(min=1),
-              help="Cases per Spark task (default: adaptive, ~2 s of work per task).")
+              help="Cases per Spark task (default: adaptive, ~4 s of work per task).")
 @click.option("--retry-failed", is_flag=True,
               help="Also rerun cases whose latest row is a timeout, error or crash.")
 @click.option("--retry-incomplete", is_flag=True,
@@ -194,6 +194,8 @@ def sweep(
         return
     try:
         runner = SparkRunner(handle.sc)
+        with _status(show, "starting the Python workers…"):
+            runner.warm_up()
         with _sweep_progress(show, len(plan.pending)) as update:
             result = run_sweep(plan, store, runner, batch_size=batch_size, progress=update,
                                master=handle.master)

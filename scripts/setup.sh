@@ -9,7 +9,8 @@ need=()
 command -v erl >/dev/null 2>&1 && command -v escript >/dev/null 2>&1 || need+=(erlang-base)
 ls /usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins/rabbit_common-*/ebin/credit_flow.beam \
     >/dev/null 2>&1 || need+=(rabbitmq-server)
-command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+# Spark 4 needs Java >= 17
+java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || need+=(openjdk-17-jre-headless)
 command -v dot >/dev/null 2>&1 || need+=(graphviz)
 
 if [ ${#need[@]} -gt 0 ]; then

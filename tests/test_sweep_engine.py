@@ -45,10 +45,11 @@ def run(items: list[int], batch: int, runner: InlineRunner):
     batches = [tuple(items[i : i + batch]) for i in range(0, len(items), batch)]
     got: dict[int, dict] = {}
 
-    def on_results(b, results):
-        for r in results:
-            assert r["item"] not in got
-            got[r["item"]] = r
+    def on_results(finished):
+        for _, results in finished:
+            for r in results:
+                assert r["item"] not in got
+                got[r["item"]] = r
 
     stats = run_waves(
         waves_of(batches, 4), runner, square_all,

@@ -36,7 +36,7 @@ MAX_BATCH = 512
 #: SW-ENGINE: the first batches (before any case has been timed) hold this many cases.
 FIRST_BATCH = 8
 #: SW-ENGINE: later batches are sized to take about this long on one slot.
-TARGET_TASK_SECONDS = 2.0
+TARGET_TASK_SECONDS = 4.0
 
 
 @dataclass
@@ -160,10 +160,10 @@ class Batcher:
     def waves(self) -> Iterator[list[Batch]]:
         while self.position < len(self.cases):
             wave = []
+            size = self.next_size()  # one size per wave: the last wave splits evenly
             for _ in range(2 * self.slots):
                 if self.position >= len(self.cases):
                     break
-                size = self.next_size()
                 chunk = self.cases[self.position : self.position + size]
                 wave.append(batch_of(chunk, f"b{self.position}"))
                 self.sizes.append(len(chunk))
@@ -216,9 +216,9 @@ def run_sweep(
     state = SweepProgress(total=len(plan.pending))
     parts = 0
 
-    def commit(batch: Batch, results: list[dict[str, Any]]) -> None:
+    def commit(finished: list[tuple[Batch, list[dict[str, Any]]]]) -> None:
         nonlocal parts
-        batcher.observe(results)
+        results = [r for _, batch_results in finished for r in batch_results]
         rows = []
         for result in results:
             case = by_id[result["case_id"]]
@@ -254,6 +254,7 @@ def run_sweep(
                 split=_halves,
                 failure_results=_isolated_failure,
                 on_results=commit,
+                observe=batcher.observe,
                 probe=Batch("probe", {}, ()),
             )
     finally:

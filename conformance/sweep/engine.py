@@ -83,16 +83,18 @@ def run_waves(
     size: Callable[[B], int],
     split: Callable[[B], tuple[B, B]],
     failure_results: Callable[[B, str, float], list[Result]],
-    on_results: Callable[[B, list[Result]], None],
+    on_results: Callable[[list[tuple[B, list[Result]]]], None],
     probe: B,
+    observe: Callable[[list[Result]], None] | None = None,
     in_flight: int = 2,
 ) -> EngineStats:
     """SW-ENGINE: run ``fn`` over every batch of every wave, one job per wave, ``in_flight``
-    jobs at a time; call ``on_results(batch, results)`` in this thread as each job
+    jobs at a time; call ``on_results([(batch, results), …])`` in this thread as each job
     finishes. ``waves`` is consumed lazily, so it may size later batches from earlier
     results. SW-FAILURE: a failed job is split (waves into batches, batches into halves);
     a single item that still fails gets ``failure_results(batch, reason, seconds)``. If a
-    ``probe`` job fails too, the engine is broken: :class:`EngineError`."""
+    ``probe`` job fails too, the engine is broken: :class:`EngineError`. ``observe``
+    sees each finished job's results before the next wave is made."""
     queue: deque[_Job[B]] = deque()
     stats = EngineStats()
     counter = iter(range(1 << 62))
@@ -142,7 +144,7 @@ def run_waves(
             queue.extendleft([_Job([second], 2), _Job([first], 2)])
             return
         stats.isolated_failures += 1
-        on_results(batch, failure_results(batch, reason, time.monotonic() - job.started))
+        on_results([(batch, failure_results(batch, reason, time.monotonic() - job.started))])
 
     try:
         submit()
@@ -156,10 +158,12 @@ def run_waves(
                 if not isinstance(error, Exception):
                     raise error
                 handle_failure(job, error)
+                submit()
             else:
-                for batch, batch_results in zip(job.batches, results, strict=True):
-                    on_results(batch, batch_results)
-            submit()
+                if observe is not None:
+                    observe([r for batch_results in results for r in batch_results])
+                submit()  # keep the executors busy while this job's rows are committed
+                on_results(list(zip(job.batches, results, strict=True)))
     except BaseException:
         # Ctrl-C, a broken engine or a failed commit: stop the jobs still running (what
         # was committed stays committed).

@@ -180,8 +180,9 @@ def run_replay(
     run = ReplayRun(run_id, out, Counter(), 0.0)
     seq = 0
 
-    def commit(batch: ReplayBatch, rows: list[dict[str, Any]]) -> None:
+    def commit(finished: list[tuple[ReplayBatch, list[dict[str, Any]]]]) -> None:
         nonlocal seq
+        rows = [row for _, batch_rows in finished for row in batch_rows]
         for row in rows:
             row["run_id"] = run_id
             row["finished_at"] = datetime.datetime.fromtimestamp(

@@ -10,6 +10,8 @@ does not survive a worker crash, so the command line never uses it.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import os
 from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,15 @@ def _apply(fn: WorkFn, batches: Iterator[Any]) -> Iterator[list[Result]]:
         yield fn(batch)
 
 
+def _warm(slots: Iterator[int]) -> Iterator[int]:
+    import time
+
+    started = time.monotonic()
+    importlib.import_module("creditflow.conformance.sweep.worker")
+    time.sleep(max(0.0, 0.5 - (time.monotonic() - started)))  # keep every slot busy
+    yield os.getpid()
+
+
 class SparkRunner:
     """Runs each wave as one Spark job; jobs are tagged with a group so they can be
     cancelled (Ctrl-C)."""
@@ -32,6 +43,14 @@ class SparkRunner:
     def __init__(self, sc: SparkContext) -> None:
         self.sc = sc
         self.parallelism = max(1, int(sc.defaultParallelism))
+
+    def warm_up(self) -> int:
+        """Start a Python worker per slot and import the sweep code in it (part of the
+        engine's start-up; a pool's forked workers inherit the imports). Returns how many
+        worker processes answered."""
+        slots = self.parallelism
+        pids = self.sc.parallelize(range(slots), slots).mapPartitions(_warm).collect()
+        return len(set(pids))
 
     def run(self, fn: WorkFn, batches: Sequence[Any], group: str) -> list[list[Result]]:
         self.sc.setJobGroup(group, f"creditflow: {len(batches)} batches", interruptOnCancel=True)

@@ -8,6 +8,9 @@ What :func:`start_spark` does, and why (feasibility.md §1, measured):
   127.0.0.1: a hostname that resolves to a loopback address (or not at all) then
   neither warns nor makes Spark bind to an external interface;
 * ``spark.ui.enabled=false`` (no port opened), no console progress bars;
+* for a local master, a driver JVM with the C1 compiler only and the serial garbage
+  collector: it only schedules, and in local mode it shares the cores with the Python
+  workers (measured: about a third of its CPU use and of its start-up time);
 * the log4j2 configuration shipped beside this module (errors only; per-task failure
   reports off, since failures become rows), and the JVM's three start-up lines that no
   configuration removes filtered out of stderr;
@@ -49,6 +52,8 @@ STDERR_NOISE = (
     "To adjust logging level use sc.setLogLevel",
 )
 PACKAGES = ("model", "conformance", "adapters", "spec")
+#: JVM options of a local-mode driver (measured in benchmarks/sweep_bench.py's README notes)
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class SparkSetupError(RuntimeError):
@@ -186,11 +191,15 @@ def start_spark(
         master = master or DEFAULT_MASTER
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
+        java_options = f"-Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
         if is_local(master):
+            # the driver JVM only schedules; C1 and the serial collector cut its CPU use
+            # (which the Python workers share in local mode) and its start-up time
+            java_options += " " + LOCAL_JVM_OPTIONS
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             conf["spark.driver.host"] = "127.0.0.1"
             conf["spark.driver.bindAddress"] = "127.0.0.1"
+        conf["spark.driver.extraJavaOptions"] = java_options
     if master:
         builder = builder.master(master)
     for key, value in conf.items():

@@ -1,0 +1,187 @@
+"""Sweep throughput: Spark local[1] vs local[2] vs multiprocessing.Pool(2) (issue 7).
+
+The same sweep (benchmarks/sweep10k.toml: more than 10,000 small cases) runs through
+the same driver (planning, adaptive batches, waves, Parquet commits, traces) on each
+engine, each in a fresh process, one after the other on this machine. Printed: the
+engine's start-up, the sweep's wall time, cases per second, and the ratios. Every run
+must produce the same verdict for every case (checked).
+
+    .venv/bin/python benchmarks/sweep_bench.py [--rounds N] [--engines LIST] [--sweep FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ENGINES = ("serial", "spark-local[1]", "spark-local[2]", "pool(2)")
+
+
+class SerialRunner:
+    """In this process, one batch after another (one job at a time, although the
+    engine keeps two in flight): the single-core baseline without any engine."""
+
+    parallelism = 1
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def run(self, fn, batches, group):  # type: ignore[no-untyped-def]
+        with self.lock:
+            return [fn(b) for b in batches]
+
+    def cancel_all(self) -> None:
+        pass
+
+
+def run_one(engine: str, sweep_file: str, out: str) -> dict:
+    """Runs in a child process: start the engine, sweep, report figures as JSON."""
+    from creditflow.conformance.sweep.driver import plan_sweep, run_sweep
+    from creditflow.conformance.sweep.store import SweepStore
+    from creditflow.conformance.sweep.sweepfile import load_sweep
+
+    spec = load_sweep(sweep_file)
+    store = SweepStore(out)
+    store.prepare(spec.text)
+    plan = plan_sweep(spec, store)
+    started = time.perf_counter()
+    handle = None
+    if engine.startswith("spark"):
+        from creditflow.conformance.sweep.runners import SparkRunner
+        from creditflow.conformance.sweep.spark import start_spark
+
+        handle = start_spark(engine.removeprefix("spark-"), app_name="creditflow bench")
+        runner = SparkRunner(handle.sc)
+        runner.warm_up()
+    elif engine == "pool(2)":
+        from creditflow.conformance.sweep.runners import PoolRunner
+
+        runner = PoolRunner(2)
+    else:
+        runner = SerialRunner()
+    start_seconds = time.perf_counter() - started
+    run = run_sweep(plan, store, runner)
+    if handle is not None:
+        handle.stop()
+    elif engine == "pool(2)":
+        runner.close()
+    return {
+        "engine": engine,
+        "start_seconds": start_seconds,
+        "sweep_seconds": run.seconds,
+        "cases": run.written,
+        "tasks": len(run.batch_sizes),
+        "max_batch": max(run.batch_sizes),
+        "case_seconds": None,
+        "verdicts": dict(run.verdicts),
+    }
+
+
+def verdicts_of(out: str) -> dict[str, str]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
+    return dict(zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(),
+                    strict=True))
+
+
+def case_seconds(out: str) -> float:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(out) / "results", columns=["seconds"])
+    return float(sum(s for s in table.column("seconds").to_pylist() if s))
+
+
+def run_engine(engine: str, sweep: str, tmp: str, label: str) -> tuple[dict, dict[str, str]]:
+    out = str(Path(tmp) / label)
+    load = os.getloadavg()[0]
+    proc = subprocess.run(
+        [sys.executable, __file__, "--sweep", sweep, "--child", engine, out],
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"{engine} failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["case_seconds"] = case_seconds(out)
+    result["load"] = (load, os.getloadavg()[0])
+    verdicts = verdicts_of(out)
+    shutil.rmtree(out)
+    return result, verdicts
+
+
+def median(values: list[float]) -> float:
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
+    parser.add_argument("--engines", default=",".join(ENGINES),
+                        help=f"comma-separated, from {', '.join(ENGINES)}")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every engine this many times, interleaved; medians are "
+                        "compared (a shared machine's load varies)")
+    parser.add_argument("--child", nargs=2, metavar=("ENGINE", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_one(args.child[0], args.sweep, args.child[1])))
+        return
+    engines = [e for e in args.engines.split(",") if e]
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        sys.exit(f"unknown engines: {', '.join(sorted(unknown))}")
+    print(f"# {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; "
+          f"{args.rounds} round(s); load average (1 min) shown before/after each run")
+    runs: dict[str, list[dict]] = {e: [] for e in engines}
+    reference: dict[str, str] | None = None
+    with tempfile.TemporaryDirectory(prefix="creditflow-bench-") as tmp:
+        for round_no in range(args.rounds):
+            for engine in engines:
+                label = f"{round_no}-{engine}".replace("[", "").replace("]", "").replace("(", "")
+                result, verdicts = run_engine(engine, args.sweep, tmp, label.replace(")", ""))
+                if reference is None:
+                    reference = verdicts
+                elif verdicts != reference:
+                    sys.exit(f"{engine} disagrees with the first run on some verdicts")
+                runs[engine].append(result)
+                rate = result["cases"] / result["sweep_seconds"]
+                print(f"{engine:15} start {result['start_seconds']:6.2f} s   sweep "
+                      f"{result['sweep_seconds']:7.2f} s   {rate:7.1f} cases/s   "
+                      f"{result['tasks']:4} tasks (<= {result['max_batch']} cases)   "
+                      f"case time {result['case_seconds']:6.1f} s   load "
+                      f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+    some = next(iter(runs.values()))[0]
+    print(f"# {some['cases']:,} cases, identical verdicts on every run: "
+          f"{dict(sorted(some['verdicts'].items()))}")
+    sweep_s = {e: median([r["sweep_seconds"] for r in rs]) for e, rs in runs.items()}
+    total_s = {e: median([r["sweep_seconds"] + r["start_seconds"] for r in rs])
+               for e, rs in runs.items()}
+
+    def ratio(a: str, b: str, table: dict[str, float]) -> str:
+        return f"{table[a] / table[b]:.2f}x" if a in table and b in table else "n/a"
+
+    print("# medians" if args.rounds > 1 else "# ratios")
+    one, two = "spark-local[1]", "spark-local[2]"
+    print(f"speed-up local[1] -> local[2]:       {ratio(one, two, sweep_s)}"
+          f"   (with start-up: {ratio(one, two, total_s)})")
+    print(f"Pool(2) time / Spark local[2] time:  {ratio('pool(2)', 'spark-local[2]', sweep_s)}"
+          f"   (with start-up: {ratio('pool(2)', 'spark-local[2]', total_s)})")
+    print(f"serial time / Spark local[1] time:   {ratio('serial', 'spark-local[1]', sweep_s)}")
+    print(f"serial time / Pool(2) time:          {ratio('serial', 'pool(2)', sweep_s)}")
+
+
+if __name__ == "__main__":
+    main()
