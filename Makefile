@@ -17,7 +17,7 @@ demo: setup
 	$(BIN)/creditflow demo --out out
 
 test: setup
-	$(BIN)/python -m pytest -n 2 -p xdist tests
+	$(BIN)/python -m pytest -n 2 -p xdist --dist loadgroup tests
 
 lint: setup
 	$(BIN)/ruff check .
