@@ -24,6 +24,7 @@ from typing import Any
 
 NAME = "creditflow python template (credit_flow 3.10.8)"
 DEFAULT_SPEC = (400, 200)  # AD-RESET: RabbitMQ 3.10.8's default before the first reset
+OPS_OF_FAMILY = ("send", "ack", "bump", "block", "unblock", "peer_down", "state")
 
 
 class CreditFlowProcess:
@@ -130,7 +131,7 @@ class Adapter:
             self.spec = spec_of(req.get("spec", list(DEFAULT_SPEC)))
             self.procs = {}
             return {"ok": True}
-        if op not in ("send", "ack", "bump", "block", "unblock", "peer_down", "state"):
+        if op not in OPS_OF_FAMILY:
             raise ValueError(f"unknown op {op!r}")
         proc = self.process(req.get("proc"))
         if op != "state":

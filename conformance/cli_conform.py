@@ -22,6 +22,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.conform import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_STEPS,
+    PHASES,
     ConformOptions,
     ConformResult,
     run_conform,
@@ -89,6 +90,8 @@ def open_factory(
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("counterexamples"), show_default=True,
               help="Where to write the failing trace without --corpus.")
+@click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
+              help="Run only this phase (repeatable; default: all three, in order).")
 @click.option("--shrink-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Time budget of Hypothesis's shrinking (delta debugging follows).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -102,6 +105,7 @@ def conform(
     seed: int | None,
     corpus: Path | None,
     out: Path,
+    phases: tuple[str, ...],
     shrink_seconds: float,
     as_json: bool,
 ) -> None:
@@ -120,7 +124,8 @@ def conform(
     """
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
     options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
-                             corpus=corpus, shrink_seconds=shrink_seconds)
+                             corpus=corpus, shrink_seconds=shrink_seconds,
+                             phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
     result = run_conform(factory, options)
     if as_json:
         click.echo(json.dumps(conform_json(result)))

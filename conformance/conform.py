@@ -58,6 +58,7 @@ DEFAULT_STEPS = 100
 #: Settings of the explorer-runs phase: small enough to block and deadlock quickly.
 EXPLORER_SETTINGS = ((CreditSpec(2, 1), 6), (CreditSpec(3, 2), 8), (CreditSpec(1, 1), 4))
 RUN_LIMIT = 400
+PHASES = ("process-ops", "network-runs", "explorer-runs")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class ConformOptions:
     out_dir: Path = Path("counterexamples")
     corpus: Path | None = None
     network_examples: int | None = None  #: default: half of ``max_examples``
-    explorer_runs: bool = True
+    phases: tuple[str, ...] = PHASES  #: which phases to run, in this order
     shrink_seconds: float = 5.0  #: Hypothesis's shrinking budget per divergence
 
 
@@ -338,6 +339,8 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
         ("network-runs", NetworkRunMachine, network_examples, result.seed + 1),
     )
     for name, factory, examples, machine_seed in machines:
+        if name not in options.phases:
+            continue
         report = PhaseReport(name)
         result.phases.append(report)
         t0 = time.perf_counter()
@@ -367,7 +370,7 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             result.divergence, result.trace = polished
         result.trace_path = write_failure_trace(result, result.trace, options, "divergence")
         return
-    if not options.explorer_runs:
+    if "explorer-runs" not in options.phases:
         return
     report = PhaseReport("explorer-runs")
     result.phases.append(report)
