@@ -84,11 +84,16 @@ class DifferentialRun:
         return None
 
     def _check_raw(self, ops: Sequence[Op]) -> Divergence | None:
+        adapter = self.adapter
+        assert isinstance(adapter, SubprocessAdapter)
+        first, raws = adapter.run_raw(ops)
+        return self._compare_raw(ops, first, raws)
+
+    def _compare_raw(self, ops: Sequence[Op], first: int, raws: list[bytes]) -> Divergence | None:
         """The subprocess path: a response byte-identical to the model's canonical
         response needs no parsing; any other is parsed and compared field by field."""
         adapter = self.adapter
         assert isinstance(adapter, SubprocessAdapter)
-        first, raws = adapter.run_raw(ops)
         apply = self.model.apply
         history = self._history
         for i, op in enumerate(ops):
@@ -102,6 +107,33 @@ class DifferentialRun:
             diffs = compare(expected, got)
             if diffs:
                 return Divergence(len(history) - 1, op, expected, got, tuple(diffs))
+        return None
+
+    def check_stream(self, ops: Sequence[Op], batch: int = 1000) -> Divergence | None:
+        """Like :meth:`check` over many batches, with the next batch already sent while
+        this one is compared, so the implementation and the model work at the same time
+        (AD-PIPELINE). Responses still in flight after a divergence are read and dropped,
+        so the session stays in step."""
+        adapter = self.adapter
+        if not isinstance(adapter, SubprocessAdapter):
+            for start in range(0, len(ops), batch):
+                found = self.check(ops[start : start + batch])
+                if found is not None:
+                    return found
+            return None
+        batches = [ops[i : i + batch] for i in range(0, len(ops), batch)]
+        if not batches:
+            return None
+        firsts = [adapter.submit_ops(batches[0])]
+        for k, current in enumerate(batches):
+            if k + 1 < len(batches):
+                firsts.append(adapter.submit_ops(batches[k + 1]))
+            raws = adapter.collect(len(current))
+            found = self._compare_raw(current, firsts[k], raws)
+            if found is not None:
+                if k + 1 < len(batches):
+                    adapter.collect(len(batches[k + 1]))
+                return found
         return None
 
     def last_emitted(self) -> tuple[Grant, ...]:
@@ -122,11 +154,7 @@ def check_trace(
     """Run ``ops`` from a fresh ``reset``, ``batch`` ops per write; the first divergence
     (or ``None``) and the trace up to it."""
     run = DifferentialRun(adapter, spec)
-    for start in range(0, len(ops), batch):
-        found = run.check(ops[start : start + batch])
-        if found is not None:
-            return found, run.trace()
-    return None, run.trace()
+    return run.check_stream(ops, batch), run.trace()
 
 
 def model_trace(spec: CreditSpec, ops: Sequence[Op]) -> ProcessTrace:

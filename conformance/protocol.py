@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from creditflow.model import credit_flow as cf
@@ -73,10 +74,9 @@ class Op:
 
     def line(self, request_id: int | None = None) -> bytes:
         """The request as one JSON line (AD-TRANSPORT), with ``id`` first if given."""
-        body = json.dumps(self.request(), separators=(",", ":"))
-        if request_id is not None:
-            body = f'{{"id":{request_id},{body[1:]}'
-        return body.encode() + b"\n"
+        head = "{" if request_id is None else f'{{"id":{request_id},'
+        return f"{head}{_request_body(self.kind, self.proc, self.peer, self.amount, self.spec)}"\
+            .encode()
 
     def __str__(self) -> str:
         args = [self.proc]
@@ -86,6 +86,21 @@ class Op:
             args.append(str(self.amount))
         text = f"{self.kind}({', '.join(args)})"
         return text + (f" spec {self.spec}" if self.spec is not None else "")
+
+
+@lru_cache(maxsize=8192)
+def _request_body(
+    kind: str, proc: str, peer: str | None, amount: int | None, spec: CreditSpec | None
+) -> str:
+    e = json_name
+    text = f'"op":"{kind}","proc":{e(proc)}'
+    if peer is not None:
+        text += f',"peer":{e(peer)}'
+    if amount is not None:
+        text += f',"amount":{amount}'
+    if spec is not None:
+        text += f',"spec":[{spec.initial},{spec.more_after}]'
+    return text + "}\n"
 
 
 def op_from_request(req: Mapping[str, Any]) -> Op:
@@ -153,19 +168,48 @@ def view_of(ps: cf.ProcessCredit) -> ProcessView:
                        tuple(ps.deferred))
 
 
+@lru_cache(maxsize=4096)
+def json_name(name: str) -> str:
+    """A process name as a JSON string (cached: names repeat)."""
+    return json.dumps(name)
+
+
+_MAP_JSON: dict[int, tuple[Mapping[str, int], str]] = {}
+
+
+def _int_map_json(mapping: Mapping[str, int]) -> str:
+    """A credit map as sorted compact JSON. The model's states share unchanged maps (it
+    never mutates one), so the text is cached by identity; the cache holds the map
+    itself, so an id cannot be reused while its entry lives."""
+    if not mapping:
+        return "{}"
+    hit = _MAP_JSON.get(id(mapping))
+    if hit is not None and hit[0] is mapping:
+        return hit[1]
+    e = json_name
+    text = "{" + ",".join([f"{e(k)}:{mapping[k]}" for k in sorted(mapping)]) + "}"
+    if len(_MAP_JSON) > 512:
+        _MAP_JSON.clear()
+    _MAP_JSON[id(mapping)] = (mapping, text)
+    return text
+
+
+def _grants_json(grants: Sequence[Grant]) -> str:
+    if not grants:
+        return "[]"
+    e = json_name
+    return "[" + ",".join([f'{{"to":{e(t)},"amount":{a}}}' for t, a in grants]) + "]"
+
+
 def canonical_body(ps: cf.ProcessCredit, emitted: Sequence[Grant]) -> str:
     """The compact JSON of a process op's response after ``"ok":true`` with every map's
     keys sorted: the form the bundled adapters print, so that a driver can accept an
     identical response without parsing it (AD-COMPARE's fast path)."""
-    d = json.dumps
-    cfrom = ",".join(f"{d(k)}:{v}" for k, v in sorted(ps.credit_from.items()))
-    cto = ",".join(f"{d(k)}:{v}" for k, v in sorted(ps.credit_to.items()))
-    blocked = ",".join(d(p) for p in ps.blocked)
-    deferred = ",".join(f'{{"to":{d(t)},"amount":{a}}}' for t, a in ps.deferred)
-    out = ",".join(f'{{"to":{d(t)},"amount":{a}}}' for t, a in emitted)
+    blocked = ",".join([json_name(p) for p in ps.blocked])
     return (
-        f'"state":{{"credit_from":{{{cfrom}}},"credit_to":{{{cto}}},"blocked":[{blocked}],'
-        f'"deferred":[{deferred}]}},"emitted":[{out}]'
+        f'"state":{{"credit_from":{_int_map_json(ps.credit_from)},'
+        f'"credit_to":{_int_map_json(ps.credit_to)},"blocked":[{blocked}],'
+        f'"deferred":{_grants_json(ps.deferred)}}},"emitted":{_grants_json(emitted)}'
     )
 
 

@@ -51,11 +51,15 @@ main(Args) ->
 start(Args) ->
     Ebin = ebin_dir(Args),
     Info = load_credit_flow(Ebin),
-    Port = open_port({fd, 0, 1}, [binary, {line, 65536}, eof]),
     Self = self(),
-    Reader = spawn_link(fun() -> reader(Port, Self, [], [], false, none) end),
-    erlang:port_connect(Port, Reader),
-    unlink(Port),
+    %% The reader opens (and so owns) the port itself: data that arrived while the
+    %% port still belonged to another process would sit in that process's mailbox.
+    Reader = spawn_link(fun() ->
+                            Port = open_port({fd, 0, 1}, [binary, {line, 65536}, eof]),
+                            Self ! {port, Port},
+                            reader(Port, Self, [], [], false, none)
+                        end),
+    Port = receive {port, P} -> P end,
     Sink = spawn_link(fun sink/0),
     %% Pass only grants and the actors' completion reports to the tracer.
     erlang:trace_pattern(send, [{['_', {bump_credit, '_'}], [], []},
