@@ -144,23 +144,28 @@ drain(Port, Queue, Partial, Eof) ->
 %% ---------------------------------------------------------------------------------------
 %% coordinator
 
-loop(St = #st{reader = Reader, port = Port}) ->
+loop(St = #st{reader = Reader}) ->
     Reader ! {next, self()},
     receive
         eof -> ok;
-        {lines, Lines} ->
-            {Out, St1} = handle_lines(Lines, St, []),
-            port_command(Port, Out),
-            loop(St1)
+        {lines, Lines} -> loop(handle_lines(Lines, St, [], 0))
     end.
 
-handle_lines([], St, Acc) -> {lists:reverse(Acc), St};
-handle_lines([Line | Rest], St, Acc) ->
+%% Answer the lines in order, writing the responses every ?WRITE_EVERY lines so that the
+%% driver can compare early answers while later ones are computed.
+-define(WRITE_EVERY, 128).
+handle_lines([], St = #st{port = Port}, Acc, _) ->
+    port_command(Port, lists:reverse(Acc)),
+    St;
+handle_lines(Lines, St = #st{port = Port}, Acc, ?WRITE_EVERY) ->
+    port_command(Port, lists:reverse(Acc)),
+    handle_lines(Lines, St, [], 0);
+handle_lines([Line | Rest], St, Acc, N) ->
     case is_blank(Line) of
-        true -> handle_lines(Rest, St, Acc);
+        true -> handle_lines(Rest, St, Acc, N);
         false ->
             {Response, St1} = handle_line(Line, St),
-            handle_lines(Rest, St1, [Response | Acc])
+            handle_lines(Rest, St1, [Response | Acc], N + 1)
     end.
 
 is_blank(<<>>) -> true;
