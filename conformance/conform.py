@@ -55,9 +55,12 @@ from creditflow.model.network import CreditNetwork, Step
 
 DEFAULT_MAX_EXAMPLES = 200
 DEFAULT_STEPS = 100
-#: Settings of the explorer-runs phase: small enough to block and deadlock quickly.
+#: Settings of the explorer-runs phase: small enough to block and deadlock quickly for
+#: the explorer's counterexamples, longer for the random runs.
 EXPLORER_SETTINGS = ((CreditSpec(2, 1), 6), (CreditSpec(3, 2), 8), (CreditSpec(1, 1), 4))
-RUN_LIMIT = 400
+RANDOM_RUN_SETTINGS = ((CreditSpec(2, 1), 40), (CreditSpec(5, 3), 60), (CreditSpec(4, 1), 60),
+                       (CreditSpec(0, 0), 10))
+RUN_LIMIT = 600
 PHASES = ("process-ops", "network-runs", "explorer-runs")
 
 
@@ -216,19 +219,23 @@ def _run_machine(
 
 
 def _explorer_runs(run_seed: int) -> Iterator[tuple[str, FlowGraph, list[Step]]]:
-    """For each preset and setting: the explorer's shortest counterexample (if any)
-    and one seeded run to the end (or :data:`RUN_LIMIT` steps)."""
+    """For each preset: the explorer's shortest counterexample under small settings (if
+    there is one), and seeded random runs to the end (or :data:`RUN_LIMIT` steps) under
+    longer ones."""
     rng = random.Random(run_seed)
     for name in preset_names():
         for spec, publishes in EXPLORER_SETTINGS:
             graph = load_preset(name).with_credit(spec).with_publishes(publishes)
             system, result = check_graph(graph, CheckOptions())
-            net = CreditNetwork(graph)
             finding = result.primary()
             if finding is not None:
+                net = CreditNetwork(graph)
                 run = finding.path + finding.continuation
                 steps = [net.decode(a) for a, _ in run if a is not None]
                 yield f"{name} {spec} x{publishes}: {finding.property_id}", graph, steps
+        for spec, publishes in RANDOM_RUN_SETTINGS:
+            graph = load_preset(name).with_credit(spec).with_publishes(publishes)
+            net = CreditNetwork(graph)
             state, steps = net.initial(), []
             for _ in range(RUN_LIMIT):
                 enabled = list(net.enabled(state))
