@@ -55,9 +55,9 @@ start(Args) ->
     %% The reader opens (and so owns) the port itself: data that arrived while the
     %% port still belonged to another process would sit in that process's mailbox.
     Reader = spawn_link(fun() ->
-                            Port = open_port({fd, 0, 1}, [binary, {line, 65536}, eof]),
+                            Port = open_port({fd, 0, 1}, [binary, stream, eof]),
                             Self ! {port, Port},
-                            reader(Port, Self, [], [], false, none)
+                            reader(Port, Self, [], <<>>, false, none)
                         end),
     Port = receive {port, P} -> P end,
     Sink = spawn_link(fun sink/0),
@@ -98,47 +98,53 @@ sink() ->
     receive _ -> sink() end.
 
 %% ---------------------------------------------------------------------------------------
-%% reader: owns the port, queues complete lines, hands them out on request
+%% reader: owns the port, splits what it reads into lines, hands them out on request
 
 reader(Port, Owner, Queue, Partial, Eof, Waiting) ->
     receive
-        {Port, {data, {eol, Chunk}}} ->
-            Line = iolist_to_binary(lists:reverse([Chunk | Partial])),
-            reader_serve(Port, Owner, [Line | Queue], [], Eof, Waiting);
-        {Port, {data, {noeol, Chunk}}} ->
-            reader(Port, Owner, Queue, [Chunk | Partial], Eof, Waiting);
+        {Port, {data, Chunk}} ->
+            {Queue1, Partial1} = split_lines(Chunk, Queue, Partial),
+            reader_serve(Port, Owner, Queue1, Partial1, Eof, Waiting);
         {Port, eof} ->
             Queue1 = case Partial of
-                         [] -> Queue;
-                         _ -> [iolist_to_binary(lists:reverse(Partial)) | Queue]
+                         <<>> -> Queue;
+                         _ -> [Partial | Queue]
                      end,
-            reader_serve(Port, Owner, Queue1, [], true, Waiting);
+            reader_serve(Port, Owner, Queue1, <<>>, true, Waiting);
         {next, From} ->
             reader_serve(Port, Owner, Queue, Partial, Eof, From);
         _ ->
             reader(Port, Owner, Queue, Partial, Eof, Waiting)
     end.
 
+%% Complete lines go onto the queue (newest first); the unfinished tail stays partial.
+split_lines(Chunk, Queue, Partial) ->
+    Data = case Partial of
+               <<>> -> Chunk;
+               _ -> <<Partial/binary, Chunk/binary>>
+           end,
+    Parts = binary:split(Data, <<"\n">>, [global]),
+    [Tail | Lines] = lists:reverse(Parts),
+    {Lines ++ Queue, Tail}.
+
 reader_serve(Port, Owner, [], Partial, true, Waiting) when Waiting =/= none ->
     Waiting ! eof,
     reader(Port, Owner, [], Partial, true, none);
 reader_serve(Port, Owner, [_ | _] = Queue, Partial, Eof, Waiting) when Waiting =/= none ->
-    {Queue1, Partial1, Eof1} = drain(Port, Queue, Partial, Eof),
+    {Queue1, Partial1} = drain(Port, Queue, Partial),
     Waiting ! {lines, lists:reverse(Queue1)},
-    reader(Port, Owner, [], Partial1, Eof1, none);
+    reader(Port, Owner, [], Partial1, Eof, none);
 reader_serve(Port, Owner, Queue, Partial, Eof, Waiting) ->
     reader(Port, Owner, Queue, Partial, Eof, Waiting).
 
-%% Take every line that has already arrived, so that one batch answers many requests.
-drain(Port, Queue, Partial, Eof) ->
+%% Take every chunk that has already arrived, so that one batch answers many requests.
+drain(Port, Queue, Partial) ->
     receive
-        {Port, {data, {eol, Chunk}}} ->
-            Line = iolist_to_binary(lists:reverse([Chunk | Partial])),
-            drain(Port, [Line | Queue], [], Eof);
-        {Port, {data, {noeol, Chunk}}} ->
-            drain(Port, Queue, [Chunk | Partial], Eof)
+        {Port, {data, Chunk}} ->
+            {Queue1, Partial1} = split_lines(Chunk, Queue, Partial),
+            drain(Port, Queue1, Partial1)
     after 0 ->
-        {Queue, Partial, Eof}
+        {Queue, Partial}
     end.
 
 %% ---------------------------------------------------------------------------------------
@@ -217,7 +223,7 @@ request(Req = #{<<"op">> := Op}, St) when is_binary(Op) ->
         _ -> ok
     end,
     {ok, [<<",\"state\":">>, state_json(Dict, St2#st.names),
-          <<",\"emitted\":">>, grants_json([{name_of(To, St2#st.names), N} || {To, N} <- Emitted])],
+          <<",\"emitted\":">>, grants_json([{json_of(To, St2#st.names), N} || {To, N} <- Emitted])],
      St2};
 request(#{<<"op">> := _}, _) -> throw({error, "\"op\" must be a string"});
 request(_, _) -> throw({error, "a request needs an \"op\""}).
@@ -267,10 +273,11 @@ actor(Name, St = #st{pids = Pids, names = Names}) ->
         _ ->
             P = spawn(fun actor_loop/0),
             1 = erlang:trace(P, true, [send]),
-            {P, St#st{pids = Pids#{Name => P}, names = Names#{P => Name}}}
+            {P, St#st{pids = Pids#{Name => P}, names = Names#{P => {Name, enc_string(Name)}}}}
     end.
 
-name_of(Pid, Names) -> maps:get(Pid, Names).
+%% A process's name as JSON text (encoded once, when the process is spawned).
+json_of(Pid, Names) -> element(2, maps:get(Pid, Names)).
 
 %% An actor runs each operation inside itself, then reports its process dictionary.
 actor_loop() ->
@@ -311,9 +318,9 @@ state_json(Dict, Names) ->
     {From, To, Blocked, Deferred} = split(Dict, [], [], [], []),
     [<<"{\"credit_from\":">>, int_map(From, Names),
      <<",\"credit_to\":">>, int_map(To, Names),
-     <<",\"blocked\":[">>, join([enc_string(name_of(P, Names)) || P <- Blocked]),
+     <<",\"blocked\":[">>, join([json_of(P, Names) || P <- Blocked]),
      <<"],\"deferred\":">>,
-     grants_json([{name_of(P, Names), N} || {P, {bump_credit, {_, N}}} <- Deferred]),
+     grants_json([{json_of(P, Names), N} || {P, {bump_credit, {_, N}}} <- Deferred]),
      <<"}">>].
 
 split([], F, T, B, D) -> {F, T, B, D};
@@ -324,11 +331,12 @@ split([{credit_deferred, L} | R], F, T, B, _) -> split(R, F, T, B, L);
 split([_ | R], F, T, B, D) -> split(R, F, T, B, D).
 
 int_map(Pairs, Names) ->
-    Sorted = lists:sort([{name_of(P, Names), V} || {P, V} <- Pairs]),
-    [${, join([[enc_string(K), $:, integer_to_binary(V)] || {K, V} <- Sorted]), $}].
+    Sorted = lists:sort([{maps:get(P, Names), V} || {P, V} <- Pairs]),
+    [${, join([[Json, $:, integer_to_binary(V)] || {{_, Json}, V} <- Sorted]), $}].
 
+%% Grants as [{"to":…,"amount":…},…]; ``To`` is already JSON text.
 grants_json(Grants) ->
-    [$[, join([[<<"{\"to\":">>, enc_string(To), <<",\"amount\":">>, integer_to_binary(N), $}]
+    [$[, join([[<<"{\"to\":">>, To, <<",\"amount\":">>, integer_to_binary(N), $}]
                || {To, N} <- Grants]), $]].
 
 join([]) -> [];
