@@ -163,3 +163,21 @@ def test_adapters_lists_the_mutants():
     code, out, _ = invoke("adapters")
     assert code == 0
     assert "rabbitmq" in out and "mutant:flush-oldest-first" in out
+
+
+def test_replay_shrinks_a_long_diverging_trace(tmp_path):
+    """AD-DIVERGENCE for saved traces: `replay --shrink` delta-debugs the explorer's
+    network trace down to a short per-process trace that still diverges."""
+    network = corpus_dir() / "stalled-queue-network-2-1.itf.json"
+    code, out, _ = invoke("replay", str(network), "--adapter", "mutant:grants-not-deferred",
+                          "--shrink", "--out", str(tmp_path))
+    assert code == 1 and "DIVERGED" in out
+    (shrunk,) = tmp_path.glob("*.itf.json")
+    assert f"shrunk trace: {shrunk}" in out
+    original, small = load_trace(network), load_trace(shrunk)
+    assert small.kind == "process"
+    assert len(small.trace.steps) < len(original.trace.steps)
+    code, _, _ = invoke("replay", str(shrunk), "--adapter", "mutant:grants-not-deferred")
+    assert code == 1
+    code, _, _ = invoke("replay", str(shrunk), "--adapter", "reference")
+    assert code == 0
