@@ -270,5 +270,11 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         out.print(f"picture: {report['svg'] or report['dot']}")
 
 
+from creditflow.conformance.cli_conform import adapters, conform, replay  # noqa: E402
+
+main.add_command(conform)
+main.add_command(replay)
+main.add_command(adapters)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
