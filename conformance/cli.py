@@ -270,5 +270,9 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         out.print(f"picture: {report['svg'] or report['dot']}")
 
 
+from creditflow.conformance.cli_paging import paging as _paging  # noqa: E402
+
+main.add_command(_paging)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -162,3 +162,46 @@ def compare(scenario: Scenario, observations: list[Any]) -> Comparison:
             )
         result.diffs.extend(diff_views(obs.index, "settled", model_settled, broker_settled))
     return result
+
+
+def compare_on_broker(broker: Any, scenario: Scenario, attempts: int = 2) -> Comparison:
+    """Run ``scenario`` on ``broker`` (a started
+    :class:`~creditflow.adapters.rabbitmq_broker.PrivateBroker`) and compare; a run the
+    broker interfered with (PG-OBSERVE-INTERFERENCE) is repeated on a fresh vhost, up to
+    ``attempts`` runs in all. Raises ``BrokerError`` when the broker fails."""
+    from creditflow.adapters.rabbitmq_paging import BrokerPagingRun
+
+    comparison: Comparison | None = None
+    for _ in range(max(1, attempts)):
+        observations = BrokerPagingRun(broker, scenario).run().observations
+        comparison = compare(scenario, observations)
+        if not comparison.interference:
+            break
+    assert comparison is not None
+    return comparison
+
+
+def comparison_document(comparison: Comparison) -> dict[str, Any]:
+    """The JSON document of a comparison: per step the model's and the broker's views."""
+    steps = []
+    for res, obs in zip(comparison.model.results, comparison.observations, strict=True):
+        entry: dict[str, Any] = {
+            "index": res.index,
+            "step": res.step.describe(),
+            "model": {"after": view_of_state(res.after), "settled": view_of_state(res.settled)},
+            "broker": {"settled": view_of_probe(obs.settled), "how": obs.how},
+        }
+        if obs.after_pass is not None:
+            entry["broker"]["after"] = view_of_probe(obs.after_pass)
+            entry["broker"]["before"] = view_of_probe(obs.before)
+        steps.append(entry)
+    return {
+        "scenario": comparison.scenario.name,
+        "source": comparison.scenario.source,
+        "agrees": comparison.agrees,
+        "interference": comparison.interference,
+        "diffs": [d.__dict__ for d in comparison.diffs],
+        "compared": list(COMPARED),
+        "not_compared": NOT_COMPARED,
+        "steps": steps,
+    }

@@ -197,6 +197,7 @@ def reduce_memory_use(w: Work) -> None:
             need_more=need_a2b or need_b2d,
             blocked_after=blocked,
             rescheduled=rescheduled,
+            waiting_after=w.waiting_bump,
         )
     )
 

@@ -152,6 +152,8 @@ class PassReport(NamedTuple):
     need_more: bool
     blocked_after: bool
     rescheduled: bool
+    #: whether a ``bump_reduce_memory_use`` is outstanding after the pass
+    waiting_after: bool
 
 
 class Report(NamedTuple):
