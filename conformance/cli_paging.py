@@ -35,12 +35,13 @@ def _summary(st: PagingState) -> dict[str, Any]:
         "pending": f"{len(st.rpa)}/{len(st.dpa)}/{len(st.qpa)}",
         "target": "inf" if st.target is None else st.target,
         "credit": "/".join("-" if c is None else str(c) for c in credit),
+        "writes": sum(s.pending for s in st.stores),
         "blocked": "yes" if st.blocked() else "",
     }
 
 
 COLUMNS = ("#", "step", "q1", "q2", "delta", "q3", "q4", "len", "messages_ram", "ready_ram",
-           "pending", "target", "credit", "blocked")
+           "pending", "target", "credit", "writes", "blocked")
 
 
 def _violations(run: ScenarioRun) -> list[str]:
@@ -89,7 +90,7 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
         table.add_column("broker")
     for r in run.results:
         mark = [] if marks is None else [marks.get(r.index, "")]
-        if r.after != r.settled:
+        if r.after != r.settled and r.step.op != "settle":
             row = _summary(r.after)
             what = " (one pass)" if r.step.op == "target" else " (before settling)"
             cells = [str(r.index), r.step.describe() + what]

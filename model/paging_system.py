@@ -88,8 +88,11 @@ class PagingSystem:
     process_names: Sequence[str] = ("queue", *STORE_NAMES)
     property_ids: Sequence[str] = ALL_PROPERTIES
 
-    def __init__(self, bounds: Bounds) -> None:
+    def __init__(self, bounds: Bounds, rules: PagingProfile | None = None) -> None:
+        """``rules``: the profile whose properties are checked (default: the one that
+        runs), e.g. to check 3.5.5's behaviour against 3.10.8's cap and continuation."""
         self.bounds = bounds
+        self.rules = rules or bounds.profile
         self.config = Config(bounds.profile, bounds.durable)
 
     def initial(self) -> Explored:
@@ -169,11 +172,11 @@ class PagingSystem:
         return name
 
     def violations(self, state: Explored) -> tuple[str, ...]:
-        found = check(self.bounds.profile, state.queue, state.last)
+        found = check(self.rules, state.queue, state.last)
         return tuple(pid for pid in ALL_PROPERTIES if pid in found)
 
     def explain(self, state: Explored, property_id: str) -> str:
-        return check(self.bounds.profile, state.queue, state.last).get(property_id, "")
+        return check(self.rules, state.queue, state.last).get(property_id, "")
 
     def blocked_mask(self, state: Explored) -> int:
         return 1 if state.queue.blocked() else 0
