@@ -20,9 +20,10 @@ reported as an error instead of wrong numbers).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from creditflow.adapters.rabbitmq_broker import BrokerError, PrivateBroker
+from creditflow.adapters.rabbitmq_broker import BrokerError
 
 #: Field positions in RabbitMQ 3.10.8's ``#vqstate{}`` tuple (element 1 is the tag).
 VQSTATE_SIZE = 46
@@ -151,9 +152,10 @@ def probe_expression(
     return text
 
 
-def run_probe(broker: PrivateBroker, expression: str, timeout: float = 60) -> dict[str, Any]:
-    """Evaluate a probe; its JSON object (``BrokerError`` with the node's words otherwise)."""
-    out = broker.eval(expression, timeout=timeout)
+def run_probe(evaluate: Callable[[str], str], expression: str) -> dict[str, Any]:
+    """Evaluate a probe with ``evaluate`` (``PrivateBroker.eval`` or
+    ``ErlangSession.eval``); its JSON object (``BrokerError`` otherwise)."""
+    out = evaluate(expression)
     for line in out.splitlines():
         line = line.strip()
         if line.startswith("{"):

@@ -17,6 +17,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from creditflow.adapters.erlang_session import ErlangSession
 from creditflow.adapters.paging_probe import probe_expression, run_probe
 from creditflow.adapters.rabbitmq_broker import BrokerError, PrivateBroker
 from creditflow.conformance.paging_scenario import Scenario, ScenarioStep
@@ -72,12 +73,17 @@ class BrokerPagingRun:
         self.vhost = f"cf-{scenario.name[:40]}-{secrets.token_hex(3)}"
         self.queue = QUEUE_NAME
         self._saved_env = ""
+        self._session: ErlangSession | None = None
+
+    def _eval(self, expression: str) -> str:
+        assert self._session is not None
+        return self._session.eval(expression)
 
     # -- set-up and tear-down -----------------------------------------------------------
 
     def _setup(self) -> None:
         settings = _settings_erlang(self.scenario)
-        out = self.broker.eval(
+        out = self._eval(
             f"Env = {settings}, "
             "Old = [{K, application:get_env(rabbit, K)} || {K, _} <- Env], "
             "[application:set_env(rabbit, K, V) || {K, V} <- Env], "
@@ -95,19 +101,26 @@ class BrokerPagingRun:
             "{ok, X} -> application:set_env(rabbit, K, X) end || {K, V} <- Old], ok."
         )
         try:
-            self.broker.eval(
-                f'rabbit_vhost:delete(<<"{self.vhost}">>, <<"creditflow">>), ok.'
-            )
+            self._eval(f'rabbit_vhost:delete(<<"{self.vhost}">>, <<"creditflow">>), ok.')
         finally:
             if self._saved_env:
-                self.broker.eval(restore)
+                self._eval(restore)
 
     # -- the run ------------------------------------------------------------------------
 
     def run(self) -> BrokerRun:
+        result = BrokerRun(self.vhost)
+        with ErlangSession(self.broker) as session:
+            self._session = session
+            try:
+                self._run(result)
+            finally:
+                self._session = None
+        return result
+
+    def _run(self, result: BrokerRun) -> None:
         import pika
 
-        result = BrokerRun(self.vhost)
         self._setup()
         try:
             params = self.broker.connection_parameters(virtual_host=self.vhost)
@@ -122,7 +135,6 @@ class BrokerPagingRun:
                     connection.close()
         finally:
             self._teardown()
-        return result
 
     def _steps(self, channel: Any, result: BrokerRun) -> None:
         outstanding: list[int] = []
@@ -132,7 +144,7 @@ class BrokerPagingRun:
             rates = tuple(last["rates"]) if last is not None else (0.0, 0.0, 0.0, 0.0)
             delivered = 0
             if step.op == "target":
-                probe = run_probe(self.broker, probe_expression(
+                probe = run_probe(self._eval, probe_expression(
                     self.vhost, self.queue, step.params["duration"], ready, len(outstanding)))
                 obs = StepObservation(
                     i, probe["settled"], probe["how"], before=probe["before"],
@@ -140,7 +152,7 @@ class BrokerPagingRun:
                 )
             else:
                 ready, delivered = self._amqp(channel, step, outstanding, ready)
-                probe = run_probe(self.broker, probe_expression(
+                probe = run_probe(self._eval, probe_expression(
                     self.vhost, self.queue, "read", ready, len(outstanding)))
                 obs = StepObservation(i, probe["settled"], probe["how"], rates_before=rates)
             obs.delivered = delivered

@@ -117,3 +117,21 @@ def test_cli_against_broker(private_broker, tmp_path, monkeypatch):
     doc = json.loads(out.read_text())
     assert doc["agrees"] is True and len(doc["steps"]) == 5
     assert doc["steps"][3]["broker"]["after"]["len"] == 5
+
+
+def test_erlang_session_evaluates_and_reports_errors(private_broker):
+    """PG-OBSERVE's transport: a hidden node evaluates on the broker in milliseconds;
+    syntax and runtime errors become BrokerError naming the node."""
+    from creditflow.adapters.erlang_session import ErlangSession
+
+    with ErlangSession(private_broker) as session:
+        assert session.eval('io:format("~p~n", [1 + 1]), ok.') == "2"
+        assert session.eval("node().") == ""
+        with pytest.raises(BrokerError, match="failed"):
+            session.eval("1 +.")
+        with pytest.raises(BrokerError, match="failed"):
+            session.eval("erlang:error(boom).")
+        assert session.eval('io:format("~s~n", [atom_to_list(node())]), ok.') \
+            == private_broker.node
+    with pytest.raises(BrokerError, match="not running"):
+        session.eval("1.")
