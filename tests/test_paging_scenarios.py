@@ -43,6 +43,15 @@ def test_presets_load_and_run():
     assert s.profile.store_credit == CreditSpec(10, 5) and s.config.durable
 
 
+def test_model_only_scenarios_are_refused_before_touching_a_broker():
+    """PG-OBSERVE: a scenario that controls msg_store timing cannot run on a broker."""
+    from creditflow.adapters.rabbitmq_broker import BrokerError
+    from creditflow.adapters.rabbitmq_paging import BrokerPagingRun
+
+    with pytest.raises(BrokerError, match="slow-store: cannot run on a broker"):
+        BrokerPagingRun(None, load_scenario("slow-store"))  # type: ignore[arg-type]
+
+
 def test_deliveries_follow_the_client_order():
     """PG-SCENARIO: ack/requeue pick the oldest or newest outstanding deliveries."""
     doc = {"settings": {"msg_store_credit_disc_bound": [10, 5]}, "steps": [
