@@ -314,30 +314,18 @@ def apply_step(
     reports: list[Report] = []
     delivered: list[int] = []
     if step.op == "publish":
-        for _ in range(p["count"]):
-            steps = paging.basic_publish(cfg, st, p["size"], p["persistent"], p["props_bytes"])
-            st = steps[-1].state
-            reports.extend(s.report for s in steps)
+        done = paging.basic_publish(cfg, st, p["size"], p["persistent"], p["props_bytes"],
+                                    count=p["count"])
+        st, reports = done.state, list(done.reports)
     elif step.op == "fetch":
-        for _ in range(p["count"]):
-            steps = paging.basic_get(cfg, st, p["ack"])
-            st = steps[-1].state
-            reports.extend(s.report for s in steps)
-            fetched = steps[0].report.fetched
-            if fetched is not None:
-                delivered.append(fetched)
-                if p["ack"]:
-                    deliveries.outstanding.append(fetched)
-    elif step.op == "ack":
-        for seq in deliveries.pick(p["count"], p["from"]):
-            s = paging.ack(cfg, st, [seq])
-            st = s.state
-            reports.append(s.report)
-    elif step.op == "requeue":
-        for seq in deliveries.pick(p["count"], p["from"]):
-            steps = paging.basic_reject(cfg, st, [seq])
-            st = steps[-1].state
-            reports.extend(s.report for s in steps)
+        done = paging.basic_get(cfg, st, p["ack"], count=p["count"])
+        st, reports, delivered = done.state, list(done.reports), list(done.delivered)
+        if p["ack"]:
+            deliveries.outstanding.extend(delivered)
+    elif step.op in ("ack", "requeue"):
+        fn = paging.basic_ack if step.op == "ack" else paging.basic_reject
+        done = fn(cfg, st, deliveries.pick(p["count"], p["from"]))
+        st, reports = done.state, list(done.reports)
     elif step.op == "target":
         s = paging.set_ram_duration_target(cfg, st, p["duration"])
         st, reports = s.state, [s.report]

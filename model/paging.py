@@ -1,12 +1,18 @@
 """Operations on a classic queue's backing queue (PG-PUBLISH, PG-FETCH, PG-ACK,
-PG-REQUEUE, PG-TARGET, PG-STORE-TAKE, PG-BUMP, PG-SELF-BUMP, PG-SETTLE).
+PG-REQUEUE, PG-TARGET, PG-STORE-TAKE, PG-BUMP, PG-SELF-BUMP, PG-SETTLE), and what the
+queue process does around them for AMQP methods (PG-QUEUE-PROCESS).
 
-Read next to ``spec/paging.md``. Every function is pure: it takes a
+Read next to ``spec/paging.md``. Every public function is pure: it takes a
 :class:`~creditflow.model.paging_state.Config` and a
 :class:`~creditflow.model.paging_state.PagingState` and returns a
 :class:`~creditflow.model.paging_state.Step` (the new state and a report of what
-happened). An operation that is not enabled (fetch from an empty queue, ack of an
-unknown seq id) changes nothing but is still reported.
+happened), or for the AMQP-level and batch functions a :class:`Batch` (the final state
+and one report per backing-queue operation, in order). An operation that is not enabled
+(fetch from an empty queue, ack of an unknown seq id) changes nothing but is reported.
+
+Each operation is written once, as ``_name(w, …)`` on a
+:class:`~creditflow.model.paging_state.Work`; batches run many of them on one Work, so a
+step of ``n`` publishes costs O(queue + n), not O(queue x n).
 
     >>> from creditflow.model.paging_state import Config, initial_state
     >>> cfg = Config()
@@ -20,6 +26,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from creditflow.model import credit_flow as cf
 from creditflow.model.paging_phases import (
@@ -44,24 +51,25 @@ from creditflow.model.paging_state import (
 DEFAULT_PROPS_BYTES = 3
 
 
-def publish(
-    cfg: Config,
-    st: PagingState,
-    size: int,
-    persistent: bool = False,
-    props_bytes: int = DEFAULT_PROPS_BYTES,
-) -> Step:
-    """PG-PUBLISH (``publish``, default mode): a new alpha goes to q4's tail if q3 is empty,
-    else to q1's tail. A persistent message in a durable queue has its body (msg_store,
-    spending credit) and index written now (PG-WRITE-MSG, PG-WRITE-INDEX). Then
-    PG-GC-GATE may run a reduction."""
-    w = Work(cfg, st, "publish")
-    is_persistent = cfg.durable and persistent
+class Batch(NamedTuple):
+    """The final state of several operations and their reports, in order."""
+
+    state: PagingState
+    reports: tuple[Report, ...]
+    #: seq ids delivered by the fetches among them, in order
+    delivered: tuple[int, ...] = ()
+
+
+# -- the backing-queue operations, on a Work -------------------------------------------
+
+
+def _publish(w: Work, size: int, persistent: bool, props_bytes: int) -> Report:
+    is_persistent = w.config.durable and persistent
     m = Msg(
         seq=w.next_seq_id,
         size=size,
         persistent=is_persistent,
-        embedded=not persists_to_store(cfg.profile, size, props_bytes),
+        embedded=not persists_to_store(w.profile, size, props_bytes),
         in_ram=True,
         on_store=False,
         index_on_disk=False,
@@ -81,7 +89,8 @@ def publish(
         w.persistent_bytes += size
     w.next_seq_id += 1
     maybe_reduce_memory_use(w)
-    return w.step(placed="q4" if q3_was_empty else "q1", q3_was_empty=q3_was_empty)
+    return w.cut("publish", placed="q4" if q3_was_empty else "q1",
+                 q3_was_empty=q3_was_empty)
 
 
 def _queue_out(w: Work) -> Msg | None:
@@ -101,15 +110,11 @@ def _queue_out(w: Work) -> Msg | None:
     return m
 
 
-def fetch(cfg: Config, st: PagingState, ack_required: bool = True) -> Step:
-    """PG-FETCH (``fetch``): deliver the ready head (PG-QUEUE-OUT), reading its body back
-    if it is not in RAM. With ``ack_required`` it becomes a pending ack placed by where
-    its body was (PG-PENDING-ACK); otherwise it is gone."""
-    w = Work(cfg, st, "fetch")
+def _fetch(w: Work, ack_required: bool) -> Report:
     head = w.q4[0].seq if w.q4 else (w.q3[0].seq if w.q3 else None)
     m = _queue_out(w)
     if m is None:
-        return w.step(fetched=None, head_before=None)
+        return w.cut("fetch", fetched=None, head_before=None)
     w.read_body(m)
     w.len -= 1
     w.bytes -= m.size
@@ -123,7 +128,7 @@ def fetch(cfg: Config, st: PagingState, ack_required: bool = True) -> Step:
             w.ram_bytes -= m.size
         _forget(w, m)
     w.advance_deliver(m.seq)
-    return w.step(fetched=m.seq, head_before=head)
+    return w.cut("fetch", fetched=m.seq, head_before=head)
 
 
 def _in_r(w: Work, m: Msg) -> None:
@@ -140,48 +145,12 @@ def _in_r(w: Work, m: Msg) -> None:
     w.q4.appendleft(m)
 
 
-def head_check(cfg: Config, st: PagingState) -> Step:
-    """PG-HEAD-CHECK: what the queue process does after a fetch, a requeue and a publish
-    that leaves one message (``drop_expired_msgs`` without TTL: ``dropwhile`` with a
-    predicate that is false): take the head out (PG-QUEUE-OUT, which may load delta or
-    turn q1 into q4) and put it back (PG-IN-R). An embedded beta at q3's head thereby
-    moves to q4."""
-    w = Work(cfg, st, "head_check")
+def _head_check(w: Work) -> Report:
     if w.len:
         m = _queue_out(w)
         assert m is not None
         _in_r(w, m)
-    return w.step()
-
-
-def basic_publish(
-    cfg: Config,
-    st: PagingState,
-    size: int,
-    persistent: bool = False,
-    props_bytes: int = DEFAULT_PROPS_BYTES,
-) -> list[Step]:
-    """PG-QUEUE-PROCESS: an enqueued publish (no consumer): PG-PUBLISH, then PG-HEAD-CHECK
-    if the queue holds exactly one message."""
-    steps = [publish(cfg, st, size, persistent, props_bytes)]
-    if steps[-1].state.len == 1:
-        steps.append(head_check(cfg, steps[-1].state))
-    return steps
-
-
-def basic_get(cfg: Config, st: PagingState, ack_required: bool = True) -> list[Step]:
-    """PG-QUEUE-PROCESS: ``basic.get``: PG-FETCH, then PG-HEAD-CHECK."""
-    steps = [fetch(cfg, st, ack_required)]
-    steps.append(head_check(cfg, steps[-1].state))
-    return steps
-
-
-def basic_reject(cfg: Config, st: PagingState, seqs: Iterable[int]) -> list[Step]:
-    """PG-QUEUE-PROCESS: ``basic.reject``/``nack`` with requeue: PG-REQUEUE, then
-    PG-HEAD-CHECK."""
-    steps = [requeue(cfg, st, seqs)]
-    steps.append(head_check(cfg, steps[-1].state))
-    return steps
+    return w.cut("head_check")
 
 
 def _forget(w: Work, m: Msg) -> None:
@@ -198,9 +167,7 @@ def _take_pending(w: Work, seq: int) -> Msg | None:
     return None
 
 
-def ack(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
-    """PG-ACK (``ack``): forget pending acks for good; unknown seq ids are ignored."""
-    w = Work(cfg, st, "ack")
+def _ack(w: Work, seqs: Iterable[int]) -> Report:
     for seq in seqs:
         m = _take_pending(w, seq)
         if m is None:
@@ -209,7 +176,7 @@ def ack(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
         if m.in_ram:
             w.ram_bytes -= m.size
         _forget(w, m)
-    return w.step()
+    return w.cut("ack")
 
 
 def _publish_alpha(w: Work, m: Msg) -> Msg:
@@ -248,12 +215,7 @@ def _queue_merge(w: Work, seqs: list[int], q: deque, limit: int | None, pub) -> 
     return seqs[i:], front
 
 
-def requeue(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
-    """PG-REQUEUE (``requeue``): pending acks return to the ready queue by seq id —
-    below q3's head into q4 as alphas (body read back), below delta's start into q3 as
-    betas (body written, PG-WRITE-MSG), the rest into delta (body and index written).
-    Then PG-GC-GATE may run a reduction."""
-    w = Work(cfg, st, "requeue")
+def _requeue(w: Work, seqs: Iterable[int]) -> Report:
     ordered = sorted(seqs)
     rest, w.q4 = _queue_merge(w, ordered, w.q4, w.q3[0].seq if w.q3 else None, _publish_alpha)
     rest, w.q3 = _queue_merge(w, rest, w.q3, w.delta_start if w.delta else None, _publish_beta)
@@ -269,7 +231,93 @@ def requeue(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
         w.unacked_bytes -= m.size
         w.expand_delta(m2._replace(in_ram=False))
     maybe_reduce_memory_use(w)
-    return w.step()
+    return w.cut("requeue")
+
+
+def _store_take(w: Work, store: int, count: int) -> Report:
+    s = w.stores[store]
+    credit, bumps = s.credit, list(s.bumps)
+    n = min(count, s.pending)
+    for _ in range(n):
+        credit, emitted = cf.ack(credit, QUEUE_PEER, w.profile.store_credit)
+        bumps.extend(amount for _, amount in emitted)
+    w.stores[store] = s._replace(pending=s.pending - n, credit=credit, bumps=tuple(bumps))
+    return w.cut("store")
+
+
+def _bump(w: Work, store: int) -> Report:
+    s = w.stores[store]
+    if s.bumps:
+        amount = s.bumps[0]
+        w.stores[store] = s._replace(bumps=s.bumps[1:])
+        w.credit, emitted = cf.handle_bump(w.credit, STORE_NAMES[store], amount)
+        w.emitted.extend(emitted)
+        reduce_memory_use(w)
+    return w.cut("bump")
+
+
+def _self_bump(w: Work) -> Report:
+    if w.self_bumps:
+        w.self_bumps -= 1
+        w.waiting_bump = False
+        reduce_memory_use(w)
+    return w.cut("self_bump")
+
+
+# -- public: one backing-queue operation ------------------------------------------------
+
+
+def publish(
+    cfg: Config,
+    st: PagingState,
+    size: int,
+    persistent: bool = False,
+    props_bytes: int = DEFAULT_PROPS_BYTES,
+) -> Step:
+    """PG-PUBLISH (``publish``, default mode): a new alpha goes to q4's tail if q3 is empty,
+    else to q1's tail. A persistent message in a durable queue has its body (msg_store,
+    spending credit) and index written now (PG-WRITE-MSG, PG-WRITE-INDEX). Then
+    PG-GC-GATE may run a reduction."""
+    w = Work(cfg, st, "publish")
+    report = _publish(w, size, persistent, props_bytes)
+    return Step(w.freeze(), report)
+
+
+def fetch(cfg: Config, st: PagingState, ack_required: bool = True) -> Step:
+    """PG-FETCH (``fetch``): deliver the ready head (PG-QUEUE-OUT), reading its body back
+    if it is not in RAM. With ``ack_required`` it becomes a pending ack placed by where
+    its body was (PG-PENDING-ACK); otherwise it is gone."""
+    w = Work(cfg, st, "fetch")
+    report = _fetch(w, ack_required)
+    return Step(w.freeze(), report)
+
+
+def head_check(cfg: Config, st: PagingState) -> Step:
+    """PG-HEAD-CHECK: what the queue process does after a fetch, a requeue and a publish
+    that leaves one message (``drop_expired_msgs`` without TTL: ``dropwhile`` with a
+    predicate that is false): take the head out (PG-QUEUE-OUT, which may load delta or
+    turn q1 into q4) and put it back (PG-IN-R). An embedded beta at q3's head thereby
+    moves to q4."""
+    w = Work(cfg, st, "head_check")
+    report = _head_check(w)
+    return Step(w.freeze(), report)
+
+
+def ack(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
+    """PG-ACK (``ack``): forget pending acks for good; unknown seq ids are ignored."""
+    w = Work(cfg, st, "ack")
+    report = _ack(w, seqs)
+    return Step(w.freeze(), report)
+
+
+def requeue(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Step:
+    """PG-REQUEUE (``requeue``): pending acks return to the ready queue by seq id —
+    below q3's head into q4 as alphas (body read back), below delta's start into q3 as
+    betas (body written, PG-WRITE-MSG), the rest into delta (body and index written).
+    Then PG-GC-GATE may run a reduction."""
+    w = Work(cfg, st, "requeue")
+    report = _requeue(w, seqs)
+    return Step(w.freeze(), report)
 
 
 def set_rates(cfg: Config, st: PagingState, rates: Rates) -> Step:
@@ -305,14 +353,8 @@ def store_take(cfg: Config, st: PagingState, store: int, count: int = 1) -> Step
     mailbox, calling CF-ACK for each; every grant goes to the queue as a ``bump_credit``
     in flight (the msg_store is never blocked, so nothing is deferred)."""
     w = Work(cfg, st, "store")
-    s = w.stores[store]
-    credit, bumps = s.credit, list(s.bumps)
-    n = min(count, s.pending)
-    for _ in range(n):
-        credit, emitted = cf.ack(credit, QUEUE_PEER, cfg.profile.store_credit)
-        bumps.extend(amount for _, amount in emitted)
-    w.stores[store] = s._replace(pending=s.pending - n, credit=credit, bumps=tuple(bumps))
-    return w.step()
+    report = _store_take(w, store, count)
+    return Step(w.freeze(), report)
 
 
 def handle_bump_credit(cfg: Config, st: PagingState, store: int) -> Step:
@@ -320,31 +362,36 @@ def handle_bump_credit(cfg: Config, st: PagingState, store: int) -> Step:
     (CF-BUMP, which may unblock it and flush grants it deferred upstream), then resumes
     (PG-RESUME)."""
     w = Work(cfg, st, "bump")
-    s = w.stores[store]
-    if not s.bumps:
-        return w.step()
-    amount = s.bumps[0]
-    w.stores[store] = s._replace(bumps=s.bumps[1:])
-    w.credit, emitted = cf.handle_bump(w.credit, STORE_NAMES[store], amount)
-    w.emitted.extend(emitted)
-    reduce_memory_use(w)
-    return w.step()
+    report = _bump(w, store)
+    return Step(w.freeze(), report)
 
 
 def handle_bump_reduce_memory_use(cfg: Config, st: PagingState) -> Step:
     """PG-SELF-BUMP: the queue handles its own ``bump_reduce_memory_use`` (clearing
     ``waiting_bump``), then resumes (PG-RESUME)."""
     w = Work(cfg, st, "self_bump")
-    if not w.self_bumps:
-        return w.step()
-    w.self_bumps -= 1
-    w.waiting_bump = False
-    reduce_memory_use(w)
-    return w.step()
+    report = _self_bump(w)
+    return Step(w.freeze(), report)
 
 
 class SettleError(RuntimeError):
     """Settling did not reach quiescence within its step budget (a model bug)."""
+
+
+def _settle(w: Work, budget: int) -> None:
+    steps = 0
+    while w.has_paging_work():
+        steps += 1
+        if steps > budget:
+            raise SettleError(f"settle did not finish in {budget} steps")
+        if w.self_bumps:
+            _self_bump(w)
+        elif any(s.pending for s in w.stores):
+            for i, s in enumerate(w.stores):
+                if s.pending:
+                    _store_take(w, i, s.pending)
+        else:
+            _bump(w, next(i for i, s in enumerate(w.stores) if s.bumps))
 
 
 def settle(cfg: Config, st: PagingState, max_steps: int | None = None) -> Step:
@@ -353,29 +400,61 @@ def settle(cfg: Config, st: PagingState, max_steps: int | None = None) -> Step:
     ``bump_reduce_memory_use`` first (priority 1), else every msg_store processes all
     its writes, else the queue handles the oldest ``bump_credit`` (persistent store
     first). The report gathers every pass and write of the run."""
-    budget = max_steps if max_steps is not None else 10 * (st.next_seq_id + 100)
-    writes: list = []
-    passes: list = []
-    grants: list = []
-    steps = 0
-    while st.has_paging_work():
-        steps += 1
-        if steps > budget:
-            raise SettleError(f"settle did not finish in {budget} steps")
-        if st.self_bumps:
-            step = handle_bump_reduce_memory_use(cfg, st)
-        elif any(s.pending for s in st.stores):
-            for i, s in enumerate(st.stores):
-                if s.pending:
-                    st = store_take(cfg, st, i, s.pending).state
-            continue
-        else:
-            store = next(i for i, s in enumerate(st.stores) if s.bumps)
-            step = handle_bump_credit(cfg, st, store)
-        st = step.state
-        writes.extend(step.report.writes)
-        passes.extend(step.report.passes)
-        grants.extend(step.report.grants)
-    return Step(
-        st, Report(op="settle", writes=tuple(writes), passes=tuple(passes), grants=tuple(grants))
-    )
+    w = Work(cfg, st, "settle")
+    _settle(w, max_steps if max_steps is not None else 10 * (st.next_seq_id + 100))
+    writes = tuple(x for r in w.reports for x in r.writes)
+    passes = tuple(x for r in w.reports for x in r.passes)
+    grants = tuple(x for r in w.reports for x in r.grants)
+    return Step(w.freeze(), Report(op="settle", writes=writes, passes=passes, grants=grants))
+
+
+# -- public: what the queue process does for AMQP methods (PG-QUEUE-PROCESS) ------------
+
+
+def basic_publish(
+    cfg: Config,
+    st: PagingState,
+    size: int,
+    persistent: bool = False,
+    props_bytes: int = DEFAULT_PROPS_BYTES,
+    count: int = 1,
+) -> Batch:
+    """PG-QUEUE-PROCESS: ``count`` enqueued publishes (no consumer), each PG-PUBLISH then
+    PG-HEAD-CHECK if the queue holds exactly one message."""
+    w = Work(cfg, st, "publish")
+    for _ in range(count):
+        _publish(w, size, persistent, props_bytes)
+        if w.len == 1:
+            _head_check(w)
+    return Batch(w.freeze(), tuple(w.reports))
+
+
+def basic_get(cfg: Config, st: PagingState, ack_required: bool = True,
+              count: int = 1) -> Batch:
+    """PG-QUEUE-PROCESS: ``count`` times ``basic.get``: PG-FETCH, then PG-HEAD-CHECK."""
+    w = Work(cfg, st, "fetch")
+    delivered = []
+    for _ in range(count):
+        report = _fetch(w, ack_required)
+        if report.fetched is not None:
+            delivered.append(report.fetched)
+        _head_check(w)
+    return Batch(w.freeze(), tuple(w.reports), tuple(delivered))
+
+
+def basic_ack(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Batch:
+    """PG-QUEUE-PROCESS: one ``basic.ack`` per seq id: PG-ACK each."""
+    w = Work(cfg, st, "ack")
+    for seq in seqs:
+        _ack(w, [seq])
+    return Batch(w.freeze(), tuple(w.reports))
+
+
+def basic_reject(cfg: Config, st: PagingState, seqs: Iterable[int]) -> Batch:
+    """PG-QUEUE-PROCESS: one ``basic.reject``/``nack`` with requeue per seq id:
+    PG-REQUEUE, then PG-HEAD-CHECK."""
+    w = Work(cfg, st, "requeue")
+    for seq in seqs:
+        _requeue(w, [seq])
+        _head_check(w)
+    return Batch(w.freeze(), tuple(w.reports))

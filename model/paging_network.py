@@ -27,6 +27,7 @@ from creditflow.model import paging
 from creditflow.model.credit_flow import ProcessCredit
 from creditflow.model.credit_spec import CreditSpec
 from creditflow.model.network_properties import CONSERVATION, edge_conserved
+from creditflow.model.paging import Batch
 from creditflow.model.paging_profile import DEFAULT_PROFILE, PagingProfile
 from creditflow.model.paging_properties import ALL_PROPERTIES, check
 from creditflow.model.paging_state import (
@@ -150,16 +151,16 @@ class PagingNetwork:
             # queue is blocked by msg_store credit), then enqueues
             credit, grants = cf.ack(s.queue.credit, CHANNEL, spec)
             size, persistent = self.bounds.workload[s.queue.next_seq_id]
-            steps = paging.basic_publish(cfg, s.queue._replace(credit=credit), size, persistent)
+            done = paging.basic_publish(cfg, s.queue._replace(credit=credit), size, persistent)
             return self._with_queue(s._replace(to_queue=s.to_queue - 1,
                                                grants_to_channel=s.grants_to_channel
-                                               + _amounts(grants)), steps)
+                                               + _amounts(grants)), done)
         if kind == STORE_TAKE:
-            return self._with_queue(s, [paging.store_take(cfg, s.queue, param, 1)])
+            return self._with_queue(s, paging.store_take(cfg, s.queue, param, 1))
         if kind == QUEUE_BUMP:
-            return self._with_queue(s, [paging.handle_bump_credit(cfg, s.queue, param)])
+            return self._with_queue(s, paging.handle_bump_credit(cfg, s.queue, param))
         if kind == SELF_BUMP:
-            return self._with_queue(s, [paging.handle_bump_reduce_memory_use(cfg, s.queue)])
+            return self._with_queue(s, paging.handle_bump_reduce_memory_use(cfg, s.queue))
         if kind == CHANNEL_BUMP:
             channel, grants = cf.handle_bump(s.channel, QUEUE, s.grants_to_channel[0])
             return s._replace(channel=channel, grants_to_channel=s.grants_to_channel[1:],
@@ -169,15 +170,15 @@ class PagingNetwork:
             return s._replace(reader=reader, grants_to_reader=s.grants_to_reader[1:], last=())
         return self._with_queue(s, paging.basic_get(cfg, s.queue, False))
 
-    def _with_queue(self, s: ChainState, steps: list[Step]) -> ChainState:
-        grants: tuple[int, ...] = ()
-        for step in steps:
-            grants += tuple(amount for peer, amount in step.report.grants if peer == CHANNEL)
-        queue = steps[-1].state
+    def _with_queue(self, s: ChainState, done: Batch | Step) -> ChainState:
+        reports = done.reports if isinstance(done, Batch) else (done.report,)
+        grants = tuple(amount for report in reports for peer, amount in report.grants
+                       if peer == CHANNEL)
+        queue = done.state
         if queue.disk_reads or queue.disk_writes:
             queue = queue._replace(disk_reads=0, disk_writes=0)
         return s._replace(queue=queue, grants_to_channel=s.grants_to_channel + grants,
-                          last=tuple(step.report for step in steps))
+                          last=reports)
 
     def successors(self, s: ChainState) -> list[tuple[int, ChainState]]:
         return [(a, self.step(s, a)) for a in self.enabled(s)]

@@ -222,6 +222,7 @@ class Work:
         self.writes: list[tuple[int, bool]] = []
         self.passes: list[PassReport] = []
         self.emitted: list[cf.Grant] = []
+        self.reports: list[Report] = []
 
     def freeze(self) -> PagingState:
         return PagingState(
@@ -256,17 +257,26 @@ class Work:
             disk_writes=self.disk_writes,
         )
 
-    def step(self, **report: object) -> Step:
-        return Step(
-            self.freeze(),
-            Report(
-                op=self.op,
-                writes=tuple(self.writes),
-                passes=tuple(self.passes),
-                grants=tuple(self.emitted),
-                **report,  # type: ignore[arg-type]
-            ),
+    def cut(self, op: str | None = None, **report: object) -> Report:
+        """Close the report of one operation run on this Work (several can run on one
+        Work, e.g. a batch of publishes) and start collecting the next."""
+        done = Report(
+            op=op or self.op,
+            writes=tuple(self.writes),
+            passes=tuple(self.passes),
+            grants=tuple(self.emitted),
+            **report,  # type: ignore[arg-type]
         )
+        self.writes, self.passes, self.emitted = [], [], []
+        self.reports.append(done)
+        return done
+
+    def step(self, **report: object) -> Step:
+        """Freeze after a single operation: the new state and its report."""
+        return Step(self.freeze(), self.cut(**report))
+
+    def has_paging_work(self) -> bool:
+        return self.self_bumps > 0 or any(s.pending or s.bumps for s in self.stores)
 
     # -- small shared pieces ------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from creditflow.model import paging
 from creditflow.model.credit_spec import CreditSpec
+from creditflow.model.paging import Batch
 from creditflow.model.paging_profile import DEFAULT_PROFILE, PagingProfile
 from creditflow.model.paging_properties import ALL_PROPERTIES, check
 from creditflow.model.paging_state import (
@@ -98,7 +99,7 @@ class PagingSystem:
     def initial(self) -> Explored:
         return Explored(initial_state())
 
-    def _apply(self, kind: int, param: int, st: PagingState) -> list[Step]:
+    def _apply(self, kind: int, param: int, st: PagingState) -> Batch | Step:
         cfg, b = self.config, self.bounds
         if kind == PUBLISH:
             size, persistent = b.kinds[param]
@@ -109,17 +110,17 @@ class PagingSystem:
             pending = [m.seq for m in st.pending_acks()]
             seq = min(pending) if param == 0 else max(pending)
             if kind == ACK:
-                return [paging.ack(cfg, st, [seq])]
+                return paging.basic_ack(cfg, st, [seq])
             return paging.basic_reject(cfg, st, [seq])
         if kind == TARGET:
-            return [paging.set_ram_duration_target(cfg, st, b.durations[param])]
+            return paging.set_ram_duration_target(cfg, st, b.durations[param])
         if kind == RATES:
-            return [paging.set_rates(cfg, st, b.rates[param])]
+            return paging.set_rates(cfg, st, b.rates[param])
         if kind == STORE:
-            return [paging.store_take(cfg, st, param, 1)]
+            return paging.store_take(cfg, st, param, 1)
         if kind == BUMP:
-            return [paging.handle_bump_credit(cfg, st, param)]
-        return [paging.handle_bump_reduce_memory_use(cfg, st)]
+            return paging.handle_bump_credit(cfg, st, param)
+        return paging.handle_bump_reduce_memory_use(cfg, st)
 
     def enabled(self, st: PagingState) -> list[int]:
         b = self.bounds
@@ -147,9 +148,9 @@ class PagingSystem:
     def successors(self, state: Explored) -> list[tuple[int, Explored]]:
         out = []
         for action in self.enabled(state.queue):
-            steps = self._apply(action >> SHIFT, action & ((1 << SHIFT) - 1), state.queue)
-            out.append((action, Explored(_normalise(steps[-1].state),
-                                         tuple(s.report for s in steps))))
+            done = self._apply(action >> SHIFT, action & ((1 << SHIFT) - 1), state.queue)
+            reports = done.reports if isinstance(done, Batch) else (done.report,)
+            out.append((action, Explored(_normalise(done.state), reports)))
         return out
 
     def describe(self, action: int) -> str:

@@ -341,17 +341,19 @@ def test_head_check_moves_an_embedded_beta_to_q4():
     st = paging.settle(cfg, paging.set_ram_duration_target(cfg, st, 0).state).state
     st = paging.set_ram_duration_target(cfg, st, None).state
     assert not st.q4 and st.q3[0].embedded
-    steps = paging.basic_get(cfg, st)
-    assert steps[0].report.fetched == 0 and seqs(steps[-1].state.q4) == [1]
+    done = paging.basic_get(cfg, st)
+    assert done.delivered == (0,) and seqs(done.state.q4) == [1]
+    assert [r.op for r in done.reports] == ["fetch", "head_check"]
     cfg_l = Config(TIGHT, durable=False)
     st = publish_n(cfg_l, initial_state(), 30, LARGE)
     st = paging.settle(cfg_l, paging.set_ram_duration_target(cfg_l, st, 0).state).state
-    steps = paging.basic_get(cfg_l, st)
-    assert not steps[-1].state.q4 and seqs(steps[-1].state.q3)[0] == 1
+    done = paging.basic_get(cfg_l, st)
+    assert not done.state.q4 and seqs(done.state.q3)[0] == 1
     # basic_publish checks the head only when one message is left
-    assert len(paging.basic_publish(cfg, initial_state(), SMALL)) == 2
-    assert len(paging.basic_publish(cfg, st, SMALL)) == 1
-    assert len(paging.basic_reject(cfg, st, [])) == 2
+    assert len(paging.basic_publish(cfg, initial_state(), SMALL).reports) == 2
+    assert len(paging.basic_publish(cfg, st, SMALL).reports) == 1
+    assert [r.op for r in paging.basic_reject(cfg, done.state, [0]).reports] == \
+        ["requeue", "head_check"]
 
 
 def test_settle_has_a_budget():

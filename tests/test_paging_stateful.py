@@ -18,6 +18,7 @@ from hypothesis.stateful import (
 )
 
 from creditflow.model import paging
+from creditflow.model.paging import Batch
 from creditflow.model.paging_profile import PROFILE_3_5_5, PROFILE_3_10_8
 from creditflow.model.paging_properties import check
 from creditflow.model.paging_state import Config, Rates, Step, initial_state
@@ -48,11 +49,10 @@ class PagingMachine(RuleBasedStateMachine):
     def choose(self, version: str, durable: bool) -> None:
         self.cfg = Config(SMALL_PROFILES[version], durable)
 
-    def _apply(self, steps: list[Step] | Step) -> list[Step]:
-        steps = steps if isinstance(steps, list) else [steps]
-        self.state = steps[-1].state
-        self.reports = [s.report for s in steps]
-        return steps
+    def _apply(self, done: Batch | Step) -> Batch | Step:
+        self.state = done.state
+        self.reports = list(done.reports) if isinstance(done, Batch) else [done.report]
+        return done
 
     @rule(size=SIZES, persistent=st.booleans(), count=st.integers(1, 6))
     def publish(self, size: int, persistent: bool, count: int) -> None:
@@ -64,8 +64,8 @@ class PagingMachine(RuleBasedStateMachine):
 
     @rule(ack=st.booleans())
     def get(self, ack: bool) -> None:
-        steps = self._apply(paging.basic_get(self.cfg, self.state, ack))
-        fetched = steps[0].report.fetched
+        done = self._apply(paging.basic_get(self.cfg, self.state, ack))
+        fetched = done.reports[0].fetched
         if not self.ready:
             assert fetched is None
             return
@@ -82,7 +82,7 @@ class PagingMachine(RuleBasedStateMachine):
             self._apply(paging.basic_reject(self.cfg, self.state, [seq]))
             self.ready = sorted([*self.ready, seq])
         else:
-            self._apply(paging.ack(self.cfg, self.state, [seq]))
+            self._apply(paging.basic_ack(self.cfg, self.state, [seq]))
 
     @rule(duration=DURATIONS)
     def target(self, duration: float | None) -> None:
