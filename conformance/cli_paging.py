@@ -92,7 +92,7 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
         mark = [] if marks is None else [marks.get(r.index, "")]
         if r.after != r.settled and r.step.op != "settle":
             row = _summary(r.after)
-            what = " (one pass)" if r.step.op == "target" else " (before settling)"
+            what = " (one pass)" if r.step.op == "target" else " (unsettled)"
             cells = [str(r.index), r.step.describe() + what]
             pass_mark = [] if marks is None else [marks.get(-r.index, "")]
             table.add_row(*cells, *(str(row[c]) for c in COLUMNS[2:]), *pass_mark)
