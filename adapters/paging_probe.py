@@ -63,6 +63,11 @@ Snap = fun(S) ->
       <<"disk_reads">> => element(39, S), <<"disk_writes">> => element(40, S),
       <<"run_count">> => element(44, S), <<"waiting_bump">> => element(46, S),
       <<"messages_ram">> => rabbit_variable_queue:info(messages_ram, S),
+      <<"backing_queue_status">> => maps:from_list(
+          [{atom_to_binary(K, utf8), case V of {delta, A, B, C, D} -> [Null(A), B, C, Null(D)];
+                                               _ -> Null(V) end}
+           || {K, V} <- rabbit_variable_queue:info(backing_queue_status, S),
+              lists:member(K, [q1, q2, delta, q3, q4, len, target_ram_count, next_seq_id])]),
       <<"credit">> => maps:from_list([{N, Null(get({credit_from, P}))} || {N, P} <- Stores]),
       <<"blocked">> => [N || B <- Blocked, {N, P} <- Stores, P =:= B]}
 end,
@@ -152,15 +157,33 @@ def probe_expression(
     return text
 
 
+def check_snapshot(snapshot: dict[str, Any]) -> None:
+    """The fields read by position must agree with RabbitMQ's own
+    ``backing_queue_status`` (q1..q4, delta, len, target, next seq id); a disagreement
+    means the record layout is not 3.10.8's and is a ``BrokerError``, not a diff."""
+    bqs = snapshot["backing_queue_status"]
+    ours = {key: len(snapshot[key]) for key in ("q1", "q2", "q3", "q4")}
+    ours.update(delta=snapshot["delta"], len=snapshot["len"],
+                target_ram_count=snapshot["target"], next_seq_id=snapshot["next_seq_id"])
+    for key, value in ours.items():
+        if bqs.get(key) != value:
+            raise BrokerError(f"paging probe: {key} read as {value!r} but "
+                              f"backing_queue_status says {bqs.get(key)!r}")
+
+
 def run_probe(evaluate: Callable[[str], str], expression: str) -> dict[str, Any]:
     """Evaluate a probe with ``evaluate`` (``PrivateBroker.eval`` or
-    ``ErlangSession.eval``); its JSON object (``BrokerError`` otherwise)."""
+    ``ErlangSession.eval``); its JSON object, every snapshot checked against
+    ``backing_queue_status`` (``BrokerError`` otherwise)."""
     out = evaluate(expression)
     for line in out.splitlines():
         line = line.strip()
         if line.startswith("{"):
             try:
-                return json.loads(line)
+                document = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise BrokerError(f"paging probe printed malformed JSON: {exc}") from None
+            for key in ("before", "pass", "settled"):
+                check_snapshot(document[key])
+            return document
     raise BrokerError(f"paging probe failed: {out.strip()[:400]}")

@@ -159,3 +159,18 @@ def test_a_changed_field_is_a_diff_and_a_reset_target_is_interference():
     doc = comparison_document(compare(scenario, obs))
     assert doc["agrees"] and doc["steps"][1]["broker"]["after"]["q3"]
     json.dumps(doc)
+
+
+def test_probe_snapshots_are_checked_against_backing_queue_status():
+    """PG-OBSERVE: a field read by record position that disagrees with RabbitMQ's own
+    backing_queue_status is an adapter error, not a divergence."""
+    from creditflow.adapters.paging_probe import check_snapshot
+    from creditflow.adapters.rabbitmq_broker import BrokerError
+
+    snapshot = {"q1": [], "q2": [], "q3": [[0]], "q4": [], "delta": [None, 0, 0, None],
+                "len": 1, "target": "infinity", "next_seq_id": 1}
+    bqs = {"q1": 0, "q2": 0, "q3": 1, "q4": 0, "delta": [None, 0, 0, None], "len": 1,
+           "target_ram_count": "infinity", "next_seq_id": 1}
+    check_snapshot({**snapshot, "backing_queue_status": bqs})
+    with pytest.raises(BrokerError, match="q3 read as 1 but backing_queue_status says 2"):
+        check_snapshot({**snapshot, "backing_queue_status": {**bqs, "q3": 2}})
