@@ -119,7 +119,11 @@ class BrokerPagingRun:
         return result
 
     def _run(self, result: BrokerRun) -> None:
-        import pika
+        try:
+            import pika
+        except ImportError:
+            raise BrokerError("the AMQP client pika is not installed: "
+                              "pip install 'creditflow[broker]'") from None
 
         self._setup()
         try:
