@@ -237,6 +237,11 @@ class PrivateBroker:
         """Evaluate Erlang on the node (``rabbitmqctl eval``); its printed result."""
         return self.ctl("eval", expression, timeout=timeout).strip()
 
+    def erl_environment(self) -> dict[str, str]:
+        """The environment another Erlang node needs to reach this one: the private
+        ``HOME`` (cookie), epmd port and flags (see :mod:`creditflow.adapters.erlang_session`)."""
+        return dict(self._env)
+
     def connection_parameters(self, **kwargs: object):  # type: ignore[no-untyped-def]
         """pika connection parameters for this broker (guest on loopback)."""
         import pika

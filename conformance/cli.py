@@ -275,6 +275,9 @@ from creditflow.conformance.cli_conform import adapters, conform, replay  # noqa
 main.add_command(conform)
 main.add_command(replay)
 main.add_command(adapters)
+from creditflow.conformance.cli_paging import paging as _paging  # noqa: E402
+
+main.add_command(_paging)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
