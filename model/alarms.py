@@ -236,7 +236,24 @@ class AlarmModel:
         step = (self.mem_up, self.mem_down, self.tick, self.set_watermark, self.disk_set,
                 self.disk_clear, self.node_down, self.publish, self.read_frame,
                 self.deliver, self.consume)[kind]
-        return step(state, index)
+        outcome = step(state, index)
+        return Outcome(self.received(outcome.state, outcome.notices), outcome.notices)
+
+    def received(self, state: AlarmState, notices: tuple[Notice, ...]) -> AlarmState:
+        """The clients' side: each connection remembers the last connection.blocked or
+        connection.unblocked frame it received (what AL-BLOCKED-ONCE and AL-UNBLOCKED
+        judge)."""
+        if not notices:
+            return state
+        conns = list(state.conns)
+        names = [s.name for s in self.specs]
+        for n in notices:
+            i = names.index(n.connection)
+            if n.method == "connection.blocked":
+                conns[i] = conns[i]._replace(last_notice=GOT_BLOCKED)
+            elif n.method == "connection.unblocked":
+                conns[i] = conns[i]._replace(last_notice=GOT_UNBLOCKED)
+        return state._replace(conns=tuple(conns))
 
     def successors(self, state: AlarmState) -> list[tuple[int, AlarmState]]:
         return [(a, self.apply(state, a).state) for a in self.enabled(state)]
@@ -269,7 +286,6 @@ class AlarmModel:
                 if self.specs[i].capability:
                     out.append(Notice("connection.blocked", self.specs[i].name,
                                       self.reason(cs.blocked_by)))
-                    cs = cs._replace(last_notice=GOT_BLOCKED)
                 cs = cs._replace(sent=True)
         return cs
 
@@ -280,7 +296,6 @@ class AlarmModel:
             if cs.sent and not cs.blocked_by:
                 if self.specs[i].capability:
                     out.append(Notice("connection.unblocked", self.specs[i].name))
-                    cs = cs._replace(last_notice=GOT_UNBLOCKED)
                 cs = cs._replace(sent=False)
         return cs
 
