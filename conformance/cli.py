@@ -272,3 +272,8 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+from creditflow.conformance.cli_accounts import accounts, alarms  # noqa: E402
+
+main.add_command(accounts)
+main.add_command(alarms)

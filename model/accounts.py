@@ -353,7 +353,8 @@ class AccountsModel:
         return False
 
     def blocked_mask(self, state: AccountsState) -> int:
-        """Bit ``x`` set iff actor ``x`` is a reader waiting in ``ensure_clear_funds``."""
+        """Bit ``x`` set iff actor ``x`` is a reader waiting in ``ensure_clear_funds``:
+        only readers ever wait (AC-NO-DEADLOCK)."""
         mask = 0
         for r, rs in enumerate(state.readers):
             if rs.phase == WAITING:

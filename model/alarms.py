@@ -279,7 +279,8 @@ class AlarmModel:
     # -- the reader's throttle (3.10.8) ----------------------------------------------------------
 
     def _maybe_block(self, i: int, cs: ConnState, out: list[Notice]) -> ConnState:
-        """AL-BLOCK-ON-PUBLISH / AL-BLOCKED-ONCE: ``maybe_block``."""
+        """AL-BLOCK-ON-PUBLISH / AL-BLOCKED-ONCE: ``maybe_block``; the frame only to clients
+        with the capability (AL-CAPABILITY)."""
         if cs.should_block and cs.blocked_by:
             cs = cs._replace(state=BLOCKED)
             if not cs.sent:
@@ -401,8 +402,10 @@ class AlarmModel:
 
     def read_frame(self, state: AlarmState, i: int) -> Outcome:
         """AL-READ-FRAME and AL-BLOCK-ON-PUBLISH: a running reader reads the next content
-        frame; a completed publish goes to the queue; post-processing the frame calls
-        ``publish_received``: with an alarm on, ``should_block`` and ``maybe_block``."""
+        frame (never a blocked one: AL-NO-READ); a completed publish goes to the queue
+        (with an empty body at its header, so one gets through per episode:
+        AL-ONE-PUBLISH); post-processing the frame calls ``publish_received``: with an
+        alarm on, ``should_block`` and ``maybe_block``."""
         cs = state.conns[i]
         spec = self.specs[i]
         cs = cs._replace(read=cs.read + 1)

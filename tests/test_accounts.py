@@ -99,6 +99,28 @@ def test_worked_example():
     assert s.debt == (6,)
 
 
+def test_initial_state_loans_and_step_kinds():
+    """AC-LIMIT, AC-INIT, AC-STEP, AC-LOAN, AC-TURN: the default limit is 100; the initial
+    state owes nothing; a queued turn is a loan (account, cost, hop); a turn holds its loan
+    until the separate repay step."""
+    g = nx.DiGraph()
+    g.add_node("A", reads=2, batch=3)
+    g.add_edge("A", "D", events=2)
+    g.add_edge("D", "O")
+    model = AccountsModel(actor_graph_from_networkx(g))
+    assert model.limit == 100
+    s = model.initial()
+    assert s.debt == (0,) and s.permit == (False,) and s.waiters == ((),)
+    assert all(a.alive and not a.mailbox and a.held.account < 0 for a in s.actors)
+    assert [model.decode(a).kind for a in model.enabled(s)] == ["read"]
+    s, _ = run(model, s, ("read", "A"))
+    assert s.actors[1].mailbox == (Loan(0, 6, 1),) and s.debt == (6,)
+    s, obs = run(model, s, ("turn", "D"))
+    assert s.actors[1].held == Loan(0, 6, 1) and s.actors[2].mailbox == (Loan(0, 6, 2),)
+    assert obs == [Observation("borrow", "A", 6, 12)]
+    assert {model.decode(a).kind for a in model.enabled(s)} == {"read", "repay", "turn"}
+
+
 # -- explored properties --------------------------------------------------------------------
 
 

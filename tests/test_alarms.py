@@ -60,6 +60,15 @@ def test_watermark_is_strict_without_hysteresis():
     assert [watermark_alarm(u, 2) for u in (1, 2, 3, 2, 1)] == [False, False, True, False, False]
 
 
+def test_initial_state():
+    """AL-INIT, AL-REGISTER: nothing written, everyone running, no alarm unless the
+    initial use is over the watermark."""
+    s = AlarmModel(AlarmConfig((PUB, CON))).initial()
+    assert s.alarms == 0 and s.queue == 0
+    assert [reported_state(c) for c in s.conns] == ["running", "running"]
+    assert all(c.written == c.read == 0 and not c.sent for c in s.conns)
+
+
 def test_publisher_blocks_on_its_first_content_frame():
     """AL-BLOCK-ON-PUBLISH, AL-READ-FRAME, AL-REPORTED-STATE, AL-PUBLISH, AL-MEMORY,
     AL-BLOCKED-ONCE: after an alarm the publisher's reader is 'blocking' until it
