@@ -263,3 +263,81 @@ def alarms_broker(before: int, after: int, workdir: Path | None, as_json: bool) 
                 click.echo(f"  {'':22} model: {r['model']}")
         click.echo("nothing lost" if lossless else "MESSAGES LOST OR REORDERED")
     sys.exit(exit_codes.OK if ok else exit_codes.DIVERGENCE)
+
+
+@accounts.command("conform")
+@click.option("--adapter", type=click.Choice(["reference"]), help="A built-in adapter.")
+@click.option("--adapter-cmd", help="Command of an implementation speaking the accounts "
+              "family of the adapter protocol (JSON Lines on stdin/stdout).")
+@click.option("--graph", "graph_name", default="crash-timer", show_default=True,
+              help="Actor graph (file or preset) the runs are made on.")
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for each answer.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write a divergence (ITF). Default: "
+              "counterexamples/GRAPH.accounts-divergence.itf.json")
+@click.option("--json", "as_json", is_flag=True)
+def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: str, runs: int,
+                     max_steps: int, seed: int, timeout: float, trace_out: Path | None,
+                     as_json: bool) -> None:
+    """Check an accounts implementation against the model (spec/adapter-protocol-accounts.md):
+    seeded random runs on GRAPH, every step compared; the first divergence is shrunk and
+    written as a trace. Exit 0 conformant, 1 divergence, 3 adapter failure, 2 usage.
+
+    \b
+    Example:
+      creditflow accounts conform --adapter-cmd "python -m creditflow.adapters.accounts_reference"
+    """
+    from creditflow.conformance.accounts_conform import conform
+    from creditflow.conformance.accounts_protocol import (
+        AdapterError,
+        ReferenceAccountsAdapter,
+        SubprocessAccountsAdapter,
+    )
+
+    if (adapter is None) == (adapter_cmd is None):
+        _fail("give exactly one of --adapter and --adapter-cmd")
+    try:
+        g = load_actor_graph(graph_name)
+    except (ActorGraphFileError, ActorGraphError) as exc:
+        _fail(str(exc))
+        return
+    path = trace_out or Path("counterexamples") / f"{g.name}.accounts-divergence.itf.json"
+    impl: Any = None
+    try:
+        impl = (ReferenceAccountsAdapter() if adapter_cmd is None
+                else SubprocessAccountsAdapter(adapter_cmd, timeout=timeout))
+        hello = impl.hello()
+        result = conform(impl, g, runs=runs, max_steps=max_steps, seed=seed, trace_out=path)
+    except AdapterError as exc:
+        _fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        return
+    finally:
+        if impl is not None:
+            impl.close()
+    d = result.divergence
+    report = {
+        "adapter": hello.get("name"), "graph": g.name, "runs": result.runs,
+        "steps": result.steps, "seconds": round(result.seconds, 3),
+        "conformant": d is None,
+        "divergence": None if d is None else {
+            "length": d.index + 1, "shrunk_from": result.shrunk_from, "what": d.what,
+            "request": d.request, "expected": d.expected, "actual": d.actual,
+        },
+        "trace": str(result.trace) if result.trace else None,
+    }
+    if as_json:
+        click.echo(json.dumps(report))
+    elif d is None:
+        click.echo(f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "
+                   f"in {result.seconds:.2f} s")
+    else:
+        click.echo(f"DIVERGENCE after {d.index + 1} steps (shrunk from {result.shrunk_from}): "
+                   f"{d.what} at {d.request}")
+        click.echo(f"  expected: {d.expected['observations']}")
+        click.echo(f"  actual:   {d.actual['observations']}")
+        click.echo(f"trace: {result.trace}")
+    sys.exit(exit_codes.OK if d is None else exit_codes.DIVERGENCE)
