@@ -67,10 +67,10 @@ class AlarmRun:
 # -- the model's prediction ----------------------------------------------------------------------
 
 
-def scenario_config(before: int, after: int) -> AlarmConfig:
+def scenario_config(before: int, after: int, empty_body: bool = False) -> AlarmConfig:
     return AlarmConfig(
         connections=(
-            ConnectionSpec(PUBLISHER, publishes=before + after),
+            ConnectionSpec(PUBLISHER, publishes=before + after, empty_body=empty_body),
             ConnectionSpec(CONSUMER, consumes=True, starts_later=True),
         ),
         limit=HIGH_WATERMARK,
@@ -81,9 +81,12 @@ def scenario_config(before: int, after: int) -> AlarmConfig:
     )
 
 
-def model_alarm_run(before: int, after: int) -> tuple[AlarmRun, list[AlarmState]]:
-    """The model's prediction of every checkpoint, and the states it passed through."""
-    model = AlarmModel(scenario_config(before, after))
+def model_alarm_run(
+    before: int, after: int, empty_body: bool = False
+) -> tuple[AlarmRun, list[AlarmState]]:
+    """The model's prediction of every checkpoint, and the states it passed through
+    (``empty_body``: publishes without a body frame, AL-ONE-PUBLISH)."""
+    model = AlarmModel(scenario_config(before, after, empty_body))
     node = model.config.nodes[0]
     state = model.initial()
     visited = [state]
@@ -209,13 +212,21 @@ class AmqpPeer:
 
         self.call(lambda: self.channel.confirm_delivery(on_ack))
 
-    def publish(self, body: bytes) -> None:
-        self.call(lambda: self.channel.basic_publish("", QUEUE, body))
+    def publish(self, tag: bytes, empty_body: bool = False) -> None:
+        """Publish message ``tag``: as its body, or with an empty body and ``tag`` as
+        its ``message_id``."""
+        import pika
+
+        if empty_body:
+            props = pika.BasicProperties(message_id=tag.decode())
+            self.call(lambda: self.channel.basic_publish("", QUEUE, b"", props))
+        else:
+            self.call(lambda: self.channel.basic_publish("", QUEUE, tag))
 
     def consume(self) -> None:
-        def on_message(_ch: Any, _method: Any, _props: Any, body: bytes) -> None:
+        def on_message(_ch: Any, _method: Any, props: Any, body: bytes) -> None:
             with self._lock:
-                self.bodies.append(body)
+                self.bodies.append(body or (props.message_id or "").encode())
 
         self.call(lambda: self.channel.basic_consume(QUEUE, on_message, auto_ack=True))
 
@@ -256,6 +267,7 @@ def broker_alarm_run(
     expected: list[Checkpoint] | None = None,
     timeout: float = 30.0,
     grace: float = 1.0,
+    empty_body: bool = False,
 ) -> AlarmRun:
     """Run :data:`SCENARIO` on the real broker. At each checkpoint the broker is observed
     until it shows the ``expected`` checkpoint (it reaches it asynchronously) or
@@ -293,7 +305,7 @@ def broker_alarm_run(
 
         sent = 0
         for _ in range(before):
-            publisher.publish(str(sent).encode())
+            publisher.publish(str(sent).encode(), empty_body)
             sent += 1
         deadline = time.monotonic() + timeout
         while publisher.confirmed < before and time.monotonic() < deadline:
@@ -304,7 +316,7 @@ def broker_alarm_run(
         consumer.consume()
         checkpoint("consumed")
         for _ in range(after):
-            publisher.publish(str(sent).encode())
+            publisher.publish(str(sent).encode(), empty_body)
             sent += 1
         checkpoint("published-under-alarm")
         broker.ctl("set_vm_memory_high_watermark", "0.4")

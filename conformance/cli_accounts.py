@@ -225,10 +225,13 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
               help="Messages published before the alarm.")
 @click.option("--after", type=click.IntRange(1, 1000), default=3, show_default=True,
               help="Messages published while the alarm is on.")
+@click.option("--empty-body", is_flag=True,
+              help="Publish with empty bodies (one publish gets through per alarm).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the private broker keeps its state (default: a temporary folder).")
 @click.option("--json", "as_json", is_flag=True)
-def alarms_broker(before: int, after: int, workdir: Path | None, as_json: bool) -> None:
+def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | None,
+                  as_json: bool) -> None:
     """Start Debian's RabbitMQ privately on loopback, run the memory-alarm scenario
     (AL-BROKER) with a pika publisher and consumer, and compare every checkpoint with the
     model. Exit 0 if they agree, 1 if they differ, 3 if the broker fails."""
@@ -237,11 +240,12 @@ def alarms_broker(before: int, after: int, workdir: Path | None, as_json: bool) 
     from creditflow.adapters.rabbitmq_alarms import broker_alarm_run, model_alarm_run
     from creditflow.adapters.rabbitmq_broker import BrokerError, PrivateBroker
 
-    expected, _ = model_alarm_run(before, after)
+    expected, _ = model_alarm_run(before, after, empty_body)
     try:
         with tempfile.TemporaryDirectory(prefix="creditflow-broker-") as tmp, \
                 PrivateBroker(workdir or Path(tmp)) as broker:
-            actual = broker_alarm_run(broker, before, after, expected.checkpoints)
+            actual = broker_alarm_run(broker, before, after, expected.checkpoints,
+                                      empty_body=empty_body)
     except BrokerError as exc:
         _fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return

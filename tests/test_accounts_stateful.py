@@ -67,7 +67,7 @@ class AccountsMachine(RuleBasedStateMachine):
 
 
 AccountsMachine.TestCase.settings = settings(
-    max_examples=150,
+    max_examples=80,
     stateful_step_count=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -157,7 +157,7 @@ CONFIGS = {
     "one-node": AlarmConfig((PUB, CON), disk=True),
     "watermarks": AlarmConfig((PUB, CON), watermarks=(0, 2)),
     "two-nodes": AlarmConfig(
-        (ConnectionSpec("pub", publishes=2),
+        (ConnectionSpec("pub", publishes=1),
          ConnectionSpec("p2", node=1, publishes=1, empty_body=True, capability=False)),
         nodes=("a", "b"), disk=True, node_down=True,
     ),
