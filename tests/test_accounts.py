@@ -371,3 +371,18 @@ def test_overshoot_bound_components():
     (b,) = overshoot_bounds(AccountsModel(seed_example(fanout=9, limit=5)))
     assert (b.peak_potential, b.read_potential, b.held, b.bound) == (9, 9, 1, 55)
     assert (b.transitive_fanout, b.naive) == (10, 15)
+
+
+@pytest.mark.parametrize("fanout,limit", [(9, 5), (5, 10), (2, 0), (30, 100)])
+def test_seed_bound_is_reached_by_a_lagging_dataspace(fanout, limit):
+    """AC-OVERSHOOT is tight on A -> D -> O1..On for any n and limit: A reads limit+1
+    packets while D is busy, then D handles them all while the O's are busy; at the last
+    commit the debt is n*(limit+1)+1, the bound (the default limit 100 included)."""
+    model = AccountsModel(seed_example(fanout=fanout, limit=limit, reads=limit + 2))
+    (bound,) = overshoot_bounds(model)
+    s, _ = run(model, model.initial(), *[("read", "A")] * (limit + 1))
+    s, _ = run(model, s, *[("turn", "D"), ("repay", "D")] * limit, ("turn", "D"))
+    assert s.debt == (fanout * (limit + 1) + 1,) == (bound.bound,)
+    assert [model.decode(a).kind for a in model.enabled(s) if model.decode(a).actor == "A"] == [
+        "wait"
+    ]

@@ -8,6 +8,9 @@ each client gets, what the consumer has received and what is queued.
 
 from __future__ import annotations
 
+import fcntl
+import pickle
+
 import pytest
 
 from creditflow.adapters.rabbitmq_alarms import (
@@ -26,19 +29,33 @@ pytestmark = pytest.mark.xdist_group("broker")
 BEFORE, AFTER = 10, 3
 
 
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory):
-    """The scenario on a private broker (the same PrivateBroker as conftest's fixture), run
-    once per session and the broker stopped at once: the results are plain data, so the
-    tests below share them however xdist interleaves the 'broker' group's modules."""
+def _run_scenarios(workdir):
     out = {}
-    with PrivateBroker(tmp_path_factory.mktemp("alarm-broker")) as broker:
+    with PrivateBroker(workdir) as broker:
         for empty_body in (False, True):
             expected, visited = model_alarm_run(BEFORE, AFTER, empty_body)
             actual = broker_alarm_run(broker, BEFORE, AFTER, expected.checkpoints,
                                       empty_body=empty_body)
             out[empty_body] = (expected, visited, actual)
     return out
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory, worker_id):
+    """Both scenarios on one private broker (the same PrivateBroker as conftest's fixture),
+    run once per test session and the broker stopped at once; the results are plain data.
+    Under xdist the workers share them through the run's common temporary folder, under a
+    file lock: with pytest 9 and pytest-xdist 3.8 the 'broker' group does not keep these
+    tests on one worker (xdist renames ``item._nodeid``, which pytest 9 no longer reads)."""
+    if worker_id == "master":
+        return _run_scenarios(tmp_path_factory.mktemp("alarm-broker"))
+    shared = tmp_path_factory.getbasetemp().parent
+    results = shared / "alarm-broker-runs.pickle"
+    with open(shared / "alarm-broker.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not results.exists():
+            results.write_bytes(pickle.dumps(_run_scenarios(tmp_path_factory.mktemp("broker"))))
+        return pickle.loads(results.read_bytes())
 
 
 def test_model_prediction_satisfies_the_alarm_properties(runs):
