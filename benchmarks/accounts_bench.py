@@ -10,6 +10,7 @@ same reference as a subprocess speaking JSON Lines (the protocol's cost).
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 import time
@@ -26,6 +27,8 @@ from creditflow.model.accounts_graph import seed_example
 from creditflow.model.alarms import AlarmConfig, ConnectionSpec
 from creditflow.model.alarms_system import CheckedAlarms
 
+print = functools.partial(print, flush=True)  # noqa: A001
+
 
 def timed(fn):
     started = time.perf_counter()
@@ -37,8 +40,8 @@ def main() -> None:
     print(f"# {platform.python_implementation()} {platform.python_version()}, "
           f"{platform.machine()}")
     print("## accounts explorer (AC properties + deadlock)")
-    for graph in (seed_example(fanout=4, limit=3, reads=5), seed_example(fanout=9, limit=5,
-                                                                          reads=3)):
+    for graph in (seed_example(fanout=3, limit=2, reads=4), seed_example(fanout=5, limit=2,
+                                                                          reads=4)):
         (system, sym), t_sym = timed(lambda g=graph: check_actor_graph(g, AccountsOptions()))
         (_, plain), t_plain = timed(
             lambda g=graph: check_actor_graph(g, AccountsOptions(symmetry=False,
@@ -50,8 +53,8 @@ def main() -> None:
               f"{t_plain / t_sym:.1f}x faster")
     print("## alarm explorer")
     config = AlarmConfig(
-        (ConnectionSpec("pub", publishes=3), ConnectionSpec("p2", node=1, publishes=2),
-         ConnectionSpec("con", consumes=True)),
+        (ConnectionSpec("pub", publishes=3), ConnectionSpec("con", consumes=True),
+         ConnectionSpec("p2", node=1, publishes=1, empty_body=True, capability=False)),
         nodes=("a", "b"), disk=True, node_down=True)
     result, t = timed(lambda: explore(CheckedAlarms(config)))
     print(f"2 nodes, 3 connections: {result.n_states:,} states {t:.2f} s "
