@@ -8,7 +8,10 @@ server runs one with ``--mutant NAME``; ``tests/test_accounts_adapter.py`` shows
 from __future__ import annotations
 
 from creditflow.model.accounts import (
+    ACTION_SHIFT,
     NO_LOAN,
+    READ,
+    WAIT,
     AccountsModel,
     AccountsState,
     ActorState,
@@ -24,9 +27,9 @@ class StrictCheck(AccountsModel):
 
     def enabled(self, state: AccountsState):
         for action in super().enabled(state):
-            kind, r = action >> 20, action & 0xFFFFF
-            if kind == 0 and state.debt[self.reader_account[r]] == self.limit:
-                yield 1 << 20 | r
+            kind, r = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+            if kind == READ and state.debt[self.reader_account[r]] == self.limit:
+                yield WAIT << ACTION_SHIFT | r
             else:
                 yield action
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from creditflow.model.accounts import (
+    ACTION_SHIFT,
     CRASH,
     FIRE,
     READ,
@@ -52,7 +53,7 @@ class StepReply:
 def request_for(model: AccountsModel, action: int) -> dict[str, Any]:
     """AD-AC-STEP: the request that asks an implementation to take model action
     ``action``."""
-    kind = action >> 20
+    kind = action >> ACTION_SHIFT
     step = model.decode(action)
     target = "reader" if kind in (READ, WAIT) else "actor"
     return {"op": OP_OF_KIND[kind], target: step.actor}
@@ -63,7 +64,7 @@ def observations_json(
 ) -> tuple[dict[str, Any], ...]:
     """AD-AC-OBSERVATIONS: what an implementation must report for ``action`` taken in
     ``state`` given the model's observations."""
-    kind, index = action >> 20, action & 0xFFFFF
+    kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
     out: list[dict[str, Any]] = []
     if kind in (READ, WAIT):
         account = model.reader_account[index]
@@ -124,7 +125,7 @@ def resolve_action(model: AccountsModel, state: AccountsState, request: Mapping[
     if name not in model.actor_index:
         raise ValueError(f"{op} needs a known {key}, got {name!r}")
     for action in model.enabled(state):
-        if OP_OF_KIND[action >> 20] == op and model.decode(action).actor == name:
+        if OP_OF_KIND[action >> ACTION_SHIFT] == op and model.decode(action).actor == name:
             return action
     raise ValueError(f"{op}({name}) is not enabled now")
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import networkx as nx
 
 from creditflow.model.accounts import (
+    ACTION_SHIFT,
+    FIRE,
     READ,
     REPAY,
     TURN,
@@ -239,12 +241,12 @@ class AccountsProperties:
     def step_account(self, state: AccountsState, action: int) -> int | None:
         """The account a step runs under (AC-CHARGE), or ``None`` if it sends nothing."""
         m = self.model
-        kind, index = action >> 20, action & 0xFFFFF
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         if kind == READ:
             return m.reader_account[index]
         if kind == TURN:
             return state.actors[index].mailbox[0].account
-        if kind == 4:  # FIRE
+        if kind == FIRE:
             return state.actors[index].timer_account
         return None
 
@@ -253,7 +255,7 @@ class AccountsProperties:
     ) -> tuple[str, ...]:
         m = self.model
         bad: list[str] = []
-        kind, index = action >> 20, action & 0xFFFFF
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         obs = outcome.observations
         if kind in (READ, WAIT):
             # AC-SUSPEND-IFF: the check reads iff debt <= limit, else it waits

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from creditflow.model.alarms import (
+    ACTION_SHIFT,
     BLOCKED,
     GOT_BLOCKED,
     MEMORY,
@@ -90,7 +91,7 @@ class AlarmProperties:
     def step_violations(self, state: AlarmState, action: int, outcome: Outcome) -> tuple[str, ...]:
         m = self.model
         bad: list[str] = []
-        kind, index = action >> 20, action & 0xFFFFF
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         after = outcome.state
         for n in range(m.n_nodes):
             before_on = bool(state.alarms & alarm_bit(n, MEMORY))
