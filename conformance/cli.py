@@ -270,14 +270,13 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         out.print(f"picture: {report['svg'] or report['dot']}")
 
 
+# Commands of the other areas, each in its own module.
+from creditflow.conformance.cli_accounts import accounts, alarms  # noqa: E402
 from creditflow.conformance.cli_conform import adapters, conform, replay  # noqa: E402
+from creditflow.conformance.cli_paging import paging  # noqa: E402
 
-main.add_command(conform)
-main.add_command(replay)
-main.add_command(adapters)
-from creditflow.conformance.cli_paging import paging as _paging  # noqa: E402
-
-main.add_command(_paging)
+for _command in (conform, replay, adapters, paging, accounts, alarms):
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
