@@ -17,7 +17,8 @@ demo: setup
 	$(BIN)/creditflow demo --out out
 
 test: setup
-	$(BIN)/python -m pytest -n 2 -p xdist --dist loadgroup tests
+	$(BIN)/python -m pytest -n 2 -p xdist -m "not broker" tests
+	$(BIN)/python -m pytest -p no:xdist -m broker tests
 
 lint: setup
 	$(BIN)/ruff check .

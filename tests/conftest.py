@@ -1,6 +1,8 @@
-"""Shared fixtures. Tests that need a real RabbitMQ broker use ``private_broker``; they
-run in the xdist group "broker" (`make test` passes ``--dist loadgroup``) so that two
-brokers do not boot at once on two cores."""
+"""Shared fixtures. Tests that need a real RabbitMQ broker use ``private_broker`` and
+carry ``pytest.mark.xdist_group("broker")``; such items also get the ``broker`` marker
+here, and `make test` runs them in a second, single-process pytest run (pytest 9 with
+xdist 3.8 does not keep an xdist group on one worker, so two brokers would boot at once
+on two cores)."""
 
 from __future__ import annotations
 
@@ -20,3 +22,10 @@ def private_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Private
         yield broker
     finally:
         broker.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers("xdist_group"):
+            if (mark.args[:1] or [mark.kwargs.get("name")])[0] == "broker":
+                item.add_marker(pytest.mark.broker)

@@ -8,9 +8,6 @@ each client gets, what the consumer has received and what is queued.
 
 from __future__ import annotations
 
-import fcntl
-import pickle
-
 import pytest
 
 from creditflow.adapters.rabbitmq_alarms import (
@@ -40,22 +37,12 @@ def _run_scenarios(workdir):
     return out
 
 
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory, worker_id):
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
     """Both scenarios on one private broker (the same PrivateBroker as conftest's fixture),
-    run once per test session and the broker stopped at once; the results are plain data.
-    Under xdist the workers share them through the run's common temporary folder, under a
-    file lock: with pytest 9 and pytest-xdist 3.8 the 'broker' group does not keep these
-    tests on one worker (xdist renames ``item._nodeid``, which pytest 9 no longer reads)."""
-    if worker_id == "master":
-        return _run_scenarios(tmp_path_factory.mktemp("alarm-broker"))
-    shared = tmp_path_factory.getbasetemp().parent
-    results = shared / "alarm-broker-runs.pickle"
-    with open(shared / "alarm-broker.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not results.exists():
-            results.write_bytes(pickle.dumps(_run_scenarios(tmp_path_factory.mktemp("broker"))))
-        return pickle.loads(results.read_bytes())
+    run once and the broker stopped at once; the results are plain data. Broker tests run
+    in their own single-process pytest pass (see tests/conftest.py)."""
+    return _run_scenarios(tmp_path_factory.mktemp("alarm-broker"))
 
 
 def test_model_prediction_satisfies_the_alarm_properties(runs):

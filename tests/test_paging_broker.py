@@ -27,9 +27,8 @@ BROKER_SCENARIOS = ("small-embedded", "large-tight-credit", "mixed-pending-acks"
 
 
 def test_paging_on_a_real_broker(private_broker, tmp_path, monkeypatch):
-    """One test function on purpose: with pytest 9 the installed pytest-xdist 3.8 no longer
-    groups ``xdist_group`` tests on one worker (it rewrites ``item._nodeid``, which pytest 9
-    ignores), so separate tests would each boot a broker on both workers."""
+    """PG-OBSERVE: the four scenarios on one broker, then every check on their comparisons
+    (one function: the comparisons are computed once)."""
     comparisons = {name: compare_on_broker(private_broker, load_scenario(name))
                    for name in BROKER_SCENARIOS}
     for name in BROKER_SCENARIOS:
