@@ -10,6 +10,8 @@ files are read in :mod:`creditflow.conformance.accounts_io`.
 Example (the seed's: A reads a socket, the dataspace D fans out to O1..O3)::
 
     >>> import networkx as nx
+
+from creditflow.model.attributes import as_bool, as_int, reject_unknown
     >>> g = nx.DiGraph(limit=5)
     >>> g.add_node("A", reads=2)
     >>> g.add_edges_from([("A", "D")] + [("D", f"O{i}") for i in (1, 2, 3)])
@@ -23,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import networkx as nx
+
+from creditflow.model.attributes import as_bool, as_int, reject_unknown
 
 #: AC-LIMIT: syndicate-rs' default ``SYNDICATE_CREDIT``.
 DEFAULT_LIMIT = 100
@@ -141,36 +145,15 @@ class ActorGraph:
 
 
 def _int(value: object, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ActorGraphError(f"{what} must be an integer, got {value!r}")
-    try:
-        number = int(value) if not isinstance(value, float) or value.is_integer() else None
-    except ValueError:
-        number = None
-    if number is None:
-        raise ActorGraphError(f"{what} must be an integer, got {value!r}")
-    if number < minimum:
-        raise ActorGraphError(f"{what} must be >= {minimum}, got {number}")
-    return number
+    return as_int(value, what, minimum, ActorGraphError)
 
 
 def _bool(value: object, what: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise ActorGraphError(f"{what} must be true or false, got {value!r}")
+    return as_bool(value, what, ActorGraphError)
 
 
 def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
-    for key in keys:
-        if key not in allowed and not str(key).startswith(("x-", "_")):
-            raise ActorGraphError(
-                f"{what}: unknown attribute {key!r} (allowed: {', '.join(sorted(allowed))}; "
-                "prefix your own with 'x-')"
-            )
+    reject_unknown(keys, allowed, what, ActorGraphError)
 
 
 def actor_graph_from_networkx(g: nx.Graph, name: str = "actors") -> ActorGraph:
