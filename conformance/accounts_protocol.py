@@ -7,15 +7,13 @@ and the subprocess driver that speaks the protocol to any implementation.
 
 from __future__ import annotations
 
-import json
-import queue
 import shlex
-import subprocess
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from creditflow.adapters.base import AdapterFailure
+from creditflow.adapters.json_lines import JsonLinesProcess
 from creditflow.model.accounts import (
     ACTION_SHIFT,
     CRASH,
@@ -170,81 +168,33 @@ class ReferenceAccountsAdapter:
         pass
 
 
+class _AccountsProcess(JsonLinesProcess):
+    family = FAMILY
+
+
 class SubprocessAccountsAdapter:
     """AD-AC-TRANSPORT: an implementation started as ``command``, spoken to in JSON Lines
-    over its stdin/stdout; stderr is collected for error messages. Every request waits at
-    most ``timeout`` seconds for its one-line answer."""
+    over its stdin/stdout by the transport every family shares
+    (:class:`~creditflow.adapters.json_lines.JsonLinesProcess`: hello and the
+    unknown-op probe at start, one answer per request within ``timeout`` seconds, stderr
+    quoted in failures). Failures are raised as :class:`AdapterError`."""
 
     def __init__(self, command: str | Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        self.timeout = timeout
-        self.name = " ".join(self.argv)
-        self._next_id = 0
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.name = " ".join(argv)
         try:
-            self.proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, bufsize=1,
+            self._process = _AccountsProcess(
+                argv, name=self.name, timeout=timeout, start_timeout=timeout
             )
-        except OSError as exc:
-            raise AdapterError(f"cannot start adapter {self.name!r}: {exc}") from None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line.rstrip())
-            del self._stderr[:-20]
-
-    def _why(self) -> str:
-        tail = " | ".join(self._stderr[-3:])
-        return f" (stderr: {tail})" if tail else ""
+        except AdapterFailure as exc:
+            raise AdapterError(str(exc)) from None
+        self._hello = self._process.info
 
     def request(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        self._next_id += 1
-        message = {**message, "id": self._next_id}
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(message) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise AdapterError(
-                f"adapter {self.name!r} exited (code {self.proc.poll()}) before "
-                f"{message['op']}{self._why()}"
-            ) from None
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            raise AdapterError(
-                f"adapter {self.name!r} did not answer {message['op']} within "
-                f"{self.timeout:g} s{self._why()}"
-            ) from None
-        if line is None:
-            self.proc.wait(timeout=5)
-            raise AdapterError(
-                f"adapter {self.name!r} exited (code {self.proc.returncode}) during "
-                f"{message['op']}{self._why()}"
-            )
-        try:
-            reply = json.loads(line)
-        except json.JSONDecodeError:
-            raise AdapterError(
-                f"adapter {self.name!r} answered {message['op']} with a line that is not "
-                f"JSON: {line.strip()[:120]!r}"
-            ) from None
-        if not isinstance(reply, dict) or reply.get("id") != message["id"]:
-            raise AdapterError(
-                f"adapter {self.name!r} answered {message['op']} with {str(reply)[:120]!r} "
-                f"(expected an object with id {message['id']})"
-            )
+            reply = self._process.request(dict(message))
+        except AdapterFailure as exc:
+            raise AdapterError(str(exc)) from None
         if reply.get("ok") is not True:
             raise AdapterError(
                 f"adapter {self.name!r} refused {message['op']}: {reply.get('error', reply)}"
@@ -252,10 +202,7 @@ class SubprocessAccountsAdapter:
         return reply
 
     def hello(self) -> dict[str, Any]:
-        reply = self.request({"op": "hello"})
-        if FAMILY not in reply.get("families", []):
-            raise AdapterError(f"adapter {self.name!r} does not speak the {FAMILY} family")
-        return reply
+        return self._hello
 
     def reset(self, graph: ActorGraph) -> None:
         from creditflow.conformance.accounts_io import actor_graph_to_node_link
@@ -273,11 +220,4 @@ class SubprocessAccountsAdapter:
         return StepReply(tuple(observations), state)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-                self.proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        self._process.close()
