@@ -413,6 +413,8 @@ class NetworkEncoding:
                 )
             receiver = net.edge_ends[e][1]
             out[f"deferred-blocked[{name}]"] = z3.Implies(deferred > 0, self.blocked[receiver])
+            if net.stalled[receiver]:
+                out[f"stalled-receiver[{name}]"] = z3.And(ct == m, bumps == 0, deferred == 0)
             if net.checks[net.edge_ends[e][0]]:
                 out[f"in-flight[{name}]"] = z3.Implies(i >= 1, cf >= 1 - k)
         for n, slot in net.remaining_slot.items():
@@ -420,7 +422,8 @@ class NetworkEncoding:
             supply = term(self.symbolic_graph.nodes[n].publishes)
             out[f"supply[{name}]"] = z3.And(x[slot] >= 0, x[slot] <= supply)
         for n, slot in net.delivered_slot.items():
-            out[f"consumed[{self.graph.node_names[n]}]"] = x[slot] >= 0
+            name = self.graph.node_names[n]
+            out[f"consumed[{name}]"] = x[slot] == 0 if net.stalled[n] else x[slot] >= 0
         if self.path_counts is not None:
             out["nothing-lost"] = self.nothing_lost()
         return out

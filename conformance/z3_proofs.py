@@ -315,8 +315,14 @@ class DeadlockProof:
 def _obligation(
     name: str, hyp: z3.BoolRef, goal: z3.BoolRef, enc: NetworkEncoding, timeout_ms: int
 ) -> Obligation:
+    """``hyp => goal``, where ``hyp`` must be satisfiable (else the obligation is
+    ``vacuous``: it would prove anything)."""
     t = time.perf_counter()
     verdict, model = check_valid(hyp, goal, timeout_ms)
+    if verdict == PROVED:
+        empty, _ = check_valid(hyp, z3.BoolVal(False), timeout_ms)
+        if empty != FAILED:
+            verdict = "vacuous" if empty == PROVED else empty
     cex = None
     if model is not None:
         cex = {
@@ -355,7 +361,8 @@ def prove_deadlock_freedom(
             z3.Not(enc.pending), enc, timeout_ms,
         )
         return DeadlockProof(
-            ob.status == PROVED, "never-blocked", [ob], condition, seconds=time.perf_counter() - started
+            ob.status == PROVED, "never-blocked", [ob], condition,
+            seconds=time.perf_counter() - started,
         )
     if termination is None or not termination.proved:
         return DeadlockProof(
