@@ -44,6 +44,7 @@ class BmcOptions:
     ``properties``: the state properties to check (default: all five PROP-* ids).
     ``invariant``: a proved invariant (template formula) added to every unrolled state:
     it removes no reachable state and prunes the search.
+    ``shorten_ms``: time for making a witness shortest (default: ``timeout_ms``).
     """
 
     depth: int = 20
@@ -53,6 +54,7 @@ class BmcOptions:
     assume: z3.BoolRef | None = None
     invariant: z3.BoolRef | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
+    shorten_ms: int | None = None
 
 
 @dataclass
@@ -216,11 +218,11 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
     if options.deadlock:
         wanted.append(NO_DEADLOCK)
     result = BmcResult(searched=options.depth)
-    deadline = started + options.timeout_ms / 1000
+    shorten = options.timeout_ms if options.shorten_ms is None else options.shorten_ms
     for pid in wanted:
         bad = _bad_states(enc, unrolling, pid, formulas)
         solver.set("timeout", options.timeout_ms)
-        found = _first_witness(solver, bad, len(bad) - 1, deadline, pid)
+        found = _first_witness(solver, bad, len(bad) - 1, shorten / 1000, pid)
         if found is None:
             result.unknown = True
             result.searched = -1
@@ -245,12 +247,13 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
 
 
 def _first_witness(
-    solver: z3.Solver, bad: list[z3.BoolRef], top: int, deadline: float, tag: str
+    solver: z3.Solver, bad: list[z3.BoolRef], top: int, budget_s: float, tag: str
 ) -> tuple[int, z3.ModelRef, bool] | int | None:
-    """The shortest witness among ``bad[0..top]`` that the time allows: ``-1`` if there is
-    none, ``None`` if the solver gave up before finding one; else (depth, model, whether
-    no shorter witness exists)."""
+    """The shortest witness among ``bad[0..top]`` that ``budget_s`` seconds of shortening
+    allow: ``-1`` if there is none, ``None`` if the solver gave up before finding one;
+    else (depth, model, whether no shorter witness exists)."""
     best: tuple[int, z3.ModelRef] | None = None
+    deadline = 0.0
     limit = top
     while limit >= 0:
         literal = z3.Bool(f"witness.{tag}<={limit}")
@@ -269,6 +272,8 @@ def _first_witness(
         depth = next(
             j for j in range(limit + 1) if z3.is_true(model.eval(bad[j], model_completion=True))
         )
+        if best is None:
+            deadline = time.perf_counter() + budget_s
         best = (depth, model)
         limit = depth - 1
     assert best is not None

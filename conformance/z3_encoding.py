@@ -465,6 +465,17 @@ class NetworkEncoding:
             parts.append(w * x[base + DATA] + x[base + BUMPS] + x[base + DEFERRED])
         return z3.Sum(parts)
 
+    def rank_text(self) -> str:
+        """Z3-RANK as readable text: ``7*publishes_left[reader] + 6*data[reader->channel]
+        + bumps[reader->channel] + ...``."""
+        edge_w, source_w = self.rank_weights or ({}, {})
+        names = self.graph.node_names
+        parts = [f"{w}*publishes_left[{names[n]}]" for n, w in source_w.items()]
+        for e, w in edge_w.items():
+            name = self.edge_names[e]
+            parts.append(f"{w}*data[{name}] + bumps[{name}] + deferred[{name}]")
+        return " + ".join(parts)
+
     def values(self, model: z3.ModelRef, state: Sequence[z3.ExprRef]) -> tuple[int, ...]:
         """A state's integer values in ``model``."""
         return tuple(model.eval(v, model_completion=True).as_long() for v in state)

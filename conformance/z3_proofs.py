@@ -211,7 +211,7 @@ def prove_termination(
     proved = all(o.status == PROVED for o in obligations)
     return TerminationProof(
         proved,
-        rank=str(rank),
+        rank=enc.rank_text(),
         initial_rank=z3.simplify(enc.at(rank, enc.initial())),
         obligations=obligations,
         seconds=time.perf_counter() - started,

@@ -11,12 +11,13 @@ writes it as the same ITF document and ``replay`` reads it back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from creditflow.conformance.counterexamples import Finding, Run, _continuation
 from creditflow.conformance.explorer import NO_DEADLOCK
 from creditflow.model.graph import FlowGraph
+from creditflow.model.network import EDGE_FIELDS, CreditNetwork, Step
 from creditflow.model.network_system import CheckedNetwork
 
 
@@ -94,4 +95,47 @@ def blocked_names(system: CheckedNetwork, state: Sequence[int]) -> tuple[str, ..
     net = system.network
     return tuple(
         system.process_names[n] for n in range(net.n_nodes) if net.is_blocked(state, n)
+    )
+
+
+def map_witness(witness: Witness, phi: Mapping[str, str]) -> Witness:
+    """The image of ``witness`` under a structural automorphism ``phi`` of its graph (a
+    node renaming that preserves sources, supplies, checking, stalled flags and sends
+    per message): each edge ``e`` hands its credit spec to ``phi(e)``, each action and
+    state slot moves with it. The result still has to replay (nothing is trusted)."""
+    graph = witness.graph
+    net = CreditNetwork(graph)
+    edge_of = {(e.sender, e.receiver): i for i, e in enumerate(graph.edges)}
+    image = [edge_of[(phi[e.sender], phi[e.receiver])] for e in graph.edges]
+    specs = [None] * len(graph.edges)
+    for e, target in enumerate(image):
+        specs[target] = graph.edges[e].credit
+    mapped = replace(
+        graph,
+        edges=tuple(replace(e, credit=specs[i]) for i, e in enumerate(graph.edges)),
+    )
+    target_net = CreditNetwork(mapped)
+    perm = list(range(net.size))  # new slot -> old slot
+    for e, target in enumerate(image):
+        for f in range(EDGE_FIELDS):
+            perm[EDGE_FIELDS * target + f] = EDGE_FIELDS * e + f
+    names = graph.node_names
+    for n, slot in net.remaining_slot.items():
+        perm[target_net.remaining_slot[target_net.node_index[phi[names[n]]]]] = slot
+    for n, slot in net.delivered_slot.items():
+        perm[target_net.delivered_slot[target_net.node_index[phi[names[n]]]]] = slot
+    actions = []
+    for a in witness.actions:
+        step = net.decode(a)
+        actions.append(target_net.encode(
+            Step(step.kind, phi[step.node], phi[step.peer] if step.peer else None)
+        ))
+    return Witness(
+        graph=mapped,
+        property_id=witness.property_id,
+        kind=witness.kind,
+        actions=tuple(actions),
+        states=tuple(tuple(s[perm[i]] for i in range(net.size)) for s in witness.states),
+        processes=tuple(phi[p] for p in witness.processes),
+        detail=witness.detail,
     )
