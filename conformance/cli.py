@@ -17,7 +17,7 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.check import CheckOptions, check_graph, exit_code, summary
-from creditflow.conformance.cli_prove import prove
+from creditflow.conformance.cli_prove import prove, synth
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.graph_io import GraphFileError, load_graph, preset_names
 from creditflow.conformance.render import deadlock_dot, write_picture
@@ -272,6 +272,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
 
 
 main.add_command(prove)
+main.add_command(synth)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

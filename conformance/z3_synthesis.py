@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 
@@ -193,9 +194,15 @@ def _deadlock_witness(graph: FlowGraph, options: SynthesisOptions) -> Counterexa
     witness = bmc.witnesses.get(NO_DEADLOCK)
     if witness is None:
         # credits too large for a short run: every run terminates (Z3-RANK), so a
-        # maximal run of the model with enough supply ends in the deadlock
-        supply = max(e.credit.initial for e in graph.edges) + 1
-        return _model_run_deadlock(graph.with_publishes(supply))
+        # maximal run of the model with the right supply ends in the deadlock: enough
+        # messages that the acks on the edge outside the condition leave a remainder
+        # (k*n mod M) >= I, so its last grant never comes
+        for e in graph.edges:
+            i, m, k = e.credit.initial, e.credit.more_after, e.sends_per_message
+            if i >= 1 and m >= 1 and not (m - math.gcd(k, m) < i):
+                n = next(n for n in range(1, m + 1) if (k * n) % m >= i)
+                return _model_run_deadlock(graph.with_publishes(n))
+        return None
     system, finding = finding_from_witness(witness)
     return Counterexample(system, finding)
 
