@@ -45,6 +45,9 @@ class BmcOptions:
     ``invariant``: a proved invariant (template formula) added to every unrolled state:
     it removes no reachable state and prunes the search.
     ``shorten_ms``: time for making a witness shortest (default: ``timeout_ms``).
+    ``rank``: a proved ranking function (Z3-RANK, template term): every real step lowers
+    it, added to the unrolling as a constraint; ``max_steps``: a proved bound on the
+    length of every run (then a search to that depth is complete without asking).
     """
 
     depth: int = 20
@@ -55,6 +58,8 @@ class BmcOptions:
     invariant: z3.BoolRef | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     shorten_ms: int | None = None
+    rank: z3.ArithRef | None = None
+    max_steps: int | None = None
 
 
 @dataclass
@@ -83,11 +88,16 @@ class Unrolling:
     allowed in a terminal state (which then repeats)."""
 
     def __init__(
-        self, enc: NetworkEncoding, solver: z3.Solver, invariant: z3.BoolRef | None = None
+        self,
+        enc: NetworkEncoding,
+        solver: z3.Solver,
+        invariant: z3.BoolRef | None = None,
+        rank: z3.ArithRef | None = None,
     ) -> None:
         self.enc = enc
         self.solver = solver
         self.invariant = invariant
+        self.rank = rank
         self.states = [enc.state("s0")]
         self.acts: list[z3.ArithRef] = []
         self.live = [a for a in enc.actions if not z3.is_false(enc.guards[a])]
@@ -104,6 +114,9 @@ class Unrolling:
         self.solver.add(step_constraints(enc, s, act, t, self.live, stutter=True))
         if self.invariant is not None:
             self.solver.add(enc.at(self.invariant, t))
+        if self.rank is not None:
+            self.solver.add(z3.Or(act == len(self.live),
+                                  enc.at(self.rank, t) <= enc.at(self.rank, s) - 1))
         self.states.append(t)
         self.acts.append(act)
 
@@ -207,7 +220,7 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
     solver.add(enc.param_constraints)
     if options.assume is not None:
         solver.add(options.assume)
-    unrolling = Unrolling(enc, solver, options.invariant)
+    unrolling = Unrolling(enc, solver, options.invariant, options.rank)
     for _ in range(options.depth):
         unrolling.extend()
     formulas = enc.property_formulas(options.mailbox_bound)
@@ -237,7 +250,9 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
             witness = unrolling.witness(model, depth, pid, "invariant")
         result.witnesses[pid] = witness
         result.shortest[pid] = proved_shortest
-    if not result.unknown and len(result.witnesses) < len(wanted):
+    if options.max_steps is not None and options.depth >= options.max_steps:
+        result.complete = not result.unknown  # no run is longer: proved, not searched
+    elif not result.unknown and len(result.witnesses) < len(wanted):
         # complete iff no run can still move after `depth` steps
         moving = z3.Bool("still-moving")
         solver.add(z3.Implies(moving, z3.Not(enc.at(enc.terminal, unrolling.states[-1]))))

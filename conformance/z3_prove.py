@@ -259,13 +259,16 @@ def _settle_by_search(
     supply = _supply_substitution(enc_all, graph)
     lemmas = z3.substitute(inv.formula, *supply) if supply else inv.formula
     termination = report.termination
+    terminates = termination is not None and termination.proved
+    max_steps = None
+    if terminates:
+        bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
+        max_steps = bound.as_long() if z3.is_int_value(bound) else None
     depth = options.depth
     if depth is None:
         depth = DEFAULT_DEPTH
-        if termination is not None and termination.proved:
-            bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
-            if z3.is_int_value(bound) and bound.as_long() <= 2 * DEFAULT_DEPTH:
-                depth = bound.as_long()  # complete: no run is longer
+        if max_steps is not None and max_steps <= 2 * DEFAULT_DEPTH:
+            depth = max_steps  # complete: no run is longer
     report.depth = depth
     bmc = bounded_check(
         enc,
@@ -276,6 +279,8 @@ def _settle_by_search(
             properties=tuple(pid for pid in open_ids if pid != NO_DEADLOCK),
             invariant=lemmas,
             timeout_ms=options.timeout_ms,
+            rank=enc.rank() if terminates else None,
+            max_steps=max_steps,
         ),
     )
     report.bmc = bmc
@@ -357,7 +362,9 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
         report.verdicts[NO_DEADLOCK] = Verdict(
             NO_DEADLOCK, UNKNOWN, deadlock.rule or "none", deadlock.reason
         )
-    report.boundary = _boundary(enc, inv, outside, options)
+    report.boundary = _boundary(
+        enc, inv, outside, options, enc.rank() if termination.proved else None
+    )
     report.condition_exact = bool(report.conditions) and len(report.boundary) == len(outside)
     open_ids = [pid for pid in STATE_PROPERTIES if pid not in report.verdicts]
     if open_ids:
@@ -417,6 +424,7 @@ def _boundary(
     inv: InvariantProof,
     outside: list[tuple[str, z3.BoolRef]],
     options: ProveOptions,
+    rank: z3.ArithRef | None = None,
 ) -> list[Counterexample]:
     """Z3-BOUNDARY: per region just outside the condition, a deadlock found by BMC with
     symbolic credits and supplies. An edge that a structural automorphism of the graph
@@ -440,6 +448,7 @@ def _boundary(
                     invariant=inv.formula,
                     timeout_ms=options.timeout_ms,
                     shorten_ms=min(options.timeout_ms, BOUNDARY_SHORTEN_MS),
+                    rank=rank,
                 ),
             )
             witness = bmc.witnesses.get(NO_DEADLOCK)
