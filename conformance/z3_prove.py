@@ -75,7 +75,8 @@ class ProveOptions:
     """What to prove: graph overrides as in ``check`` (``credit``, ``publishes``,
     NET-ALL-CHECK, PROP-MAILBOX-BOUND), ``symbolic`` credits, the BMC ``depth``
     (default: enough to be complete for acyclic graphs when that is small, else
-    :data:`DEFAULT_DEPTH`), the per-query ``timeout_s`` and the largest ``k`` tried."""
+    :data:`DEFAULT_DEPTH`), the per-query ``timeout_s``, the largest ``k`` tried and the
+    time ``shorten_s`` for making a counterexample shortest."""
 
     credit: CreditSpec | None = None
     symbolic: bool = False
@@ -85,10 +86,16 @@ class ProveOptions:
     depth: int | None = None
     timeout_s: float = 60.0
     max_k: int = 3
+    shorten_s: float | None = None
 
     @property
     def timeout_ms(self) -> int:
         return max(1, int(self.timeout_s * 1000))
+
+    @property
+    def shorten_ms(self) -> int:
+        """Time for making a counterexample shortest (default: the solver timeout)."""
+        return self.timeout_ms if self.shorten_s is None else int(self.shorten_s * 1000)
 
 
 @dataclass
@@ -279,6 +286,7 @@ def _settle_by_search(
             properties=tuple(pid for pid in open_ids if pid != NO_DEADLOCK),
             invariant=lemmas,
             timeout_ms=options.timeout_ms,
+            shorten_ms=options.shorten_ms,
             rank=enc.rank() if terminates else None,
             max_steps=max_steps,
         ),
@@ -447,7 +455,7 @@ def _boundary(
                     assume=z3.And(region, _small_supplies(enc)),
                     invariant=inv.formula,
                     timeout_ms=options.timeout_ms,
-                    shorten_ms=min(options.timeout_ms, BOUNDARY_SHORTEN_MS),
+                    shorten_ms=min(options.shorten_ms, BOUNDARY_SHORTEN_MS),
                     rank=rank,
                 ),
             )

@@ -14,7 +14,7 @@ from creditflow.conformance.check import CheckOptions, check_graph
 from creditflow.conformance.explorer import NO_DEADLOCK
 from creditflow.conformance.graph_io import load_preset
 from creditflow.conformance.traces import network_trace, replay_network_document
-from creditflow.conformance.z3_bmc import BmcOptions, bounded_check
+from creditflow.conformance.z3_bmc import BmcOptions, bounded_check, k_induction
 from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
 from creditflow.conformance.z3_proofs import houdini, prove_termination
 from creditflow.conformance.z3_witness import (
@@ -148,3 +148,22 @@ def test_mapped_witness_replays():
     phi = {"channel": "channel", "queue1": "queue2", "queue2": "queue1", "store": "store"}
     _, finding = finding_from_witness(map_witness(witness, phi))
     assert finding.length == len(witness.actions)
+
+
+def test_k_induction():
+    """Z3-K-INDUCTION: conservation is 1-inductive on its own; a false mailbox bound fails
+    in the base case; with every sender checking, the store's two senders keep at most
+    2 + 2 messages in its mailbox, which closes with the lemmas (and 3 does not)."""
+    graph = load_preset("fanout").with_credit(CreditSpec(2, 1)).with_all_checking()
+    enc = NetworkEncoding(graph)
+
+    def bound(b):
+        return enc.property_formulas(mailbox_bound=b)["PROP-MAILBOX-BOUND"]
+
+    conserved = k_induction(enc, enc.property_formulas()["PROP-CONSERVATION"], 3)
+    assert conserved.proved and conserved.k == 1
+    too_small = k_induction(enc, bound(1), 3)
+    assert not too_small.proved and too_small.failed_base
+    inv = houdini(enc, enc.lemmas())
+    assert k_induction(enc, bound(4), 3, lemmas=inv.formula).proved
+    assert not k_induction(enc, bound(3), 3, lemmas=inv.formula).proved
