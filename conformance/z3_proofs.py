@@ -371,6 +371,11 @@ def prove_deadlock_freedom(
         )
     if not any(net.stalled):
         obligations = edge_lemma_obligations(enc, inv, cond, timeout_ms)
+        obligations.append(_obligation(
+            "terminal, nobody blocked => no pending work",
+            z3.And(context, enc.terminal, *(z3.Not(b) for b in enc.blocked)),
+            z3.Not(enc.pending), enc, timeout_ms,
+        ))
         if all(o.status == PROVED for o in obligations):
             return DeadlockProof(
                 True, "edge-lemma", obligations, condition, seconds=time.perf_counter() - started
