@@ -27,11 +27,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import z3
 
-from creditflow.conformance.z3_encoding import (
-    NetworkEncoding,
-    free_vars,
-    relevant,
-)
+from creditflow.conformance.z3_encoding import NetworkEncoding, free_vars
 from creditflow.model.network import BUMPS, DATA, DEFERRED, EDGE_FIELDS
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -107,25 +103,55 @@ def houdini(
             proof.dropped[name] = f"initial state ({verdict})"
             del lemmas[name]
     live = [a for a in enc.actions if not z3.is_false(enc.guards[a])]
+    assumed: dict[int, set[str]] = {}  # per action: the lemmas its last passing check used
+    lemma_vars = {name: {v.get_id() for v in free_vars(f)} for name, f in lemmas.items()}
+    # a lemma over many slots (nothing-lost) is checked on its own, so that the queries
+    # about the local lemmas stay as small as the action
+    wide = {n for n, ids in lemma_vars.items() if len(ids) > 2 * EDGE_FIELDS + 2}
+
+    def mentioning(ids: set[int], narrow: bool = True) -> dict[str, z3.BoolRef]:
+        return {
+            n: f for n, f in lemmas.items()
+            if lemma_vars[n] & ids and not (narrow and n in wide)
+        }
+
     changed = True
     while changed:
         changed = False
         for a in live:
-            writes = [enc.x[i] for i in enc.changed[a]]
-            affected = relevant(lemmas, writes)
+            if a in assumed and assumed[a] <= lemmas.keys():
+                continue  # nothing it relied on was dropped since it passed
+            writes = {enc.x[i].get_id() for i in enc.changed[a]}
+            affected = mentioning(writes, narrow=False)
             if not affected:
                 continue
             reads = set(writes)
             for expr in (enc.guards[a], *(enc.nexts[a][i] for i in enc.changed[a])):
-                reads.update(free_vars(expr))
-            local = relevant(lemmas, reads)
-            broken = _broken_by(enc, a, context, local, affected, timeout_ms, proof)
-            if broken:
-                broken = _broken_by(enc, a, context, lemmas, affected, timeout_ms, proof)
+                reads.update(v.get_id() for v in free_vars(expr))
+            local = mentioning(reads)
+            groups = [{n: f for n, f in affected.items() if n not in wide}]
+            groups += [{n: affected[n]} for n in affected if n in wide]
+            broken: dict[str, str] = {}
+            used = set(local)
+            for goals in groups:
+                if not goals:
+                    continue
+                assumptions = {**local, **{n: lemmas[n] for n in goals if n in wide}}
+                used |= assumptions.keys()
+                found = _broken_by(enc, a, context, assumptions, goals, timeout_ms, proof)
+                if found:  # perhaps only for want of a lemma about something else
+                    suspects = {n: goals[n] for n in found}
+                    found = _broken_by(enc, a, context, lemmas, suspects, timeout_ms, proof)
+                    used = set(lemmas)
+                broken.update(found)
             for name, why in broken.items():
                 proof.dropped[name] = f"{enc.describe(a)} ({why})"
                 del lemmas[name]
                 changed = True
+            if broken:
+                assumed.pop(a, None)  # re-check with what is left
+            else:
+                assumed[a] = used
     proof.lemmas = lemmas
     proof.seconds = time.perf_counter() - started
     return proof
@@ -143,7 +169,8 @@ def _broken_by(
     """The affected lemmas that ``action`` can break from a state satisfying ``assumed``."""
     nxt = enc.nexts[action]
     pre = z3.And(context, enc.guards[action], *assumed.values())
-    post = {name: enc.at(f, nxt) for name, f in affected.items()}
+    moved = [(enc.x[i], nxt[i]) for i in enc.changed[action]]
+    post = {name: z3.substitute(f, *moved) for name, f in affected.items()}
     proof.queries += 1
     verdict, model = check_valid(pre, _conj(post.values()), timeout_ms)
     if verdict == PROVED:
@@ -198,13 +225,19 @@ def prove_termination(
     t = time.perf_counter()
     verdict, _ = check_valid(context, rank >= 0, timeout_ms)
     obligations.append(Obligation("rank >= 0", verdict, time.perf_counter() - t))
+    lemma_vars = {n: {v.get_id() for v in free_vars(f)} for n, f in inv.lemmas.items()}
     for a in enc.actions:
         if z3.is_false(enc.guards[a]):
             continue
         t = time.perf_counter()
-        verdict, _ = check_valid(
-            z3.And(context, enc.guards[a]), enc.at(rank, enc.nexts[a]) <= rank - 1, timeout_ms
-        )
+        moved = [(enc.x[i], enc.nexts[a][i]) for i in enc.changed[a]]
+        lowered = z3.substitute(rank, *moved) <= rank - 1
+        touched = {enc.x[i].get_id() for i in enc.changed[a]}
+        local = [f for n, f in inv.lemmas.items() if lemma_vars[n] & touched]
+        hyp = z3.And(enc.param_constraints, enc.guards[a], *local)
+        verdict, _ = check_valid(hyp, lowered, timeout_ms)
+        if verdict != PROVED:  # perhaps for want of a lemma about something else
+            verdict, _ = check_valid(z3.And(context, enc.guards[a]), lowered, timeout_ms)
         obligations.append(
             Obligation(f"{enc.describe(a)} lowers the rank", verdict, time.perf_counter() - t)
         )
