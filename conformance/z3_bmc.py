@@ -67,7 +67,9 @@ class BmcResult:
     """Witnesses found (one per property id) and how far the search got.
 
     ``searched``: no witness of the properties not in ``witnesses`` exists within this
-    many steps (-1: not even that is known).
+    many steps (-1: not even that is known). Less than the depth asked for when a solver
+    call at that depth gave up: the search then deepens from :data:`DEEPENING` and
+    keeps the deepest depth decided.
     ``complete``: every run is terminal within ``searched`` steps, so "no witness" is a
     proof for every depth.
     ``unknown``: a solver call gave up before ``depth`` was decided.
@@ -236,10 +238,12 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
         bad = _bad_states(enc, unrolling, pid, formulas)
         solver.set("timeout", options.timeout_ms)
         found = _first_witness(solver, bad, len(bad) - 1, shorten / 1000, pid)
-        if found is None:
-            result.unknown = True
-            result.searched = -1
-            continue
+        if found is None:  # gave up at full depth: how deep can it decide?
+            found, reached = _deepening(solver, bad, shorten / 1000, pid)
+            result.searched = min(result.searched, reached)
+            if found is None:
+                result.unknown = True
+                continue
         if found == -1:
             continue
         depth, model, proved_shortest = found
@@ -259,6 +263,28 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
         result.complete = solver.check(moving) == z3.unsat
     result.seconds = time.perf_counter() - started
     return result
+
+
+#: Depths tried, in order, when a search at the full depth gives up.
+DEEPENING = (4, 8, 12, 16, 20, 24, 32, 48, 64)
+
+
+def _deepening(
+    solver: z3.Solver, bad: list[z3.BoolRef], budget_s: float, tag: str
+) -> tuple[tuple[int, z3.ModelRef, bool] | int | None, int]:
+    """Search ``bad[0..d]`` for growing ``d`` below the full depth until a witness is
+    found or a call gives up; return what was found and the deepest ``d`` decided."""
+    reached = -1
+    for d in DEEPENING:
+        if d >= len(bad) - 1:
+            break
+        found = _first_witness(solver, bad, d, budget_s, f"{tag}.deepening")
+        if found is None:
+            break
+        if found != -1:
+            return found, reached
+        reached = d
+    return None, reached
 
 
 def _first_witness(

@@ -320,7 +320,11 @@ def _settle_by_search(
         if ki.proved:
             report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction")
         elif bmc.unknown:
-            report.verdicts[pid] = Verdict(pid, UNKNOWN, "bmc", "a solver call timed out")
+            reached = (f"no counterexample within {bmc.searched} steps; "
+                       if bmc.searched >= 0 else "")
+            report.verdicts[pid] = Verdict(
+                pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
+            )
         else:
             report.verdicts[pid] = Verdict(
                 pid, NONE_FOUND, "bmc", f"no counterexample within {bmc.searched} steps"
