@@ -186,16 +186,19 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             con.print(escape(f"PROP-NO-DEADLOCK proved for all credit specs satisfying: "
                              f"{report.condition} (and every supply), rule {dl.method}"))
         for cond in report.conditions[:1]:
-            con.print(f"  the condition is derived by quantifier elimination from the edge "
-                      f"lemma (readable form proved equivalent: {cond.readable_equivalent})")
+            how = ("proved equivalent to" if cond.readable_equivalent
+                   else "NOT proved equivalent to")
+            con.print(escape(f"  derived by Z3 (quantifier elimination on the edge lemma), "
+                             f"{how} the condition above"))
         if report.boundary:
             exact = "exact" if report.condition_exact else "sufficient"
-            con.print(f"  {exact}: just outside it, Z3 finds a deadlock:")
+            con.print(f"  {exact}: just outside it Z3 finds a deadlock (other edges as given):")
         for entry in out["boundary"]:
-            where = entry["edge"] or "some edge"
-            con.print(escape(f"    {where}: credits {entry['credits']}, publishes "
-                             f"{entry['publishes']}: {entry['kind']} after {entry['length']} "
-                             f"steps - {entry['trace']}"))
+            edge = entry["edge"]
+            spec = entry["credits"].get(edge) if edge else entry["credits"]
+            where = f"{edge} {{{spec[0]},{spec[1]}}}" if edge else f"credits {spec}"
+            con.print(escape(f"    {where}, publishes {entry['publishes']}: {entry['kind']} "
+                             f"after {entry['length']} steps: {entry['trace']}"))
     if report.backlog is not None:
         state = "[green]proved" if report.backlog.proved else "[red]not proved"
         con.print(f"stalled-queue backlog ({state}[/]):")
