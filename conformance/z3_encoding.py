@@ -426,6 +426,15 @@ class NetworkEncoding:
             out[f"consumed[{name}]"] = x[slot] == 0 if net.stalled[n] else x[slot] >= 0
         if self.path_counts is not None:
             out["nothing-lost"] = self.nothing_lost()
+        elif all(len(edges) <= 1 for edges in net.out_edges):
+            # with cycles but no fan-out, every take forwards exactly one message: the
+            # messages in the system are the publishes read
+            supply = [term(self.symbolic_graph.nodes[n].publishes) - x[slot]
+                      for n, slot in net.remaining_slot.items()]
+            out["messages"] = z3.Sum(
+                [z3.IntVal(0)] + [x[EDGE_FIELDS * e + DATA] for e in range(net.n_edges)]
+                + [x[slot] for slot in net.delivered_slot.values()]
+            ) == z3.Sum([z3.IntVal(0)] + supply)
         return out
 
     # -- termination (Z3-RANK) -----------------------------------------------------------------
