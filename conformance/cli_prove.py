@@ -19,6 +19,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.graph_io import GraphFileError, load_graph
 from creditflow.conformance.render import deadlock_dot, write_picture
 from creditflow.conformance.traces import write_network_trace
+from creditflow.conformance.z3_encoding import LEMMA_FORMS
 from creditflow.conformance.z3_prove import (
     Counterexample,
     ProveOptions,
@@ -143,6 +144,8 @@ def prove(
         return
     out = summary(report)
     out["source"] = graph
+    kinds = {re.sub(r"\[.*\]$", "", n) for n in report.invariant.lemmas}
+    out["invariant_legend"] = {k: v for k, v in LEMMA_FORMS.items() if k in kinds}
     trace_path = trace_out or Path("counterexamples") / f"{report.graph.name}.prove.itf.json"
     primary = report.primary()
     if primary is not None:
@@ -177,6 +180,8 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     inv = report.invariant
     con.print(escape(f"invariant ({len(inv.lemmas)} lemmas, inductive): "
                      f"{lemma_kinds(sorted(inv.lemmas))}"))
+    for kind, form in out["invariant_legend"].items():
+        con.print(escape(f"  {kind}: {form}"))
     if report.termination is not None and report.termination.proved:
         con.print(escape(f"ranking: every step lowers {report.termination.rank}; every run "
                          f"has at most {report.termination.initial_rank} steps"))

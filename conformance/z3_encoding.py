@@ -48,6 +48,23 @@ from creditflow.model.network_properties import edge_conserved
 FIELD_LABELS = ("credit_from", "credit_to", "data", "bumps", "deferred")
 
 
+#: Z3-INVARIANT: what each kind of lemma says (``kind[edge]`` in the lemma names).
+LEMMA_FORMS = {
+    "counts": "data, bumps, deferred >= 0",
+    "conservation": "credit_from + k*data + (M - credit_to) + M*(bumps + deferred) = I",
+    "counter": "M >= 1 => 1 <= credit_to <= M; M <= 0 => credit_to <= M and no grants",
+    "residue": "M - credit_to is a multiple of gcd(k, M)",
+    "deferred-blocked": "deferred > 0 => the receiver is blocked",
+    "in-flight": "a checking sender: I >= 1 => credit_from >= 1 - k",
+    "stalled-receiver": "credit_to = M, no grants in flight or deferred",
+    "never-blocked": "the sender is never blocked on the edge",
+    "supply": "0 <= publishes_left <= P",
+    "consumed": "consumed >= 0 (= 0 if stalled)",
+    "nothing-lost": "consumed + paths-weighted data = paths-weighted publishes read",
+    "messages": "data in flight + consumed = publishes read",
+}
+
+
 class Credits(Enum):
     """How credit specs enter the encoding (Z3-SYMBOLIC-CREDITS)."""
 
