@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ import click
 from creditflow.conformance import exit_codes
 from creditflow.conformance.graph_io import GraphFileError, load_graph
 from creditflow.conformance.render import deadlock_dot, write_picture
-from creditflow.conformance.traces import write_network_trace
+from creditflow.conformance.itf import write_document
+from creditflow.conformance.traces import network_trace
 from creditflow.conformance.z3_encoding import LEMMA_FORMS
 from creditflow.conformance.z3_prove import (
     Counterexample,
@@ -57,8 +59,14 @@ def lemma_kinds(names: list[str]) -> str:
 
 def _write(cex: Counterexample, path: Path, source: str, picture: bool = True) -> dict[str, Any]:
     """Write a counterexample's trace (and picture) before anything is reported."""
-    written: dict[str, Any] = {"trace": str(write_network_trace(cex.system, cex.finding, path,
-                                                                source=source))}
+    f = cex.finding
+    doc = network_trace(
+        cex.system, f, source,
+        description=f"creditflow Z3 counterexample for {f.property_id} ({f.kind}), found by "
+        f"bounded model checking and replayed through the model, created "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+    )
+    written: dict[str, Any] = {"trace": str(write_document(doc, path))}
     if picture:
         finding = cex.finding
         run = finding.path + finding.continuation
