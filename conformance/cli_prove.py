@@ -18,8 +18,8 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.graph_io import GraphFileError, load_graph
-from creditflow.conformance.render import deadlock_dot, write_picture
 from creditflow.conformance.itf import write_document
+from creditflow.conformance.render import deadlock_dot, write_picture
 from creditflow.conformance.traces import network_trace
 from creditflow.conformance.z3_encoding import LEMMA_FORMS
 from creditflow.conformance.z3_prove import (
