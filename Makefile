@@ -26,6 +26,7 @@ lint: setup
 bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
 	$(BIN)/python benchmarks/conform_bench.py
+	$(BIN)/python benchmarks/z3_bench.py
 
 clean:
 	rm -rf $(VENV) out counterexamples build dist *.egg-info .pytest_cache .hypothesis

@@ -17,6 +17,7 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.check import CheckOptions, check_graph, exit_code, summary
+from creditflow.conformance.cli_prove import prove, synth
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.graph_io import GraphFileError, load_graph, preset_names
 from creditflow.conformance.render import deadlock_dot, write_picture
@@ -275,7 +276,7 @@ from creditflow.conformance.cli_accounts import accounts, alarms  # noqa: E402
 from creditflow.conformance.cli_conform import adapters, conform, replay  # noqa: E402
 from creditflow.conformance.cli_paging import paging  # noqa: E402
 
-for _command in (conform, replay, adapters, paging, accounts, alarms):
+for _command in (prove, synth, conform, replay, adapters, paging, accounts, alarms):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
