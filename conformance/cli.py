@@ -17,41 +17,18 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.check import CheckOptions, check_graph, exit_code, summary
+from creditflow.conformance.cli_common import CreditParam, console, fail
 from creditflow.conformance.cli_prove import prove, synth
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.graph_io import GraphFileError, load_graph, preset_names
 from creditflow.conformance.render import deadlock_dot, write_picture
 from creditflow.conformance.traces import write_network_trace
-from creditflow.model.credit_spec import CreditSpec, parse_credit
+from creditflow.model.credit_spec import CreditSpec
 from creditflow.model.graph import GraphError
 
 EXIT_CODES_HELP = "\n".join(
     f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
 )
-
-
-def console() -> Any:
-    """A rich console on stdout; wide when stdout is not a terminal (logs, CI)."""
-    from rich.console import Console
-
-    return Console(width=None if sys.stdout.isatty() else 160)
-
-
-def fail(message: str, code: int = exit_codes.USAGE) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
-
-
-class CreditParam(click.ParamType):
-    name = "I,M"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> CreditSpec:
-        if isinstance(value, CreditSpec):
-            return value
-        try:
-            return parse_credit(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 @contextmanager

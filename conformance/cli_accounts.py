@@ -24,14 +24,10 @@ from creditflow.conformance.accounts_io import (
     load_actor_graph,
 )
 from creditflow.conformance.check import exit_code
+from creditflow.conformance.cli_common import fail
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, explore
 from creditflow.conformance.model_traces import write_model_trace
 from creditflow.model.accounts_graph import ActorGraphError
-
-
-def _fail(message: str, code: int = exit_codes.USAGE) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
 
 
 @click.group()
@@ -79,7 +75,7 @@ def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound
                                   max_states=max_states, symmetry=not no_symmetry)
         system, result = check_actor_graph(g, options)
     except (ActorGraphFileError, ActorGraphError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     report = accounts_summary(system, result)
     report["source"] = graph
@@ -191,7 +187,7 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
              for i in range(publishers)]
     conns += [ConnectionSpec(f"con{i}", node=i % nodes, consumes=True) for i in range(consumers)]
     if not conns:
-        _fail("give at least one publisher or consumer")
+        fail("give at least one publisher or consumer")
     config = AlarmConfig(tuple(conns), nodes=tuple(f"rabbit@n{i}" for i in range(nodes)),
                          disk=disk, node_down=node_down, profile=profile)
     system = CheckedAlarms(config)
@@ -247,7 +243,7 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
             actual = broker_alarm_run(broker, before, after, expected.checkpoints,
                                       empty_body=empty_body)
     except BrokerError as exc:
-        _fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
     rows = []
     for want, got in zip(expected.checkpoints, actual.checkpoints, strict=True):
@@ -303,11 +299,11 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
     )
 
     if (adapter is None) == (adapter_cmd is None):
-        _fail("give exactly one of --adapter and --adapter-cmd")
+        fail("give exactly one of --adapter and --adapter-cmd")
     try:
         g = load_actor_graph(graph_name)
     except (ActorGraphFileError, ActorGraphError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     path = trace_out or Path("counterexamples") / f"{g.name}.accounts-divergence.itf.json"
     impl: Any = None
@@ -317,7 +313,7 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
         hello = impl.hello()
         result = conform(impl, g, runs=runs, max_steps=max_steps, seed=seed, trace_out=path)
     except AdapterError as exc:
-        _fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
     finally:
         if impl is not None:

@@ -19,6 +19,7 @@ from creditflow.adapters.registry import (
 )
 from creditflow.adapters.subprocess_adapter import DEFAULT_TIMEOUT
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli_common import fail
 from creditflow.conformance.conform import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_STEPS,
@@ -32,11 +33,6 @@ from creditflow.conformance.expectations import ExpectationsError, load_expectat
 from creditflow.conformance.itf import TraceFormatError
 from creditflow.conformance.process_traces import load_trace, trace_files
 from creditflow.conformance.replay import DIVERGED, FAILED, PASS, XFAIL, XPASS, replay_traces
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -145,7 +141,7 @@ def _print_conform(result: ConformResult) -> None:
     if result.failure is not None:
         if result.trace_path is not None:
             click.echo(f"trace (up to the failure): {result.trace_path}")
-        _fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
+        fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.divergence is None:
         click.echo(f"CONFORMANT: no divergence in {result.ops:,} ops ({result.seconds:.1f} s)")
         return
@@ -207,14 +203,14 @@ def replay(
             raise TraceFormatError(f"no *.itf.json traces in {', '.join(map(str, traces))}")
         loaded = [load_trace(f) for f in files]
     except (TraceFormatError, ExpectationsError) as exc:
-        _fail(str(exc), exit_codes.USAGE)
+        fail(str(exc), exit_codes.USAGE)
         return
     report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
     if as_json:
         click.echo(json.dumps(replay_json(report)))
         sys.exit(report.exit_code)
     if report.failure is not None and not report.outcomes:
-        _fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
+        fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
     click.echo(f"creditflow replay: {report.adapter}"
                + (f" ({report.implementation})" if report.implementation else ""))
     for o in report.outcomes:
@@ -239,7 +235,7 @@ def replay(
     summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
     click.echo(f"{len(report.outcomes)} traces: {summary}")
     if report.failure is not None:
-        _fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
+        fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
     sys.exit(report.exit_code)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli_common import CreditParam, fail
 from creditflow.conformance.graph_io import GraphFileError, load_graph
 from creditflow.conformance.itf import write_document
 from creditflow.conformance.render import deadlock_dot, write_picture
@@ -30,25 +31,8 @@ from creditflow.conformance.z3_prove import (
     prove_graph,
     summary,
 )
-from creditflow.model.credit_spec import CreditSpec, parse_credit
+from creditflow.model.credit_spec import CreditSpec
 from creditflow.model.graph import GraphError
-
-
-class _Credit(click.ParamType):
-    name = "I,M"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> CreditSpec:
-        if isinstance(value, CreditSpec):
-            return value
-        try:
-            return parse_credit(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def fail(message: str, code: int = exit_codes.USAGE) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
 
 
 def lemma_kinds(names: list[str]) -> str:
@@ -87,7 +71,7 @@ def _slug(edge: str) -> str:
 
 @click.command()
 @click.argument("graph")
-@click.option("--credit", type=_Credit(), help="Set every edge's credit spec, e.g. 400,200.")
+@click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
 @click.option("--symbolic", is_flag=True,
               help="Every edge its own symbolic spec, every source a symbolic supply: prove "
               "for all of them, find the exact credit condition for deadlock freedom.")
@@ -243,7 +227,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
 @click.option("--bound", type=click.IntRange(min=0), help="The mailbox bound B (--goal mailbox).")
 @click.option("--per-edge", is_flag=True, help="One I per edge instead of one for all "
               "(deadlock-free only).")
-@click.option("--credit", type=_Credit(), help="Start from this spec on every edge (its M is "
+@click.option("--credit", type=CreditParam(), help="Start from this spec on every edge (its M is "
               "kept; I is synthesised).")
 @click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
 @click.option("--max-credit", type=click.IntRange(min=1),
