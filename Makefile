@@ -17,13 +17,16 @@ demo: setup
 	$(BIN)/creditflow demo --out out
 
 test: setup
-	$(BIN)/python -m pytest -n 2 -p xdist tests
+	$(BIN)/python -m pytest -n 2 -p xdist -m "not broker and not spark" tests
+	$(BIN)/python -m pytest -p no:xdist -m "broker or spark" tests
 
 lint: setup
 	$(BIN)/ruff check .
 
 bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
+	$(BIN)/python benchmarks/conform_bench.py
+	$(BIN)/python benchmarks/z3_bench.py
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py

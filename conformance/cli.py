@@ -15,42 +15,20 @@ from typing import Any
 
 import click
 
-from creditflow.conformance import cli_sweep, exit_codes
+from creditflow.conformance import exit_codes
 from creditflow.conformance.check import CheckOptions, check_graph, exit_code, summary
+from creditflow.conformance.cli_common import CreditParam, console, fail
+from creditflow.conformance.cli_prove import prove, synth
 from creditflow.conformance.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.graph_io import GraphFileError, load_graph, preset_names
 from creditflow.conformance.render import deadlock_dot, write_picture
 from creditflow.conformance.traces import write_network_trace
-from creditflow.model.credit_spec import CreditSpec, parse_credit
+from creditflow.model.credit_spec import CreditSpec
 from creditflow.model.graph import GraphError
 
 EXIT_CODES_HELP = "\n".join(
     f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
 )
-
-
-def console() -> Any:
-    """A rich console on stdout; wide when stdout is not a terminal (logs, CI)."""
-    from rich.console import Console
-
-    return Console(width=None if sys.stdout.isatty() else 160)
-
-
-def fail(message: str, code: int = exit_codes.USAGE) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
-
-
-class CreditParam(click.ParamType):
-    name = "I,M"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> CreditSpec:
-        if isinstance(value, CreditSpec):
-            return value
-        try:
-            return parse_credit(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 @contextmanager
@@ -270,9 +248,15 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         out.print(f"picture: {report['svg'] or report['dot']}")
 
 
-main.add_command(cli_sweep.sweep)
-main.add_command(cli_sweep.report)
-main.add_command(cli_sweep.replay_corpus)
+# Commands of the other areas, each in its own module.
+from creditflow.conformance.cli_accounts import accounts, alarms  # noqa: E402
+from creditflow.conformance.cli_conform import adapters, conform, replay  # noqa: E402
+from creditflow.conformance.cli_paging import paging  # noqa: E402
+from creditflow.conformance.cli_sweep import replay_corpus, report, sweep  # noqa: E402
+
+for _command in (prove, synth, conform, replay, adapters, paging, accounts, alarms,
+                 sweep, report, replay_corpus):
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

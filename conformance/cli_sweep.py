@@ -18,16 +18,12 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli_common import console, fail
 
 MASTER_HELP = (
     "Spark master: local[*] (default: every core of this machine), local[N], "
     "spark://HOST:PORT, yarn, k8s://… Under spark-submit the submitted master is used."
 )
-
-
-def _fail(message: str, code: int = exit_codes.USAGE) -> None:
-    click.echo(f"creditflow: error: {message}", err=True)
-    sys.exit(code)
 
 
 def _stderr_console() -> Any:
@@ -152,7 +148,7 @@ def sweep(
     try:
         spec = load_sweep(sweepfile)
     except SweepFileError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     out = out or Path("sweeps") / spec.name
     store = SweepStore(out)
@@ -164,7 +160,7 @@ def sweep(
             store.prepare(spec.text)
         plan = plan_sweep(spec, store, retry)
     except (StoreError, GraphError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     show = sys.stderr.isatty() if progress is None else progress
     if dry_run or not as_json:
@@ -190,7 +186,7 @@ def sweep(
             handle = start_spark(master, app_name=f"creditflow sweep {spec.name}",
                                  ship_code=ship_code)
     except SparkSetupError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     try:
         runner = SparkRunner(handle.sc)
@@ -200,7 +196,7 @@ def sweep(
             result = run_sweep(plan, store, runner, batch_size=batch_size, progress=update,
                                master=handle.master)
     except EngineError as exc:
-        _fail(f"{exc}; rows committed so far are in {out} (rerun to resume)",
+        fail(f"{exc}; rows committed so far are in {out} (rerun to resume)",
               exit_codes.ADAPTER_FAILURE)
         return
     except KeyboardInterrupt:
@@ -256,7 +252,7 @@ def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
     try:
         written = write_report(sweep_dir, out, top)
     except ReportError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     data = written.data
     if as_json:
@@ -267,12 +263,11 @@ def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
 
 
 def _print_report(data: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    out = console()
     verdicts = ", ".join(f"{v} {n:,}" for v, n in data.verdicts.items())
-    console.print(f"[bold]{data.cases:,} cases[/bold] in {data.sweep_dir}: {verdicts}")
+    out.print(f"[bold]{data.cases:,} cases[/bold] in {data.sweep_dir}: {verdicts}")
     families = Table(title="families")
     for column in ("family", "kind", "graphs", "cases", "deadlock rate", "incomplete",
                    "failed"):
@@ -281,7 +276,7 @@ def _print_report(data: Any) -> None:
         rate = "" if f["deadlock_rate"] is None else f"{f['deadlock_rate']:.0%}"
         families.add_row(f["family"], f["kind"], str(f["graphs"]), str(f["cases"]), rate,
                          str(f["incomplete"]), str(f["failed"]))
-    console.print(families)
+    out.print(families)
     safe = Table(title="minimal safe credit (least I whose every {I,M} case holds)")
     for column in ("family", "variant", "publishes", "M", "min safe I", "safe above"):
         safe.add_column(column)
@@ -291,14 +286,14 @@ def _print_report(data: Any) -> None:
             "none" if r["min_safe_initial"] is None else str(r["min_safe_initial"]),
             "yes" if r["safe_above"] else "no",
         )
-    console.print(safe)
+    out.print(safe)
     slow = Table(title="slowest cases")
     for column in ("graph", "credit", "variant", "publishes", "verdict", "states", "seconds"):
         slow.add_column(column)
     for r in data.slowest[:10]:
         slow.add_row(r["graph_id"], r["credit_label"], r["variant"], str(r["publishes"]),
                      r["verdict"], f"{r['states'] or 0:,}", f"{r['seconds']:.3f}")
-    console.print(slow)
+    out.print(slow)
 
 
 @click.command("replay-corpus")
@@ -358,7 +353,7 @@ def replay_corpus(
         resolve_replay(replay_fn)
         files = corpus_files(corpus, pattern)
     except ReplayError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     show = sys.stderr.isatty() if progress is None else progress
     try:
@@ -366,14 +361,14 @@ def replay_corpus(
             handle = start_spark(master, app_name="creditflow replay-corpus",
                                  ship_code=ship_code)
     except SparkSetupError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     try:
         with _sweep_progress(show, len(files)) as update:
             result = run_replay(files, replay_fn, SparkRunner(handle.sc), out,
                                 batch_size=batch_size, progress=update)
     except EngineError as exc:
-        _fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
     finally:
         handle.stop()

@@ -12,7 +12,7 @@ reached from ``u`` by running safe actions until none is enabled (EXP-SAFE).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -159,22 +159,45 @@ def _from_graph(
     for i, state in enumerate(graph.states):
         if len(found) == len(wanted):
             break
-        for pid in system.violations(state):
-            if pid in wanted and pid not in found:
-                found[pid] = _finding(system, pid, "invariant", _run(system, graph, i, symmetry))
-        if NO_DEADLOCK in wanted and NO_DEADLOCK not in found and i + 1 < len(graph.offsets):
-            terminal = graph.is_terminal(i) and system.pending_work(state)
-            stuck = graph.stuck[i] if graph.stuck else 0
-            if stuck or terminal:
-                run = _run(system, graph, i, symmetry)
-                found[NO_DEADLOCK] = _finding(
-                    system,
-                    NO_DEADLOCK,
-                    "terminal" if terminal else "blocked-forever",
-                    run,
-                    _frame(symmetry, stuck, run[-1][1]),
-                )
+        expanded = i + 1 < len(graph.offsets)
+        _record(
+            system,
+            state,
+            wanted if expanded else wanted - {NO_DEADLOCK},
+            found,
+            lambda i=i: _run(system, graph, i, symmetry),
+            expanded and graph.is_terminal(i) and system.pending_work(state),
+            lambda i=i: graph.stuck[i] if graph.stuck else 0,
+            symmetry,
+        )
     return found
+
+
+def _record(
+    system: TransitionSystem,
+    state: Hashable,
+    wanted: set[str],
+    found: dict[str, Finding],
+    make_run: Callable[[], Run],
+    terminal: bool,
+    stuck_of: Callable[[], int],
+    symmetry: object | None,
+) -> None:
+    """Record the first witness of each wanted property that ``state`` violates."""
+    for pid in system.violations(state):
+        if pid in wanted and pid not in found:
+            found[pid] = _finding(system, pid, "invariant", make_run())
+    if NO_DEADLOCK in wanted and NO_DEADLOCK not in found:
+        stuck = 0 if terminal else stuck_of()
+        if terminal or stuck:
+            run = make_run()
+            found[NO_DEADLOCK] = _finding(
+                system,
+                NO_DEADLOCK,
+                "terminal" if terminal else "blocked-forever",
+                run,
+                _frame(symmetry, stuck, run[-1][1]),
+            )
 
 
 def _run(system: TransitionSystem, graph: StateGraph, i: int, symmetry: object | None) -> Run:
@@ -237,22 +260,16 @@ def _search_full(
     while i < len(states) and len(found) < len(wanted) and len(states) <= max_states:
         state = states[i]
         nexts = system.successors(state)
-        for pid in system.violations(state):
-            if pid in wanted and pid not in found:
-                run = _concrete_run(system, chain(i), symmetry)
-                found[pid] = _finding(system, pid, "invariant", run)
-        if NO_DEADLOCK in wanted and NO_DEADLOCK not in found:
-            terminal = not nexts and system.pending_work(state)
-            stuck = 0 if terminal else stuck_in(state)
-            if terminal or stuck:
-                run = _concrete_run(system, chain(i), symmetry)
-                found[NO_DEADLOCK] = _finding(
-                    system,
-                    NO_DEADLOCK,
-                    "terminal" if terminal else "blocked-forever",
-                    run,
-                    _frame(symmetry, stuck, run[-1][1]),
-                )
+        _record(
+            system,
+            state,
+            wanted,
+            found,
+            lambda i=i: _concrete_run(system, chain(i), symmetry),
+            not nexts and system.pending_work(state),
+            lambda state=state: stuck_in(state),
+            symmetry,
+        )
         for a, nxt in nexts:
             if canon is not None:
                 nxt = canon(nxt)[0]

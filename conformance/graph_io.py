@@ -1,14 +1,17 @@
 """Reading process graphs from files and presets (NET-FILE, NET-GRAPH).
 
-Accepted: networkx node-link JSON (``.json``; ``edges`` or ``links``) and GraphML
-(``.graphml``). A bare name such as ``fanout`` is a preset shipped in
-``spec/graphs/``. Every problem is a :class:`GraphFileError` whose message names
-the file and the problem on one line.
+Accepted: networkx node-link JSON (``.json``; ``edges`` or ``links``), GraphML
+(``.graphml``) and Graphviz DOT (``.dot``/``.gv``, read through Graphviz's own parser,
+``dot -Tdot_json``; presentation attributes such as ``shape`` are ignored). A bare
+name such as ``fanout`` is a preset shipped in ``spec/graphs/``. Every problem is a
+:class:`GraphFileError` whose message names the file and the problem on one line.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import networkx as nx
@@ -78,11 +81,72 @@ def _node_link(data: object) -> nx.DiGraph:
     return g
 
 
+#: Graphviz presentation attributes a DOT file may carry; they mean nothing to the model.
+_DOT_PRESENTATION = frozenset(
+    {"shape", "color", "fillcolor", "style", "fontname", "fontsize", "fontcolor", "penwidth",
+     "width", "height", "pos", "rankdir", "labelloc", "xlabel", "tooltip", "URL", "arrowhead",
+     "arrowtail", "dir", "weight", "constraint", "rank", "bb", "splines", "nodesep", "ranksep",
+     "label"}
+)
+
+
+_DOT_STRUCTURE = frozenset(
+    {"_gvid", "name", "tail", "head", "directed", "strict", "objects", "edges"}
+)
+
+
+def _dot(path: Path) -> nx.DiGraph:
+    dot = shutil.which("dot")
+    if dot is None:
+        raise GraphError("reading DOT needs Graphviz's dot program (apt-get install graphviz)")
+    done = subprocess.run(
+        [dot, "-Tdot_json", str(path)], capture_output=True, text=True, timeout=60
+    )
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
+        raise GraphError(f"not valid DOT ({reason.removeprefix('Error: ')})")
+    data = json.loads(done.stdout)
+    if not data.get("directed", False):
+        raise GraphError("the graph must be directed (digraph)")
+    if not data.get("strict", True) and _has_parallel_edges(data):
+        raise GraphError("an edge appears twice; give each ordered pair once")
+
+    def attrs(obj: dict) -> dict:
+        return {
+            k: v
+            for k, v in obj.items()
+            if k not in _DOT_PRESENTATION
+            and k not in _DOT_STRUCTURE
+            and not k.startswith("_")
+        }
+
+    g = nx.DiGraph(**attrs(data))
+    if data.get("name") and not data["name"].startswith("%"):
+        g.graph["name"] = data["name"]
+    names = []
+    for obj in data.get("objects", []):
+        if "nodes" in obj or "subgraphs" in obj:
+            continue  # a subgraph/cluster: its nodes are listed on their own
+        names.append(obj["name"])
+        g.add_node(obj["name"], **attrs(obj))
+    by_id = {obj["_gvid"]: obj["name"] for obj in data.get("objects", []) if "name" in obj}
+    for edge in data.get("edges", []):
+        g.add_edge(by_id[edge["tail"]], by_id[edge["head"]], **attrs(edge))
+    return g
+
+
+def _has_parallel_edges(data: dict) -> bool:
+    pairs = [(e["tail"], e["head"]) for e in data.get("edges", [])]
+    return len(pairs) != len(set(pairs))
+
+
 def load_graph_file(path: str | Path) -> FlowGraph:
     """Read and validate a graph file; raise :class:`GraphFileError` naming the file."""
     path = Path(path)
     try:
-        if path.suffix.lower() == ".graphml":
+        if path.suffix.lower() in (".dot", ".gv"):
+            g = _dot(path)
+        elif path.suffix.lower() == ".graphml":
             try:
                 g = nx.read_graphml(path)
             except Exception as exc:  # networkx raises assorted XML/parse errors

@@ -55,15 +55,15 @@ class ProcessCredit:
         self._hash: int | None = None
 
     def _with(self, **changes: object) -> ProcessCredit:
-        fields = {
-            "credit_from": self.credit_from,
-            "credit_to": self.credit_to,
-            "blocked": self.blocked,
-            "deferred": self.deferred,
-            "blocked_at": self.blocked_at,
-        }
-        fields.update(changes)
-        return ProcessCredit(**fields)  # type: ignore[arg-type]
+        """A copy with some fields changed (the others are shared: nothing mutates)."""
+        get = changes.get
+        return ProcessCredit(
+            get("credit_from", self.credit_from),  # type: ignore[arg-type]
+            get("credit_to", self.credit_to),  # type: ignore[arg-type]
+            get("blocked", self.blocked),  # type: ignore[arg-type]
+            get("deferred", self.deferred),  # type: ignore[arg-type]
+            get("blocked_at", self.blocked_at),  # type: ignore[arg-type]
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ProcessCredit):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
+from creditflow.model.attributes import as_bool, as_int, reject_unknown
 from creditflow.model.credit_spec import CreditSpec
 
 #: NET-SOURCE: supply of a source node that gives no ``publishes`` of its own.
@@ -129,32 +130,15 @@ class FlowGraph:
 
 
 def _bool(value: object, what: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
-        return value.strip().lower() in ("true", "1")
-    raise GraphError(f"{what} must be true or false, got {value!r}")
+    return as_bool(value, what, GraphError)
 
 
 def _int(value: object, what: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool):
-        raise GraphError(f"{what} must be an integer, got {value!r}")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            raise GraphError(f"{what} must be an integer, got {value!r}") from None
-    else:
-        raise GraphError(f"{what} must be an integer, got {value!r}")
-    if minimum is not None and number < minimum:
-        raise GraphError(f"{what} must be >= {minimum}, got {number}")
-    return number
+    return as_int(value, what, minimum, GraphError)
+
+
+def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
+    reject_unknown(keys, allowed, what, GraphError)
 
 
 def _credit(value: object, what: str) -> CreditSpec:
@@ -167,15 +151,6 @@ def _credit(value: object, what: str) -> CreditSpec:
     if len(parts) != 2:
         raise GraphError(f"{what} must be [InitialCredit, MoreCreditAfter], got {value!r}")
     return CreditSpec(_int(parts[0], f"{what}[0]"), _int(parts[1], f"{what}[1]"))
-
-
-def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
-    for key in keys:
-        if key not in allowed and not str(key).startswith(("x-", "_")):
-            raise GraphError(
-                f"{what}: unknown attribute {key!r} (allowed: {', '.join(sorted(allowed))}; "
-                "prefix your own with 'x-')"
-            )
 
 
 def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: str) -> CreditSpec:

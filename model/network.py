@@ -20,8 +20,9 @@ per-process model in :mod:`creditflow.model.credit_flow` keeps the multiset;
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from creditflow.model.graph import FlowGraph
 
@@ -85,21 +86,30 @@ class CreditNetwork:
         self.initial_credit = tuple(e.credit.initial for e in graph.edges)
         self.more_after = tuple(e.credit.more_after for e in graph.edges)
         self.debits = tuple(e.sends_per_message for e in graph.edges)
-        # NET-BLOCKED: credit_from slots whose value <= 0 blocks the sender.
-        self.blocking_slots = tuple(
-            tuple(
-                EDGE_FIELDS * i + CREDIT_FROM
-                for i, (s, _) in enumerate(self.edge_ends)
-                if s == n and graph.edges[i].credit.blocks
-            )
-            for n in range(self.n_nodes)
-        )
+        # NET-BLOCKED, CF-DISABLED: whether each edge can block its sender (I >= 1). Kept
+        # as the spec's own test, not as a plain bool, so that the Z3 encoding
+        # (conformance/z3_encoding.py) can run this very code on symbolic credits.
+        self.edge_blocks = tuple(e.credit.blocks for e in graph.edges)
         self.out_edges = tuple(
             tuple(i for i, (s, _) in enumerate(self.edge_ends) if s == n)
             for n in range(self.n_nodes)
         )
         self.in_edges = tuple(
             tuple(i for i, (_, r) in enumerate(self.edge_ends) if r == n)
+            for n in range(self.n_nodes)
+        )
+        #: Every action of the graph, in the fixed order of :meth:`enabled`.
+        self.actions = (
+            tuple(READ << ACTION_SHIFT | n for n in self.source_nodes)
+            + tuple(TAKE << ACTION_SHIFT | e for e in range(n_edges))
+            + tuple(BUMP << ACTION_SHIFT | e for e in range(n_edges))
+        )
+
+    @cached_property
+    def blocking_slots(self) -> tuple[tuple[int, ...], ...]:
+        """NET-BLOCKED: per node, the credit_from slots whose value <= 0 blocks it."""
+        return tuple(
+            tuple(EDGE_FIELDS * e + CREDIT_FROM for e in self.out_edges[n] if self.edge_blocks[e])
             for n in range(self.n_nodes)
         )
 
@@ -118,17 +128,18 @@ class CreditNetwork:
     def field(self, state: State, edge: int, field: int) -> int:
         return state[EDGE_FIELDS * edge + field]
 
-    def is_blocked(self, state: State, node: int) -> bool:
+    def blocks_on(self, state: Sequence[int], edge: int) -> bool:
+        """NET-BLOCKED: the sender of ``edge`` is blocked on its receiver: the edge can
+        block (CF-DISABLED) and its credit_from is used up."""
+        return self.edge_blocks[edge] and state[EDGE_FIELDS * edge + CREDIT_FROM] <= 0
+
+    def is_blocked(self, state: Sequence[int], node: int) -> bool:
         """NET-BLOCKED: some blocking out-edge of ``node`` has no credit left."""
-        return any(state[slot] <= 0 for slot in self.blocking_slots[node])
+        return any(self.blocks_on(state, e) for e in self.out_edges[node])
 
     def blockers(self, state: State, node: int) -> tuple[int, ...]:
         """The nodes ``node`` is blocked on (NET-BLOCKED)."""
-        return tuple(
-            self.edge_ends[e][1]
-            for e in self.out_edges[node]
-            if self.graph.edges[e].credit.blocks and state[EDGE_FIELDS * e + CREDIT_FROM] <= 0
-        )
+        return tuple(self.edge_ends[e][1] for e in self.out_edges[node] if self.blocks_on(state, e))
 
     def blocked_mask(self, state: State) -> int:
         """Bit ``n`` set iff node ``n`` is blocked."""
@@ -170,17 +181,20 @@ class CreditNetwork:
             return False
         return not (self.checks[node] and self.is_blocked(state, node))
 
+    def is_enabled(self, state: State, action: int) -> bool:
+        """The guard of one action: NET-READ (supply left), NET-TAKE (a message waiting),
+        NET-BUMP (a grant waiting, the sender not stalled)."""
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+        if kind == READ:
+            return state[self.remaining_slot[index]] > 0 and self._can_work(state, index)
+        if kind == TAKE:
+            receiver = self.edge_ends[index][1]
+            return state[EDGE_FIELDS * index + DATA] > 0 and self._can_work(state, receiver)
+        return state[EDGE_FIELDS * index + BUMPS] > 0 and not self.stalled[self.edge_ends[index][0]]
+
     def enabled(self, state: State) -> Iterator[int]:
-        """The actions enabled in ``state``, in a fixed order."""
-        for node in self.source_nodes:
-            if state[self.remaining_slot[node]] > 0 and self._can_work(state, node):
-                yield READ << ACTION_SHIFT | node
-        for e, (_, receiver) in enumerate(self.edge_ends):
-            if state[EDGE_FIELDS * e + DATA] > 0 and self._can_work(state, receiver):
-                yield TAKE << ACTION_SHIFT | e
-        for e, (sender, _) in enumerate(self.edge_ends):
-            if state[EDGE_FIELDS * e + BUMPS] > 0 and not self.stalled[sender]:
-                yield BUMP << ACTION_SHIFT | e
+        """The actions enabled in ``state``, in a fixed order (:attr:`actions`)."""
+        return (a for a in self.actions if self.is_enabled(state, a))
 
     def _forward(self, s: list[int], node: int) -> None:
         """NET-FORWARD: ``send`` toward every successor (CF-SEND, possibly blocking the
@@ -227,9 +241,7 @@ class CreditNetwork:
             s[base + BUMPS] -= 1
             credit = s[base + CREDIT_FROM]
             s[base + CREDIT_FROM] = credit + self.more_after[index]
-            if credit <= 0 < credit + self.more_after[index] and not any(
-                s[slot] <= 0 for slot in self.blocking_slots[sender]
-            ):
+            if credit <= 0 < credit + self.more_after[index] and not self.is_blocked(s, sender):
                 for g in self.in_edges[sender]:
                     gb = EDGE_FIELDS * g
                     s[gb + BUMPS] += s[gb + DEFERRED]

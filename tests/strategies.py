@@ -49,3 +49,43 @@ def process_graphs(
                     sends_per_message=draw(st.sampled_from([1, 1, 1, 2])),
                 )
     return flow_graph_from_networkx(g)
+
+
+@st.composite
+def actor_graphs(
+    draw: st.DrawFn,
+    max_actors: int = 4,
+    max_reads: int = 3,
+    max_limit: int = 3,
+    allow_stalled: bool = False,
+    allow_crash: bool = True,
+    allow_timer: bool = True,
+    shared_accounts: bool = False,
+):
+    """A small random acyclic actor graph (AC-GRAPH) with one or two readers."""
+    from creditflow.model.accounts_graph import actor_graph_from_networkx
+
+    n = draw(st.integers(2, max_actors))
+    g = nx.DiGraph(name="random-actors", limit=draw(st.integers(0, max_limit)))
+    names = [f"x{i}" for i in range(n)]
+    n_readers = draw(st.integers(1, min(2, n - 1)))
+    for i, name in enumerate(names):
+        attrs: dict[str, object] = {}
+        if i < n_readers:
+            attrs["reads"] = draw(st.integers(1, max_reads))
+            attrs["batch"] = draw(st.sampled_from([1, 1, 2]))
+            if shared_accounts:
+                attrs["account"] = "shared"
+        else:
+            if allow_stalled and draw(st.integers(0, 5)) == 0:
+                attrs["stalled"] = True
+            if allow_timer and draw(st.integers(0, 5)) == 0:
+                attrs["timer"] = draw(st.integers(1, 2))
+        if allow_crash and draw(st.integers(0, 4)) == 0:
+            attrs["may_crash"] = True
+        g.add_node(name, **attrs)
+    for i in range(n):
+        for j in range(max(i + 1, n_readers), n):
+            if draw(st.integers(0, 2)) == 0 or (j == i + 1 and draw(st.booleans())):
+                g.add_edge(names[i], names[j], events=draw(st.sampled_from([1, 1, 2])))
+    return actor_graph_from_networkx(g)

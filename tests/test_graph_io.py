@@ -99,3 +99,27 @@ def test_missing_file_and_unknown_preset():
         load_graph("does/not/exist.json")
     with pytest.raises(GraphFileError, match="presets: "):
         load_graph("no-such-preset")
+
+
+def test_dot_through_graphviz(tmp_path):
+    """NET-FILE: DOT files, read by Graphviz itself; presentation attributes ignored."""
+    path = tmp_path / "g.dot"
+    path.write_text(
+        'digraph publish { credit="2,1";\n'
+        '  reader [source=true, publishes=4, shape=box];\n'
+        '  channel; queue [stalled=true, color=grey];\n'
+        '  reader -> channel [credit="3,1", penwidth=2];\n'
+        "  channel -> queue;\n}\n"
+    )
+    graph = load_graph_file(path)
+    assert graph.name == "publish"
+    assert [e.credit for e in graph.edges] == [CreditSpec(3, 1), CreditSpec(2, 1)]
+    assert graph.node("queue").stalled and graph.sources[0].publishes == 4
+    bad = tmp_path / "bad.dot"
+    bad.write_text("digraph { a -> }")
+    with pytest.raises(GraphFileError, match="not valid DOT"):
+        load_graph_file(bad)
+    twice = tmp_path / "twice.dot"
+    twice.write_text('digraph { a [source=true]; a -> b [credit="1,1"]; a -> b; }')
+    with pytest.raises(GraphFileError, match="appears twice"):
+        load_graph_file(twice)

@@ -70,6 +70,9 @@ def test_wheel_installs_and_imports_everything(tmp_path):
         "import creditflow.model as m\n"
         "from creditflow.conformance.graph_io import preset_names\n"
         "print(len(names), pathlib.Path(m.__file__).parent, ','.join(preset_names()))\n"
+        "from creditflow.conformance.regressions import corpus_dir\n"
+        "from creditflow.adapters.rabbitmq import escript_path\n"
+        "print(len(list(corpus_dir().glob('*.itf.json'))), escript_path().is_file())\n"
     )
     out = subprocess.run(
         [py, "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path
@@ -77,6 +80,7 @@ def test_wheel_installs_and_imports_everything(tmp_path):
     assert int(out[0]) >= len(source_packages())
     assert out[1].startswith(site)
     assert "fanout" in out[2].split(",")
+    assert int(out[3]) >= 10 and out[4] == "True"  # the trace corpus and the escript
     help_text = subprocess.run(
         [venv / "bin" / "creditflow", "presets"], check=True, capture_output=True, text=True
     ).stdout

@@ -35,7 +35,7 @@ def cited(rule: str, text: str) -> bool:
 
 def test_spec_has_rules():
     ids = spec_ids()
-    for prefix in ("CF-", "NET-", "PROP-", "EXP-", "TRACE-"):
+    for prefix in ("CF-", "NET-", "PROP-", "EXP-", "TRACE-", "AD-"):
         assert any(i.startswith(prefix) for i in ids), prefix
 
 

@@ -84,13 +84,15 @@ def test_missing_and_yaml_files(tmp_path):
         load_sweep(tmp_path / "s.yaml")
 
 
-def test_prove_hook_is_rejected_clearly_until_it_exists():
-    """SW-CHECKER: 'prove' names the Z3 checker's module and says it is not there yet."""
-    with pytest.raises(CheckerError, match="creditflow.conformance.prove:sweep_checker"):
-        resolve_checker("prove")
-    with pytest.raises(SweepFileError, match="checker 'prove' is not available"):
-        sweep("[[family]]\nkind = 'broker'\ncheckers = ['prove']\n")
+def test_checker_names():
+    """SW-CHECKER: built-in names, plug-ins by module:function, one-line errors."""
+    assert resolve_checker("explore").__name__ == "explore_checker"
+    assert resolve_checker("prove").__name__ == "prove_checker"
     assert resolve_checker("tests.sweep_plugins:spin").__name__ == "spin"
+    with pytest.raises(CheckerError, match="cannot load no.such:thing"):
+        resolve_checker("no.such:thing")
+    with pytest.raises(SweepFileError, match="checker 'tests.sweep_plugins:nope'"):
+        sweep("[[family]]\nkind = 'broker'\ncheckers = ['tests.sweep_plugins:nope']\n")
 
 
 def test_broker_topology_double_debits_mirrors():

@@ -1,11 +1,10 @@
 """Sweeps and corpus replays through a real local Spark session, end to end.
 
-One session for the whole module (starting Spark costs 10-15 s), and every test here on
-one xdist worker, so only one JVM starts: pyproject's addopts distribute by file
-(``--dist loadfile``), and the tests also carry an ``xdist_group`` mark for
-``--dist loadgroup`` (which pytest 9.2 + xdist 3.8 ignore: xdist sets ``item._nodeid``,
-which pytest 9 no longer reads). Missing Java or pyspark makes these tests fail, never
-skip.
+One session for the whole module (starting Spark costs 10-15 s). The tests carry
+``xdist_group("spark")``: pytest 9.2 + xdist 3.8 ignore groups (xdist sets
+``item._nodeid``, which pytest 9 no longer reads), so conftest.py marks them ``spark`` and
+`make test` runs them in its single-process pass, where one JVM serves them all.
+Missing Java or pyspark makes these tests fail, never skip.
 """
 
 from __future__ import annotations
@@ -94,10 +93,18 @@ def rows_of(out: Path) -> list[dict]:
 
 def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
     """SW-ENGINE, SW-ROW, SW-TRACE, SW-COMMIT, SW-RESUME: a sweep through Spark writes one
-    row per case with the explorer's verdicts and a replayable trace per counterexample;
-    Spark SQL reads the rows; a rerun runs nothing; a lost part file's cases (and only
-    those) run again."""
-    path = sweep_file(tmp_path)
+    row per case with the explorer's verdicts (and Z3's, SW-CHECKER) and a replayable
+    trace per counterexample; Spark SQL reads the rows; a rerun runs nothing; a lost part
+    file's cases (and only those) run again."""
+    path = sweep_file(tmp_path, extra=textwrap.dedent("""
+        [[family]]
+        kind = "layered"
+        name = "proved"
+        widths = [1, 2]
+        credits = { specs = [[1, 1]] }
+        variants = ["all-check"]
+        checkers = ["prove"]
+    """))
     out = tmp_path / "out"
     result = cli("sweep", str(path), "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
@@ -115,6 +122,10 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
         system, explored = check_graph(case_graph(case.graph.graph, case.task),
                                        CheckOptions(max_states=case.task.max_states))
         expected = summary(system, explored)
+        if case.task.checker == "prove":
+            assert (row["verdict"], row["states"], row["deadlock"]) == ("holds", None, False)
+            assert expected["deadlock"] is False and expected["complete"]
+            continue
         assert (row["states"], row["deadlock"], row["complete"]) == (
             expected["states"], expected["deadlock"], expected["complete"])
         assert (row["nodes"], row["cycles"], row["variant"]) == (
@@ -281,6 +292,32 @@ def test_replay_corpus(spark, tmp_path):
     assert rows["boom.itf.json"]["message"].startswith("KeyError: 'adapter lost")
     assert rows["cycle3.itf.json"]["status"] == "ok"
     assert rows["tampered.itf.json"]["status"] == "diverged"
+
+
+def test_replay_corpus_against_adapters(spark, tmp_path):
+    """SW-REPLAY: the shipped per-process corpus replayed across executors against the
+    REAL credit_flow module (adapter:rabbitmq, an Erlang VM per worker) passes; against a
+    mutant it diverges on exactly the traces its expectations file lists."""
+    corpus = ROOT / "conformance" / "corpus"
+    traces = sorted(corpus.glob("**/*.itf.json"))
+    result = cli("replay-corpus", str(corpus), "--replay", "adapter:rabbitmq",
+                 "--out", str(tmp_path / "real"), "--json")
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(tmp_path / "real").to_pylist()
+    assert sorted(r["path"] for r in rows) == [str(t) for t in traces]
+    assert {r["status"] for r in rows} == {"ok"} and all(r["steps"] > 0 for r in rows)
+
+    mutant = "peer-down-no-unblock"
+    expected = json.loads((ROOT / "conformance" / "expectations" /
+                           f"mutant-{mutant}.json").read_text())["known_divergences"]
+    result = cli("replay-corpus", str(corpus), "--replay", f"adapter:mutant:{mutant}",
+                 "--out", str(tmp_path / "mutant"), "--json")
+    assert result.exit_code == 1, result.output
+    rows = pq.read_table(tmp_path / "mutant").to_pylist()
+    diverged = {Path(r["path"]).name.removesuffix(".itf.json"): r for r in rows
+                if r["status"] == "diverged"}
+    assert set(diverged) == set(expected)
+    assert all("peer_down" in r["message"] for r in diverged.values())
 
 
 def test_bad_input_is_exit_2_without_starting_spark(tmp_path):

@@ -1,6 +1,6 @@
 """`creditflow sweep` in fresh processes: started by hand with no Spark variables set,
-and under spark-submit. Each starts its own JVM, so this module is apart from
-test_sweep_spark.py's shared session (pyproject's addopts distribute tests by file)."""
+and under spark-submit. Each starts its own JVM (no shared session), so these run in
+`make test`'s parallel pass."""
 
 from __future__ import annotations
 

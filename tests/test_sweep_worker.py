@@ -82,6 +82,47 @@ def test_results_match_a_direct_check():
     assert "deadlock" in seen and "holds" in seen
 
 
+def test_prove_checker_agrees_with_explore():
+    """SW-CHECKER, Z3-PROVE: where both decide, the Z3 checker's verdicts are the
+    explorer's (where Z3 cannot prove, the case is incomplete, never a wrong verdict);
+    its counterexample is a replayable trace; it explores no states."""
+    text = textwrap.dedent("""
+        name = "p"
+        [budget]
+        max_seconds = 60
+        [settings]
+        credits = { specs = [[1, 1], [2, 1]] }
+        variants = ["all-check"]
+        publishes = [2]
+        checkers = ["explore", "prove"]
+        [[family]]
+        kind = "layered"
+        widths = [1, 2]
+        [[family]]
+        kind = "random-cyclic"
+        nodes = 2
+        edges = 2
+    """)
+    cases = expand(parse_sweep(text, "p.toml"))[0]
+    results = {(c.graph.graph_id, c.task.credit, c.task.checker): r for c, r in run_all(cases)}
+    verdicts = set()
+    for (graph_id, credit, checker), proved in results.items():
+        if checker != "prove":
+            continue
+        explored = results[(graph_id, credit, "explore")]
+        assert explored["complete"] and proved["states"] is None
+        if proved["verdict"] == "incomplete":
+            assert proved["deadlock"] is None or proved["deadlock"] == explored["deadlock"]
+            continue
+        assert (proved["verdict"], proved["deadlock"], proved["conservation"]) == (
+            explored["verdict"], explored["deadlock"], explored["conservation"])
+        assert proved["exit_code"] == explored["exit_code"]
+        verdicts.add(proved["verdict"])
+        if proved["deadlock"]:
+            replay_network_document(json.loads(zlib.decompress(proved["trace_z"])))
+    assert verdicts == {"holds", "deadlock"}
+
+
 def test_state_budget_gives_incomplete():
     """SW-BUDGET, EXP-BUDGET: a tiny state budget leaves undecided cases 'incomplete'
     with null (not false) deadlock verdicts."""

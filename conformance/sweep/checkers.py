@@ -6,12 +6,10 @@ call ``budget.tick(states)`` now and then (the wall-clock budget is enforced the
 no alarm signal is available) and bound any long native call itself (a Z3 solver:
 ``timeout`` = :meth:`CaseBudget.remaining` in ms).
 
-Names: ``explore`` (the explicit-state explorer, :func:`explore_checker`) is built in.
-``prove`` is the hook for the Z3 checker of issue 3: it resolves to
-``creditflow.conformance.prove:sweep_checker`` as soon as that module provides it (see
-:data:`BUILTIN`); until then a sweep file naming it is rejected with a clear message.
-Any other ``package.module:function`` with this signature is imported by name on the
-driver (to validate) and on every executor (so it must be installed there).
+Names: ``explore`` (the explicit-state explorer, :func:`explore_checker`) and ``prove``
+(Z3, :func:`prove_checker`) are built in (:data:`BUILTIN`). Any other
+``package.module:function`` with this signature is imported by name on the driver (to
+validate) and on every executor (so it must be installed there).
 """
 
 from __future__ import annotations
@@ -60,7 +58,8 @@ class CheckerOutcome:
     complete: bool
     deadlock: bool | None
     conservation: bool | None
-    states: int
+    #: states explored (None for a checker that explores none, as Z3)
+    states: int | None
     transitions: int | None = None
     deadlock_kind: str | None = None
     blocked_forever: list[str] = field(default_factory=list)
@@ -112,11 +111,59 @@ def explore_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
     )
 
 
-#: SW-CHECKER: built-in names and where they live. ``prove`` is the hook for issue 3's
-#: Z3 checker: its module is expected to define ``sweep_checker(graph, budget)``.
+#: Z3's per-query timeout never exceeds this, whatever remains of the case's budget.
+PROVE_QUERY_SECONDS = 60.0
+
+
+def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
+    """SW-CHECKER ``prove``: :func:`~creditflow.conformance.z3_prove.prove_graph` (Z3-PROVE)
+    on the case's graph. Every solver query is bounded by what remains of the case's
+    wall-clock budget (a native call the alarm cannot interrupt); a property is decided
+    when it is ``proved`` or ``violated``; a bounded search or a solver that gave up
+    leaves it undecided (``incomplete``). A counterexample is replayed through the model
+    by ``prove`` itself and written as the explorer's are (TRACE-ITF)."""
+    from creditflow.conformance.traces import network_trace
+    from creditflow.conformance.z3_prove import ProveOptions, exit_code, prove_graph
+
+    budget.tick(0)
+    seconds = max(1.0, min(PROVE_QUERY_SECONDS, budget.remaining()))
+    report = prove_graph(graph, ProveOptions(timeout_s=seconds, shorten_s=min(5.0, seconds)))
+    budget.tick(0)
+
+    def decided(pid: str) -> bool | None:
+        verdict = report.verdicts.get(pid)
+        if verdict is None or verdict.status not in ("proved", "violated"):
+            return None
+        return verdict.status == "proved"
+
+    holds_deadlock_free = decided("PROP-NO-DEADLOCK")
+    primary = report.primary()
+    deadlock = report.counterexamples.get("PROP-NO-DEADLOCK")
+    trace = None
+    if primary is not None:
+        trace = network_trace(
+            primary.system, primary.finding, source=graph.name,
+            description=f"creditflow sweep counterexample (Z3) for "
+            f"{primary.finding.property_id} ({primary.finding.kind}) on {graph.name}",
+        )
+    return CheckerOutcome(
+        complete=all(v.status in ("proved", "violated") for v in report.verdicts.values()),
+        deadlock=None if holds_deadlock_free is None else not holds_deadlock_free,
+        conservation=decided("PROP-CONSERVATION"),
+        states=None,
+        deadlock_kind=deadlock.finding.kind if deadlock else None,
+        blocked_forever=list(deadlock.finding.processes) if deadlock else [],
+        violated=sorted(pid for pid, v in report.verdicts.items() if v.status == "violated"),
+        shortest_counterexample=primary.finding.length if primary else None,
+        exit_code=exit_code(report),
+        trace=trace,
+    )
+
+
+#: SW-CHECKER: built-in names and where they live.
 BUILTIN: dict[str, str] = {
     "explore": "creditflow.conformance.sweep.checkers:explore_checker",
-    "prove": "creditflow.conformance.prove:sweep_checker",
+    "prove": "creditflow.conformance.sweep.checkers:prove_checker",
 }
 
 _registered: dict[str, Checker] = {}
@@ -143,11 +190,6 @@ def resolve_checker(name: str) -> Checker:
         module = importlib.import_module(module_name)
         checker = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
-        if name == "prove":
-            raise CheckerError(
-                "checker 'prove' is not available in this installation: it needs "
-                f"{target} (the Z3 checker, issue 3); use 'explore'"
-            ) from None
         raise CheckerError(f"checker {name!r}: cannot load {target} ({exc})") from None
     if not callable(checker):
         raise CheckerError(f"checker {name!r}: {target} is not callable")

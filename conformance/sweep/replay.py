@@ -11,12 +11,17 @@ trace replays, and signals the outcome otherwise by what it raises:
 
 It may also return an object with ``ok = False`` (and a ``message``) for a divergence;
 ``states`` (a list) or ``steps`` (an int) on the returned object give the row's step
-count. Built in: ``network`` = ``replay_network_trace`` (the explorer's traces through
-the model). The adapters of issue 4 plug in by name: ``package.module:function``.
+count. Built in: ``network`` = ``replay_network_trace`` (the explorer's network traces
+through the model), and ``adapter:NAME`` for every adapter of ``creditflow adapters``
+(``adapter:rabbitmq`` = the real ``credit_flow`` module in an Erlang VM, ``adapter:reference``,
+``adapter:mutant:…``): per-process and network traces replayed by
+:func:`creditflow.conformance.replay.replay_trace`, one adapter kept open per executor
+process (restarted after it fails). Any other function: ``package.module:function``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import socket
@@ -33,6 +38,7 @@ from creditflow.conformance.itf import TraceFormatError
 from creditflow.conformance.traces import TraceReplayError
 
 BUILTIN_REPLAY = {"network": "creditflow.conformance.traces:replay_network_trace"}
+ADAPTER_PREFIX = "adapter:"
 STATUSES = ("ok", "diverged", "bad-trace", "error", "crashed")
 
 ReplayFn = Callable[[str], Any]
@@ -42,13 +48,69 @@ class ReplayError(ValueError):
     """Bad usage of the replay job; the message is one line."""
 
 
+@dataclass
+class AdapterReplayed:
+    """What an adapter replay returns (SW-REPLAY's ``ok``/``message``/``steps``)."""
+
+    ok: bool
+    status: str
+    steps: int
+    message: str = ""
+
+
+_open_adapters: dict[str, Any] = {}
+
+
+def adapter_replay(adapter_name: str) -> ReplayFn:
+    """SW-REPLAY: replay a trace file against the named adapter (issue 4's adapters). A
+    failing adapter raises ``AdapterFailure`` (an ``error`` row) and is restarted for the
+    next trace."""
+    from creditflow.adapters.registry import UnknownAdapter, adapter_factory
+
+    try:
+        factory = adapter_factory(adapter_name)
+    except UnknownAdapter as exc:
+        raise ReplayError(str(exc)) from None
+
+    def replay(path: str) -> AdapterReplayed:
+        from creditflow.adapters.base import AdapterFailure
+        from creditflow.conformance.process_traces import load_trace
+        from creditflow.conformance.replay import replay_trace
+
+        loaded = load_trace(path)
+        adapter = _open_adapters.get(adapter_name)
+        if adapter is None:
+            adapter = _open_adapters[adapter_name] = factory()
+        try:
+            outcome = replay_trace(adapter, loaded)
+        except AdapterFailure:
+            _open_adapters.pop(adapter_name, None)
+            with contextlib.suppress(Exception):
+                adapter.close()
+            raise
+        message = ""
+        if outcome.divergence is not None:
+            d = outcome.divergence
+            fields = ", ".join(
+                f"{f.field}: model {f.model!r}, implementation {f.implementation!r}"
+                for f in d.diffs
+            )
+            message = f"after op {d.index + 1} ({d.op}): {fields}"
+        return AdapterReplayed(outcome.ok, outcome.status, len(loaded.trace.ops), message)
+
+    return replay
+
+
 def resolve_replay(name: str) -> ReplayFn:
-    """SW-REPLAY: the replay function called ``name`` (built in, or module:function)."""
+    """SW-REPLAY: the replay function called ``name`` (built in, ``adapter:NAME``, or
+    module:function)."""
+    if name.startswith(ADAPTER_PREFIX):
+        return adapter_replay(name.removeprefix(ADAPTER_PREFIX))
     target = BUILTIN_REPLAY.get(name, name)
     if ":" not in target:
         raise ReplayError(
-            f"unknown replay function {name!r} (built in: {', '.join(BUILTIN_REPLAY)}; "
-            "or name one as package.module:function)"
+            f"unknown replay function {name!r} (built in: {', '.join(BUILTIN_REPLAY)}, "
+            "adapter:NAME; or name one as package.module:function)"
         )
     module_name, _, attr = target.partition(":")
     try:
@@ -61,7 +123,9 @@ def resolve_replay(name: str) -> ReplayFn:
 
 
 def corpus_files(corpus: Path, pattern: str) -> list[str]:
-    files = sorted(str(p) for p in corpus.glob(pattern) if p.is_file())
+    """The trace files under ``corpus``, as absolute paths (executors do not share the
+    driver's working directory)."""
+    files = sorted(str(p.resolve()) for p in corpus.glob(pattern) if p.is_file())
     if not files:
         raise ReplayError(f"{corpus}: no files match {pattern!r}")
     return files

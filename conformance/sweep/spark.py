@@ -125,12 +125,20 @@ def package_zip(directory: Path) -> Path:
     one folder per subpackage, as installed)."""
     path = directory / "creditflow.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        # zipimport finds a namespace package (creditflow/) only by its directory entry
+        archive.writestr("creditflow/", "")
         for name in PACKAGES:
             module = __import__(f"creditflow.{name}", fromlist=["__file__"])
             root = Path(module.__file__).resolve().parent
             for file in sorted(root.rglob("*")):
-                if file.is_file() and "__pycache__" not in file.parts:
-                    archive.write(file, f"creditflow/{name}/{file.relative_to(root)}")
+                if "__pycache__" in file.parts:
+                    continue
+                target = f"creditflow/{name}/{file.relative_to(root)}"
+                if file.is_dir():
+                    archive.writestr(target + "/", "")
+                else:
+                    archive.write(file, target)
+            archive.writestr(f"creditflow/{name}/", "")
     return path
 
 

@@ -205,11 +205,11 @@ def run_case(task: CaseTask, base: FlowGraph) -> dict[str, Any]:
                 else None
             )
     except CaseTimeout:
+        explored = f" ({budget.states:,} states explored)" if budget.states else ""
         return failure_result(
             task.case_id, "timeout",
-            f"no verdict within max_seconds = {task.max_seconds:g} "
-            f"({budget.states} states explored)",
-            time.monotonic() - started, budget.states,
+            f"no verdict within max_seconds = {task.max_seconds:g}{explored}",
+            time.monotonic() - started, budget.states or None,
         )
     except Exception as exc:  # a case's own failure becomes its row (SW-FAILURE)
         return failure_result(task.case_id, "error", _error_text(exc),

@@ -1,0 +1,22 @@
+"""Mutant peer-down-keeps-credit: peer_down forgets credit_to but keeps the credit_from entry
+of the dead peer (CF-PEER-DOWN)."""
+
+from __future__ import annotations
+
+from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+
+
+class Process(CreditFlowProcess):
+
+    def peer_down(self, peer: str) -> None:
+        self.unblock(peer)
+        self.credit_to.pop(peer, None)
+
+
+class MutantAdapter(Adapter):
+    name = "mutant peer-down-keeps-credit"
+    process_class = Process
+
+
+if __name__ == "__main__":
+    main(MutantAdapter)

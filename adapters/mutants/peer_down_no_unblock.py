@@ -1,0 +1,22 @@
+"""Mutant peer-down-no-unblock: peer_down forgets the dead peer but does not unblock on it: the
+CF4 regression (CF-PEER-DOWN)."""
+
+from __future__ import annotations
+
+from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+
+
+class Process(CreditFlowProcess):
+
+    def peer_down(self, peer: str) -> None:
+        self.credit_from.pop(peer, None)
+        self.credit_to.pop(peer, None)
+
+
+class MutantAdapter(Adapter):
+    name = "mutant peer-down-no-unblock"
+    process_class = Process
+
+
+if __name__ == "__main__":
+    main(MutantAdapter)

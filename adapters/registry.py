@@ -1,0 +1,73 @@
+"""Adapters by name, for the CLI and the pytest plugin (``--adapter NAME``) and for
+any command speaking the protocol (``--adapter-cmd CMD``, AD-CMD)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from creditflow.adapters.base import Adapter
+from creditflow.adapters.mutants import mutants
+from creditflow.adapters.subprocess_adapter import DEFAULT_TIMEOUT, SubprocessAdapter
+
+#: The built-in adapters and what they run.
+BUILTIN = {
+    "reference": "the Python model, in-process",
+    "reference-process": "the Python model as a protocol subprocess (tests the driver)",
+    "python-template": "adapters/python_template.py, the documented template, as a subprocess",
+    "rabbitmq": "the REAL credit_flow module of the installed RabbitMQ, in an Erlang VM",
+}
+MUTANT_PREFIX = "mutant:"
+
+
+class UnknownAdapter(ValueError):
+    """An ``--adapter`` name that is not known (a usage error)."""
+
+
+def adapter_names() -> dict[str, str]:
+    """Every name ``--adapter`` accepts, with a description."""
+    names = dict(BUILTIN)
+    for m in mutants().values():
+        names[MUTANT_PREFIX + m.name] = f"mutant: {m.fault}"
+    return names
+
+
+def adapter_factory(
+    name: str, *, rabbitmq_ebin: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> Callable[[], Adapter]:
+    """A function that starts the named adapter (so that a failure to start is
+    reported as an adapter failure, exit 3); :class:`UnknownAdapter` at once if the
+    name is unknown."""
+    if name == "reference":
+        from creditflow.adapters.reference import ReferenceAdapter
+
+        return ReferenceAdapter
+    if name == "reference-process":
+        argv = [sys.executable, "-m", "creditflow.adapters.reference_server"]
+        return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
+    if name == "python-template":
+        argv = [sys.executable, "-m", "creditflow.adapters.python_template"]
+        return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
+    if name == "rabbitmq":
+        from creditflow.adapters.rabbitmq import RabbitMQAdapter
+
+        return lambda: RabbitMQAdapter(rabbitmq_ebin, timeout=timeout)
+    if name.startswith(MUTANT_PREFIX):
+        mutant = mutants().get(name.removeprefix(MUTANT_PREFIX))
+        if mutant is not None:
+            return lambda: SubprocessAdapter(mutant.command(), name=name, timeout=timeout)
+    raise UnknownAdapter(
+        f"unknown adapter {name!r} (known: {', '.join(BUILTIN)}, mutant:NAME; "
+        "see `creditflow adapters`)"
+    )
+
+
+def command_factory(command: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[[], Adapter]:
+    """AD-CMD: a command line (split like a POSIX shell) that speaks the protocol."""
+    argv = shlex.split(command)
+    if not argv:
+        raise UnknownAdapter("--adapter-cmd is empty")
+    name = Path(argv[-1] if len(argv) > 1 and argv[0].startswith("python") else argv[0]).stem
+    return lambda: SubprocessAdapter(argv, name=name or "command", timeout=timeout)

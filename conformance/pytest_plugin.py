@@ -1,0 +1,164 @@
+"""The pytest plugin (entry point ``pytest11``): a trace corpus as test items
+(AD-CORPUS), so that CI can gate an implementation on every trace ever pinned.
+
+    pytest corpus/ --creditflow-adapter rabbitmq --junitxml=conformance.xml
+    pytest corpus/ --creditflow-adapter-cmd "python3 my_adapter.py" \\
+        --creditflow-expectations known.json
+
+With an adapter chosen (option or ini ``creditflow_adapter`` / ``creditflow_adapter_cmd``)
+every ``*.itf.json`` file collected becomes one item that replays the trace against the
+adapter (TRACE-PROCESS-REPLAY); without one the plugin collects nothing. A trace listed
+in the expectations file is a strict ``xfail`` (AD-EXPECTATIONS). One adapter process
+serves the whole session (per xdist worker) and is restarted after a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from creditflow.adapters.base import Adapter, AdapterFailure
+from creditflow.adapters.registry import UnknownAdapter, adapter_factory, command_factory
+from creditflow.adapters.subprocess_adapter import DEFAULT_TIMEOUT
+from creditflow.conformance.conform_report import divergence_lines
+from creditflow.conformance.expectations import (
+    Expectations,
+    ExpectationsError,
+    load_expectations,
+)
+from creditflow.conformance.itf import TraceFormatError
+from creditflow.conformance.process_traces import SUFFIX, load_trace
+from creditflow.conformance.replay import DIVERGED, ReplayOutcome, replay_trace
+
+
+class _Session:
+    """The adapter shared by every trace item of a test session."""
+
+    def __init__(self, factory: Callable[[], Adapter], expectations: Expectations | None) -> None:
+        self.factory = factory
+        self.expectations = expectations
+        self._adapter: Adapter | None = None
+
+    def adapter(self) -> Adapter:
+        if self._adapter is None:
+            self._adapter = self.factory()
+        return self._adapter
+
+    def drop(self) -> None:
+        if self._adapter is not None:
+            self._adapter.close()
+            self._adapter = None
+
+
+SESSION = pytest.StashKey[_Session]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("creditflow", "creditflow: replay a trace corpus against an adapter")
+    group.addoption("--creditflow-adapter", metavar="NAME",
+                    help="Built-in adapter to replay *.itf.json traces against "
+                    "(reference, rabbitmq, python-template, mutant:NAME, ...).")
+    group.addoption("--creditflow-adapter-cmd", metavar="CMD",
+                    help="Command speaking the creditflow adapter protocol.")
+    group.addoption("--creditflow-expectations", metavar="FILE",
+                    help="Known divergences (JSON): listed traces are strict xfail.")
+    group.addoption("--creditflow-rabbitmq-ebin", metavar="DIR",
+                    help="The rabbit_common ebin folder holding credit_flow.beam.")
+    group.addoption("--creditflow-timeout", type=float, default=None, metavar="SECONDS",
+                    help=f"Adapter response timeout (default {DEFAULT_TIMEOUT:g}).")
+    parser.addini("creditflow_adapter", "Built-in adapter for *.itf.json traces.")
+    parser.addini("creditflow_adapter_cmd", "Adapter command for *.itf.json traces.")
+    parser.addini("creditflow_expectations", "Expectations file (known divergences).")
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(f"--creditflow-{name.replace('_', '-')}")
+    if value is None and name in ("adapter", "adapter_cmd", "expectations"):
+        value = config.getini(f"creditflow_{name}") or None
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    name, command = _setting(config, "adapter"), _setting(config, "adapter_cmd")
+    if name is None and command is None:
+        return
+    if name is not None and command is not None:
+        raise pytest.UsageError("give only one of --creditflow-adapter, --creditflow-adapter-cmd")
+    timeout = _setting(config, "timeout") or DEFAULT_TIMEOUT
+    try:
+        factory = (
+            command_factory(command, timeout=timeout)
+            if command is not None
+            else adapter_factory(name, rabbitmq_ebin=_setting(config, "rabbitmq_ebin"),
+                                 timeout=timeout)
+        )
+        path = _setting(config, "expectations")
+        expectations = load_expectations(path) if path else None
+    except (UnknownAdapter, ExpectationsError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION] = _Session(factory, expectations)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION, None)
+    if session is not None:
+        session.drop()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if SESSION in parent.config.stash and file_path.name.endswith(SUFFIX):
+        return TraceFile.from_parent(parent, path=file_path)
+    return None
+
+
+class TraceFile(pytest.File):
+    """A trace file: one item."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        name = self.path.name.removesuffix(SUFFIX)
+        item = TraceItem.from_parent(self, name=name)
+        expectations = self.config.stash[SESSION].expectations
+        reason = expectations.reason(name) if expectations else None
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+        yield item
+
+
+class TraceDiverged(Exception):
+    def __init__(self, outcome: ReplayOutcome) -> None:
+        super().__init__(str(outcome.trace.path))
+        self.outcome = outcome
+
+
+class TraceItem(pytest.Item):
+    """Replay one trace against the session's adapter (TRACE-PROCESS-REPLAY)."""
+
+    def runtest(self) -> None:
+        loaded = load_trace(self.path)
+        session = self.config.stash[SESSION]
+        try:
+            outcome = replay_trace(session.adapter(), loaded)
+        except AdapterFailure:
+            session.drop()
+            raise
+        if outcome.status == DIVERGED:
+            raise TraceDiverged(outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        exc = excinfo.value
+        if isinstance(exc, TraceDiverged):
+            o = exc.outcome
+            assert o.divergence is not None and o.executed is not None
+            head = f"{o.trace.path}: the implementation diverges from the model"
+            if o.trace.description:
+                head += f"\n{o.trace.description}"
+            return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
+        if isinstance(exc, (AdapterFailure, TraceFormatError)):
+            return str(exc)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"trace {self.name}"
