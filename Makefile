@@ -27,6 +27,8 @@ bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
 	$(BIN)/python benchmarks/conform_bench.py
 	$(BIN)/python benchmarks/z3_bench.py
+	$(BIN)/python benchmarks/paging_bench.py
+	$(BIN)/python benchmarks/accounts_bench.py
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py
