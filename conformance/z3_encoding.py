@@ -43,7 +43,7 @@ from creditflow.model.network import (
     EDGE_FIELDS,
     CreditNetwork,
 )
-from creditflow.model.network_properties import edge_conserved
+from creditflow.model.network_properties import edge_conserved, sink_path_counts
 
 FIELD_LABELS = ("credit_from", "credit_to", "data", "bumps", "deferred")
 
@@ -304,22 +304,7 @@ class NetworkEncoding:
     @cached_property
     def path_counts(self) -> dict[int, list[int]] | None:
         """Per sink, the number of paths from each node to it; ``None`` with cycles."""
-        net = self.net
-        g = nx.DiGraph()
-        g.add_nodes_from(range(net.n_nodes))
-        g.add_edges_from(net.edge_ends)
-        if not nx.is_directed_acyclic_graph(g):
-            return None
-        order = list(reversed(list(nx.topological_sort(g))))
-        counts = {}
-        for sink in net.sink_nodes:
-            paths = [0] * net.n_nodes
-            paths[sink] = 1
-            for node in order:
-                if node != sink:
-                    paths[node] = sum(paths[r] for r in g.successors(node))
-            counts[sink] = paths
-        return counts
+        return sink_path_counts(self.net)
 
     def nothing_lost(self) -> z3.BoolRef:
         """PROP-NOTHING-LOST (acyclic graphs; true otherwise)."""

@@ -35,6 +35,26 @@ STATE_PROPERTIES = (
 )
 
 
+def sink_path_counts(net: CreditNetwork) -> dict[int, list[int]] | None:
+    """PROP-NOTHING-LOST: per sink, the number of paths from each node to it (1 for the
+    sink itself; fan-out copies count per path); ``None`` when the graph has a cycle."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(net.n_nodes))
+    g.add_edges_from(net.edge_ends)
+    if not nx.is_directed_acyclic_graph(g):
+        return None
+    order = list(reversed(list(nx.topological_sort(g))))
+    counts = {}
+    for sink in net.sink_nodes:
+        paths = [0] * net.n_nodes
+        paths[sink] = 1
+        for node in order:
+            if node != sink:
+                paths[node] = sum(paths[r] for r in g.successors(node))
+        counts[sink] = paths
+    return counts
+
+
 def edge_conserved(
     credit_from: int,
     credit_to: int,
@@ -89,22 +109,14 @@ class NetworkProperties:
         self._lost_terms = self._nothing_lost_terms()
 
     def _nothing_lost_terms(self) -> tuple | None:
-        """PROP-NOTHING-LOST weights for DAGs: the number of paths from each node to each
-        sink. ``None`` for graphs with cycles (the property is then not checked)."""
+        """PROP-NOTHING-LOST weights for DAGs (see :func:`sink_path_counts`); ``None`` for
+        graphs with cycles (the property is then not checked)."""
         net = self.network
-        g = nx.DiGraph()
-        g.add_nodes_from(range(net.n_nodes))
-        g.add_edges_from(net.edge_ends)
-        if not nx.is_directed_acyclic_graph(g):
+        counts = sink_path_counts(net)
+        if counts is None:
             return None
-        order = list(reversed(list(nx.topological_sort(g))))
         terms = []
-        for sink in net.sink_nodes:
-            paths = [0] * net.n_nodes
-            paths[sink] = 1
-            for node in order:
-                if node != sink:
-                    paths[node] = sum(paths[r] for r in g.successors(node))
+        for sink, paths in counts.items():
             data_weights = tuple(
                 (EDGE_FIELDS * e + DATA, paths[r])
                 for e, (_, r) in enumerate(net.edge_ends)
