@@ -15,7 +15,7 @@ S = TypeVar("S", bound=Hashable)
 
 
 class TransitionSystem(Protocol[S]):
-    """The interface :func:`creditflow.conformance.explorer.explore` explores."""
+    """The interface :func:`creditflow.conformance.explore.explorer.explore` explores."""
 
     #: Process names; bit ``i`` of a blocked mask is ``process_names[i]``.
     process_names: Sequence[str]

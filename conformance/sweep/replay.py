@@ -4,9 +4,9 @@
 A *replay function* takes the path of one trace file. It returns normally when the
 trace replays, and signals the outcome otherwise by what it raises:
 
-* a divergence: :class:`~creditflow.conformance.traces.TraceReplayError`, an
+* a divergence: :class:`~creditflow.conformance.traces.network.TraceReplayError`, an
   ``AssertionError``, or any exception with a true ``divergence`` attribute;
-* a file that is not a usable trace: :class:`~creditflow.conformance.itf.TraceFormatError`;
+* a file that is not a usable trace: :class:`~creditflow.conformance.inputs.itf.TraceFormatError`;
 * anything else: the replay function (adapter) itself failed.
 
 It may also return an object with ``ok = False`` (and a ``message``) for a divergence;
@@ -15,7 +15,7 @@ count. Built in: ``network`` = ``replay_network_trace`` (the explorer's network 
 through the model), and ``adapter:NAME`` for every adapter of ``creditflow adapters``
 (``adapter:rabbitmq`` = the real ``credit_flow`` module in an Erlang VM, ``adapter:reference``,
 ``adapter:mutant:…``): per-process and network traces replayed by
-:func:`creditflow.conformance.replay.replay_trace`, one adapter kept open per executor
+:func:`creditflow.conformance.differential.replay.replay_trace`, one adapter kept open per executor
 process (restarted after it fails). Any other function: ``package.module:function``.
 """
 
@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.itf import TraceFormatError
-from creditflow.conformance.traces import TraceReplayError
+from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.traces.network import TraceReplayError
 
-BUILTIN_REPLAY = {"network": "creditflow.conformance.traces:replay_network_trace"}
+BUILTIN_REPLAY = {"network": "creditflow.conformance.traces.network:replay_network_trace"}
 ADAPTER_PREFIX = "adapter:"
 STATUSES = ("ok", "diverged", "bad-trace", "error", "crashed")
 
@@ -73,9 +73,9 @@ def adapter_replay(adapter_name: str) -> ReplayFn:
         raise ReplayError(str(exc)) from None
 
     def replay(path: str) -> AdapterReplayed:
-        from creditflow.adapters.base import AdapterFailure
-        from creditflow.conformance.process_traces import load_trace
-        from creditflow.conformance.replay import replay_trace
+        from creditflow.conformance.differential.adapter import AdapterFailure
+        from creditflow.conformance.differential.replay import replay_trace
+        from creditflow.conformance.differential.traces import load_trace
 
         loaded = load_trace(path)
         adapter = _open_adapters.get(adapter_name)

@@ -1,0 +1,5 @@
+"""``python -m creditflow.conformance.cli``: the ``creditflow`` command."""
+
+from creditflow.conformance.cli import main
+
+main()
