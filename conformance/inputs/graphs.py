@@ -208,17 +208,28 @@ def _tag(el: ElementTree.Element) -> str:
     return el.tag.rpartition("}")[2] if isinstance(el.tag, str) else ""
 
 
+def load_graph_file_networkx(path: str | Path) -> nx.DiGraph:
+    """IN-READ, IN-SCHEMA: a graph file (JSON, GraphML, DOT) as a networkx graph, shape
+    checked; :class:`GraphFileError` naming the file (IN-ONE-LINE)."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() in (".dot", ".gv"):
+            return _dot(path)
+        if path.suffix.lower() == ".graphml":
+            return _graphml(path)
+        return networkx_from_node_link(load_json(path))
+    except InputError as exc:
+        raise GraphFileError(str(exc)) from None
+    except GraphError as exc:
+        raise GraphFileError(f"{path}: {exc}") from None
+
+
 def load_graph_file(path: str | Path) -> FlowGraph:
     """Read and validate a graph file; raise :class:`GraphFileError` naming the file
     (IN-ONE-LINE)."""
     path = Path(path)
+    g = load_graph_file_networkx(path)
     try:
-        if path.suffix.lower() in (".dot", ".gv"):
-            g = _dot(path)
-        elif path.suffix.lower() == ".graphml":
-            g = _graphml(path)
-        else:
-            g = networkx_from_node_link(load_json(path))
         return flow_graph_from_networkx(g, name=path.stem)
     except InputError as exc:
         raise GraphFileError(str(exc)) from None

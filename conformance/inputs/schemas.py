@@ -108,6 +108,12 @@ def _message(error: dict[str, Any]) -> str:
         return "missing (required)"
     if kind == "extra_forbidden":
         return "unknown key"
+    ctx = error.get("ctx") or {}
+    if kind == "too_short":
+        return ("must be a non-empty list" if ctx.get("min_length") == 1
+                else f"must have at least {ctx.get('min_length')} items")
+    if kind == "too_long":
+        return f"has more than {ctx.get('max_length')} items (IN-LIMITS)"
     if kind in ("model_type", "model_attributes_type"):
         return f"must be a JSON object, got {_kind(error.get('input'))}"
     if kind in ("bool_type", "int_type", "string_type", "list_type", "dict_type",
