@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import networkx as nx
 
@@ -82,10 +83,20 @@ class FlowGraph:
     description: str = ""
 
     def node(self, name: str) -> NodeSpec:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
+        return self._by_name[name]
+
+    @cached_property
+    def _by_name(self) -> dict[str, NodeSpec]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def _adjacent(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        into: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        for e in self.edges:
+            out[e.sender].append(e.receiver)
+            into[e.receiver].append(e.sender)
+        return ({k: tuple(v) for k, v in out.items()}, {k: tuple(v) for k, v in into.items()})
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -96,10 +107,11 @@ class FlowGraph:
         return tuple(n for n in self.nodes if n.source)
 
     def successors(self, name: str) -> tuple[str, ...]:
-        return tuple(e.receiver for e in self.edges if e.sender == name)
+        """Receivers of ``name``'s edges, in edge order (IN-WORK: O(1) after the first call)."""
+        return self._adjacent[0].get(name, ())
 
     def predecessors(self, name: str) -> tuple[str, ...]:
-        return tuple(e.sender for e in self.edges if e.receiver == name)
+        return self._adjacent[1].get(name, ())
 
     def is_dag(self) -> bool:
         return nx.is_directed_acyclic_graph(self.to_networkx())
