@@ -154,3 +154,24 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
             )
         out.append(storable({c: row[c] for c in COLUMN_NAMES}))
     return pa.Table.from_pylist(out, schema=schema())
+
+
+def check_part_file(path: Any) -> str | None:
+    """IN-READ for a sweep folder: why the Parquet file at ``path`` is not a sweep part
+    file (unreadable, or lacking a column of :func:`schema` or holding it with another
+    type), in one line; ``None`` if it is one."""
+    import pyarrow.parquet as pq
+
+    try:
+        found = pq.read_schema(path)
+    except Exception as exc:  # pyarrow raises assorted errors for foreign files
+        return f"{path}: not a readable Parquet file ({(str(exc).splitlines() or ['?'])[0]})"
+    expected = schema()
+    for field in expected:
+        index = found.get_field_index(field.name)
+        if index < 0:
+            return f"{path}: not a sweep part file (no column {field.name!r})"
+        if not found.field(index).type.equals(field.type):
+            return (f"{path}: not a sweep part file (column {field.name!r} is "
+                    f"{found.field(index).type}, expected {field.type})")
+    return None
