@@ -85,15 +85,24 @@ class Expectations(_Doc):
 
 
 class ItfState(_Doc):
-    """One ``states[i]`` of an ITF trace: variables, and an optional ``#meta`` object."""
+    """One ``states[i]`` of an ITF trace: variables, an optional ``#meta`` object, and
+    Quint's ``mbt::actionTaken`` (a name) and ``mbt::nondetPicks`` (an object)."""
 
     meta: dict[str, Any] | None = Field(default=None, alias="#meta")
+    action: str | None = Field(default=None, alias="mbt::actionTaken")
+    picks: dict[str, Any] | None = Field(default=None, alias="mbt::nondetPicks")
+
+
+class ItfMeta(_Doc):
+    """``#meta`` of a trace: creditflow's own record, when present, is an object."""
+
+    creditflow: dict[str, Any] = Field(default_factory=dict)
 
 
 class ItfTrace(_Doc):
     """TRACE-ITF / IN-SCHEMA: the shape of an ITF document (values: :func:`decode`)."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="#meta")
+    meta: ItfMeta | None = Field(default=None, alias="#meta")
     params: list[str] | None = None
     vars: list[str]
     states: list[ItfState] = Field(min_length=1)
