@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.hostile import ROOT, mutated_json, run_cli
 
-EXAMPLES = 25
+EXAMPLES = 100
 FUZZ = settings(
     max_examples=EXAMPLES,
     derandomize=True,
