@@ -68,6 +68,14 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
         "trace": str(result.trace_path) if result.trace_path else None,
         "found_by": result.found_by or None,
         "notes": result.notes,
+        "implementation_info": result.info.get("implementation"),
+        "ops_not_exercised": list(result.unexercised),
+        "expected_divergences": [
+            {"trace": k.name, "why": k.reason, "op": k.op, "fields": sorted(k.fields),
+             "runs": result.expected_hits.get(k.name, 0)}
+            for k in result.known
+        ],
+        "unexpected_passes": list(result.unexpected_passes),
     }
     if result.divergence is not None:
         d = result.divergence
@@ -78,6 +86,9 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
             "model": d.model.to_json(),
             "implementation": d.implementation.to_json(),
             "ops": [op.request() for op in result.trace.ops] if result.trace else [],
+            # AD-RESET: the default spec the ops run under (send/ack without "spec").
+            "spec": ([result.trace.spec.initial, result.trace.spec.more_after]
+                     if result.trace else None),
         }
     if result.failure is not None:
         out["failure"] = {"kind": result.failure.kind, "message": str(result.failure)}
