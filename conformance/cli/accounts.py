@@ -14,7 +14,7 @@ import click
 from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import console, fail
 from creditflow.conformance.differential.accounts_conform import conform
 from creditflow.conformance.differential.accounts_protocol import (
     AdapterError,
@@ -271,8 +271,6 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"end": True, "steps": len(results), "violations": violations}))
         sys.exit(code)
     from rich.table import Table
-
-    from creditflow.conformance.cli.common import console
 
     names = [c.name for c in loaded.config.connections]
     table = Table(title=f"creditflow alarms run {loaded.name} (profile {loaded.config.profile})")
