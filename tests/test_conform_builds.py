@@ -18,6 +18,10 @@ from click.testing import CliRunner
 
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter, locate_ebin
 from creditflow.conformance.cli import main
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.corpus import corpus_dir
+from creditflow.conformance.differential.protocol import Op
+from creditflow.model.credit.spec import CreditSpec
 
 #: A credit_flow exporting the ops of a pre-3.8 module: send/2, ack/2,
 #: handle_bump_msg/1, peer_down/1 (block and unblock exist, but only internally).
@@ -129,3 +133,31 @@ def test_conform_draws_only_offered_ops_and_says_what_was_not_exercised(
     assert report["ops_not_exercised"] == ["block", "unblock"]
     assert report["implementation_info"]["module"] == str(old_ebin / "credit_flow.beam")
     assert all(p["ops"] > 0 for p in report["phases"])
+
+
+def test_replay_does_not_send_ops_the_module_lacks(old_ebin: Path) -> None:
+    """AD-CAPABILITIES: replaying the corpus against the old module runs every trace
+    it can and names the ones needing block/unblock as not run (not passed, not a
+    refusal with an Erlang stack trace)."""
+    result = CliRunner().invoke(main, [
+        "replay", str(corpus_dir()), "--adapter", "rabbitmq", "--rabbitmq-ebin",
+        str(old_ebin), "--json"], catch_exceptions=False)
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0, report
+    not_run = {Path(t["trace"]).name: t["ops_not_offered"] for t in report["traces"]
+               if t["status"] == "not-offered"}
+    assert not_run["cf7-quorum-queue-pseudo-peer.itf.json"] == ["block", "unblock"]
+    assert report["counts"]["pass"] + len(not_run) == len(report["traces"])
+    assert report["counts"]["pass"] >= 10
+
+
+def test_an_op_the_module_lacks_is_refused_in_one_line(old_ebin: Path) -> None:
+    """AD-CAPABILITIES: sent anyway (a driver that ignores hello), block is refused
+    with one line naming the missing export."""
+    with RabbitMQAdapter(old_ebin) as old:
+        old.reset(CreditSpec(2, 1))
+        with pytest.raises(AdapterFailure) as info:
+            old.run([Op("block", "A", "B")])
+    message = str(info.value)
+    assert "this credit_flow module does not export block/1" in message
+    assert "\n" not in message and "is not among the ops" in message

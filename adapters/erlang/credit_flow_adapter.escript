@@ -251,6 +251,8 @@ request(Req = #{<<"op">> := Op}, St) when is_binary(Op) ->
     P ! {op, Call, St2#st.sink},
     {Emitted, Dict} = collect(P, []),
     case Dict of
+        {crashed, {not_exported, F, A}} ->
+            throw({error, io_lib:format("this credit_flow module does not export ~p/~p", [F, A])});
         {crashed, Why} -> throw({error, io_lib:format("credit_flow crashed: ~p", [Why])});
         _ -> ok
     end,
@@ -316,6 +318,10 @@ actor_loop() ->
     receive
         {op, Call, Sink} ->
             Report = case catch run(Call) of
+                         %% AD-CAPABILITIES: an op whose function this module does not
+                         %% export (hello leaves it out), said in one line.
+                         {'EXIT', {undef, [{credit_flow, F, A, _} | _]}} ->
+                             {crashed, {not_exported, F, length(A)}};
                          {'EXIT', Why} -> {crashed, Why};
                          _ -> get()
                      end,

@@ -32,6 +32,7 @@ from creditflow.conformance.differential.conform import (
 from creditflow.conformance.differential.replay import (
     DIVERGED,
     FAILED,
+    NOT_OFFERED,
     PASS,
     XFAIL,
     XPASS,
@@ -298,6 +299,9 @@ def replay(
                        f"({o.reason}); remove it from {expectations}")
         elif o.status == FAILED:
             click.echo(f"  FAILED    {o.trace.path}: {o.failure}")
+        elif o.status == NOT_OFFERED:
+            click.echo(f"  NOT RUN   {o.trace.path}: needs {', '.join(o.missing_ops)}, which "
+                       f"the implementation does not offer (AD-CAPABILITIES)")
         elif o.status == DIVERGED:
             assert o.divergence is not None and o.executed is not None
             click.echo(f"  DIVERGED  {o.trace.path}")

@@ -114,6 +114,8 @@ def replay_json(report: ReplayReport) -> dict[str, Any]:
             entry["failure"] = str(o.failure)
         if o.shrunk is not None:
             entry["shrunk"] = str(o.shrunk)
+        if o.missing_ops:
+            entry["ops_not_offered"] = list(o.missing_ops)
         traces.append(entry)
     out: dict[str, Any] = {
         "adapter": report.adapter,
@@ -121,7 +123,8 @@ def replay_json(report: ReplayReport) -> dict[str, Any]:
         "exit_code": report.exit_code,
         "traces": traces,
         "counts": {s: sum(1 for o in report.outcomes if o.status == s)
-                   for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure")},
+                   for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure",
+                             "not-offered")},
     }
     if report.failure is not None:
         out["failure"] = str(report.failure)
