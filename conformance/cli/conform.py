@@ -167,7 +167,7 @@ def _adapter_args(
     adapter_name: str | None, adapter_cmd: str | None, rabbitmq_ebin: Path | None, timeout: float
 ) -> str:
     """The options that select the same implementation again (for the printed replay
-    command): the adapter, its ebin folder, a non-default timeout."""
+    command, AD-REPRODUCE): the adapter, its ebin folder, a non-default timeout."""
     if adapter_cmd is not None:
         args = ["--adapter-cmd", adapter_cmd]
     else:

@@ -453,7 +453,7 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
     )
     machines = (
         ("process-ops", ProcessOpsMachine, options.max_examples, result.seed),
-        # One seed for both machines: the one printed and given with --seed.
+        # AD-REPRODUCE: one seed for both machines, the one printed and given with --seed.
         ("network-runs", NetworkRunMachine, network_examples, result.seed),
     )
     offered = frozenset(adapter.supported_ops)
