@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from creditflow.model.alarms.properties import STATE_PROPERTIES, STEP_PROPERTIES, AlarmProperties
+from creditflow.model.alarms.properties import AlarmProperties
 from creditflow.model.alarms.rules import (
     ACTION_SHIFT,
     BROKER,
@@ -327,8 +327,3 @@ def state_view(timeline: Timeline, state: AlarmState) -> dict[str, Any]:
                           for s, c in zip(specs, state.conns, strict=True) if s.publishes},
         "queued": state.queue,
     }
-
-
-__all__ = ["STATE_PROPERTIES", "STEP_PROPERTIES", "Timeline", "TimelineError",
-           "TimelineResult", "TimelineStuck", "load_timeline", "parse_timeline",
-           "run_timeline", "state_view", "timeline_names"]
