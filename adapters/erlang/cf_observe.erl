@@ -52,8 +52,11 @@ agent_do(Node, ["snapshot", MaxPause, Out]) ->
             {ok, "written"}
     end;
 agent_do(Node, ["trace_start", Out]) ->
-    {ok, Fd} = file:open(Out, [write, raw, binary, {delayed_write, 1 bsl 20, 200}]),
-    Writer = spawn_link(fun() -> writer_loop(Fd, 0) end),
+    Writer = spawn_link(fun() ->
+                            {ok, Fd} = file:open(Out, [write, raw, binary,
+                                                       {delayed_write, 1 bsl 20, 200}]),
+                            writer_loop(Fd, 0)
+                        end),
     case rpc:call(Node, ?MODULE, tracer_start, [Writer], 30000) of
         {ok, Tracer} ->
             put(cf_trace, {Tracer, Writer}),

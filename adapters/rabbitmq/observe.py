@@ -92,7 +92,8 @@ case rpc:call(Node, code, load_binary, [Mod, Src, Bin], 30000) of
     {module, Mod} -> io:format("@@CF@@ ok ready~n");
     Other -> io:format("@@CF@@ error cannot load ~s on ~s: ~0p~n", [Mod, Node, Other]), halt(3)
 end,
-cf_observe:agent(Node).
+{_, Ref} = spawn_monitor(fun() -> cf_observe:agent(Node) end),
+receive {'DOWN', Ref, _, _, Why} -> io:format("@@CF@@ error agent stopped: ~0p~n", [Why]), halt(3) end.
 """
 
 
@@ -242,3 +243,184 @@ def read_events(path: str | Path) -> list[list[Any]]:
 
 
 PID_RE = re.compile(r"^<\d+\.\d+\.\d+>$")
+
+
+# -- recording (OBS-TRACE-FILE) ---------------------------------------------------------
+
+TRACE_FORMAT = "creditflow-observe-trace/1"
+
+
+def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
+           during: Any = None, max_pause_ms: int = 5000) -> dict[str, Any]:
+    """Trace, take the first cut, run ``during()`` (or wait ``seconds``), take the last
+    cut, stop tracing; write the trace document to ``out`` and return a summary.
+
+    The tracer is started before the first cut and stopped after the last, so every
+    event between the two cuts is in the file (OBS-WINDOW)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    events_path = Path(agent._home) / "events.jsonl"
+    agent.trace_start(events_path)
+    stopped = False
+    try:
+        first = agent.snapshot(max_pause_ms)
+        t0 = time.monotonic()
+        extra = during() if during is not None else None
+        left = seconds - (time.monotonic() - t0)
+        if left > 0:
+            time.sleep(left)
+        last = agent.snapshot(max_pause_ms)
+        written = agent.trace_stop()
+        stopped = True
+    finally:
+        if not stopped:
+            with contextlib.suppress(ObserveError):
+                agent.trace_stop()
+    events = read_events(events_path)
+    doc = {"format": TRACE_FORMAT, "node": agent.target.node, "info": agent.info,
+           "first": first, "last": last, "events": events}
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text(json.dumps(doc, separators=(",", ":")))
+    tmp.replace(out)
+    inside = sum(1 for e in events if first["t_suspended"] < e[0] < last["t_suspended"])
+    return {"trace": str(out), "events": len(events), "written": written,
+            "events_between_cuts": inside, "workload": extra,
+            "pause_ms": [first["pause_ms"], last["pause_ms"]]}
+
+
+# -- the workload (OBS-WORKLOAD) ---------------------------------------------------------
+
+
+class ConfirmedPublisher(threading.Thread):
+    """One pika ``SelectConnection`` publishing ``count`` messages with publisher confirms,
+    up to ``window`` unconfirmed at once (so credit flow can run out)."""
+
+    def __init__(self, params: Any, exchange: str, routing_key: str, count: int,
+                 body: bytes, persistent: bool, window: int = 2000) -> None:
+        super().__init__(daemon=True)
+        self.params, self.exchange, self.routing_key = params, exchange, routing_key
+        self.count, self.body, self.persistent, self.window = count, body, persistent, window
+        self.sent = 0
+        self.acked = 0
+        self.nacked = 0
+        self.blocked_seen = 0
+        self.error: str | None = None
+        self._outstanding: set[int] = set()
+        self._ch: Any = None
+        self._conn: Any = None
+
+    def run(self) -> None:
+        import pika
+
+        try:
+            self._conn = pika.SelectConnection(
+                self.params, on_open_callback=self._opened,
+                on_open_error_callback=lambda _c, e: self._fail(f"open: {e}"),
+                on_close_callback=lambda _c, _r: self._conn.ioloop.stop())
+            self._conn.add_on_connection_blocked_callback(self._blocked)
+            self._conn.ioloop.start()
+        except Exception as exc:  # noqa: BLE001 - reported through .error
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def _fail(self, why: str) -> None:
+        self.error = why
+        self._conn.ioloop.stop()
+
+    def _blocked(self, *_: Any) -> None:
+        self.blocked_seen += 1
+
+    def _opened(self, conn: Any) -> None:
+        conn.channel(on_open_callback=self._channel)
+
+    def _channel(self, ch: Any) -> None:
+        self._ch = ch
+        ch.confirm_delivery(self._confirm, callback=lambda _f: self._pump())
+
+    def _confirm(self, frame: Any) -> None:
+        m = frame.method
+        done = ({t for t in self._outstanding if t <= m.delivery_tag} if m.multiple
+                else {m.delivery_tag} & self._outstanding)
+        self._outstanding -= done
+        if type(m).__name__ == "Ack":
+            self.acked += len(done)
+        else:
+            self.nacked += len(done)
+        self._pump()
+
+    def _pump(self) -> None:
+        import pika
+
+        props = pika.BasicProperties(delivery_mode=2 if self.persistent else 1)
+        while self.sent < self.count and len(self._outstanding) < self.window:
+            self._ch.basic_publish(self.exchange, self.routing_key, self.body, props)
+            self.sent += 1
+            self._outstanding.add(self.sent)
+        if self.sent >= self.count and not self._outstanding:
+            self._conn.close()
+
+
+def queue_pid_expr(name: str) -> str:
+    """Erlang text for the pid of classic queue ``name`` in vhost ``/``."""
+    return (f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"{name}">>)), '
+            "P = amqqueue:get_pid(Q)")
+
+
+def run_workload(agent: ObserveAgent, params: Any, publishes: int = 10_000,
+                 stall_seconds: float = 1.5, snapshot_during: bool = True) -> dict[str, Any]:
+    """OBS-WORKLOAD: persistent and transient publishers, one queue each and a fan-out
+    through an exchange; a queue suspended with ``sys:suspend`` while they publish (and
+    a snapshot taken then), a slow consumer; released; every publish confirmed and
+    every message counted at the end. Returns the counts and the mid-run snapshot."""
+    import pika
+
+    conn = pika.BlockingConnection(params)
+    ch = conn.channel()
+    for q in ("cf.persistent", "cf.transient", "cf.fan1", "cf.fan2"):
+        ch.queue_declare(q, durable=q == "cf.persistent")
+        ch.queue_purge(q)
+    ch.exchange_declare("cf.fanout", "fanout")
+    ch.queue_bind("cf.fan1", "cf.fanout")
+    ch.queue_bind("cf.fan2", "cf.fanout")
+    conn.close()
+    share = publishes // 3
+    pubs = [ConfirmedPublisher(params, "", "cf.persistent", share, b"p" * 5000, True),
+            ConfirmedPublisher(params, "", "cf.transient", share, b"t" * 64, False),
+            ConfirmedPublisher(params, "cf.fanout", "", publishes - 2 * share, b"f" * 64, False)]
+    consumed = {"n": 0}
+    stop = threading.Event()
+
+    def slow_consumer() -> None:
+        c = pika.BlockingConnection(params)
+        cch = c.channel()
+        cch.basic_qos(prefetch_count=5)
+        for method, _props, _body in cch.consume("cf.fan1", inactivity_timeout=0.2):
+            if method is not None:
+                time.sleep(0.0005)
+                cch.basic_ack(method.delivery_tag)
+                consumed["n"] += 1
+            elif stop.is_set():
+                break
+        cch.cancel()
+        c.close()
+
+    consumer = threading.Thread(target=slow_consumer, daemon=True)
+    consumer.start()
+    stalled = agent.eval(f"{queue_pid_expr('cf.transient')}, sys:suspend(P), P.")
+    for p in pubs:
+        p.start()
+    time.sleep(stall_seconds)
+    during = agent.snapshot() if snapshot_during else None
+    agent.eval(f"{queue_pid_expr('cf.transient')}, sys:resume(P), P.")
+    for p in pubs:
+        p.join(timeout=300)
+    stop.set()
+    consumer.join(timeout=60)
+    time.sleep(0.3)
+    counts = {q: agent.eval(f"{queue_pid_expr(q)}, rabbit_amqqueue:info(Q, [messages]).")
+              for q in ("cf.persistent", "cf.transient", "cf.fan1", "cf.fan2")}
+    counts = {q: int(v[0][1]) for q, v in counts.items()}
+    return {"published": [p.sent for p in pubs], "confirmed": [p.acked for p in pubs],
+            "nacked": [p.nacked for p in pubs], "errors": [p.error for p in pubs if p.error],
+            "connection_blocked_seen": [p.blocked_seen for p in pubs],
+            "queued": counts, "consumed_fan1": consumed["n"], "stalled_queue": stalled,
+            "snapshot_during": during}
