@@ -340,8 +340,9 @@ initial_call(D, P) ->
 
 name(D, P) ->
     case lists:keyfind(process_name, 1, D) of
-        {_, {_, {resource, VHost, Kind, Name}}} ->
-            iolist_to_binary([atom_to_binary(Kind), " '", Name, "' in vhost '", VHost, "'"]);
+        {_, {_, {resource, <<"/">>, _Kind, Name}}} -> iolist_to_binary(["'", Name, "'"]);
+        {_, {_, {resource, VHost, _Kind, Name}}} ->
+            iolist_to_binary(["'", Name, "' in vhost '", VHost, "'"]);
         {_, {_, {ConnName, Ch}}} when is_binary(ConnName), is_integer(Ch) ->
             iolist_to_binary([ConnName, " channel ", integer_to_binary(Ch)]);
         {_, {_, N}} when is_binary(N) -> N;

@@ -93,7 +93,9 @@ case rpc:call(Node, code, load_binary, [Mod, Src, Bin], 30000) of
     Other -> io:format("@@CF@@ error cannot load ~s on ~s: ~0p~n", [Mod, Node, Other]), halt(3)
 end,
 {_, Ref} = spawn_monitor(fun() -> cf_observe:agent(Node) end),
-receive {'DOWN', Ref, _, _, Why} -> io:format("@@CF@@ error agent stopped: ~0p~n", [Why]), halt(3) end.
+receive {'DOWN', Ref, _, _, Why} ->
+    io:format("@@CF@@ error agent stopped: ~0p~n", [Why]), halt(3)
+end.
 """
 
 

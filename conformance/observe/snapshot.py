@@ -281,7 +281,8 @@ def to_graph(a: Analysis) -> nx.DiGraph:
     g = nx.DiGraph(name=f"live {a.info.get('node', '')}".strip())
     ids: dict[str, str] = {}
     used: set[str] = set()
-    involved = {e.sender for e in a.edges if e.complete} | {e.receiver for e in a.edges if e.complete}
+    done = [e for e in a.edges if e.complete]
+    involved = {e.sender for e in done} | {e.receiver for e in done}
     for p in a.processes.values():
         if p.pid not in involved:
             continue
@@ -312,7 +313,7 @@ def to_dot(a: Analysis) -> str:
     on_chain = set()
     for c in a.chains:
         pids = [s["pid"] for s in c["chain"]]
-        on_chain |= set(zip(pids, pids[1:]))
+        on_chain |= set(zip(pids, pids[1:], strict=False))
     lines = ["digraph observe {", "  rankdir=LR; node [shape=box, fontname=Helvetica];"]
     shown = {e.sender for e in a.edges} | {e.receiver for e in a.edges}
     for p in a.processes.values():
