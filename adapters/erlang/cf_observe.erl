@@ -294,7 +294,9 @@ msg_store_clients(S) when is_tuple(S), element(1, S) =:= msstate, tuple_size(S) 
     end;
 msg_store_clients(_) -> #{}.
 
-%% OBS-IN-FLIGHT: credit-carrying messages waiting in a process.
+%% OBS-IN-FLIGHT: credit-carrying messages waiting in a process, in its mailbox or in
+%% gen_server2's internal queue (OBS-DIFF-BUFFER); a mirror's delivery counts two debits
+%% (OBS-DIFF-MIRROR).
 classify(Msgs, Where, Clients) ->
     Counts = lists:foldl(
         fun(M, Acc) ->
