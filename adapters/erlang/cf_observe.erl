@@ -6,7 +6,7 @@
 %% `info/0' reports the versions so the driver can refuse others (OBS-CONNECT).
 -module(cf_observe).
 
--export([agent/1, info/0, cf_pids/0, snapshot/2, tracer_start/1, tracer_stop/1,
+-export([agent/1, info/0, cf_pids/0, snapshot/2, snapshot/3, tracer_start/1, tracer_stop/1,
          load_start/1, load_stop/1, suspended_by_us/0]).
 -export([system_continue/3, system_terminate/4, system_code_change/4, load_loop/3]).
 
@@ -44,7 +44,10 @@ agent_do(Node, ["info"]) ->
         Info -> {ok, json(Info)}
     end;
 agent_do(Node, ["snapshot", MaxPause, Out]) ->
-    case rpc:call(Node, ?MODULE, snapshot, [self(), list_to_integer(MaxPause)], 120000) of
+    agent_do(Node, ["snapshot", MaxPause, Out, "0"]);
+agent_do(Node, ["snapshot", MaxPause, Out, Hold]) ->
+    case rpc:call(Node, ?MODULE, snapshot,
+                  [self(), list_to_integer(MaxPause), list_to_integer(Hold)], 120000) of
         {badrpc, R} -> {error, io_lib:format("snapshot failed: ~p", [R])};
         {error, Why} -> {error, io_lib:format("snapshot failed: ~p", [Why])};
         Snap ->
@@ -163,7 +166,10 @@ cf_key(_) -> false.
 %% Suspend every credit-flow process with sys:suspend (each stops between two
 %% messages), read it, resume it. A watchdog resumes everything if this process or
 %% the client dies, or after MaxPause ms (OBS-WATCHDOG).
-snapshot(Client, MaxPause) ->
+snapshot(Client, MaxPause) -> snapshot(Client, MaxPause, 0).
+
+%% Hold > 0 keeps everything suspended that many ms before reading (to test the watchdog).
+snapshot(Client, MaxPause, Hold) ->
     Self = self(),
     Pids = cf_pids(),
     Dog = spawn(fun() -> watchdog(Client, Self, MaxPause) end),
@@ -177,6 +183,7 @@ snapshot(Client, MaxPause) ->
     Susp = sys_all(Mine, suspend),
     Failed = [P || {P, R} <- Susp, R =/= {ok, ok}],
     T1 = erlang:monotonic_time(nanosecond),
+    Hold > 0 andalso timer:sleep(Hold),
     Result = case Failed of
         [] ->
             Live = Pids -- Dead,

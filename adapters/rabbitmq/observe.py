@@ -179,12 +179,13 @@ class ObserveAgent:
 
     # -- operations -------------------------------------------------------------------
 
-    def snapshot(self, max_pause_ms: int = 5000) -> dict[str, Any]:
-        """One consistent cut (OBS-CUT) as plain data."""
+    def snapshot(self, max_pause_ms: int = 5000, hold_ms: int = 0) -> dict[str, Any]:
+        """One consistent cut (OBS-CUT) as plain data (``hold_ms``: stay suspended that
+        long before reading — to test OBS-WATCHDOG)."""
         fd, path = tempfile.mkstemp(prefix="cf-snap-", suffix=".json", dir=self._home)
         os.close(fd)
         try:
-            self.request(f"snapshot {max_pause_ms} {path}")
+            self.request(f"snapshot {max_pause_ms} {path} {hold_ms}")
             return json.loads(Path(path).read_text(errors="replace"))
         finally:
             with contextlib.suppress(OSError):
