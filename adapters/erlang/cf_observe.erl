@@ -174,10 +174,11 @@ snapshot(Client, MaxPause, Hold) ->
     Pids = cf_pids(),
     Dog = spawn(fun() -> watchdog(Client, Self, MaxPause) end),
     T0 = erlang:monotonic_time(nanosecond),
-    %% round 1: who is already suspended (by someone else)? never resume those
-    Status = sys_all(Pids, get_status),
-    Pre = [P || {P, {ok, {status, _, _, [_, suspended | _]}}} <- Status],
-    Dead = [P || {P, {error, _}} <- Status],
+    %% who is already suspended (by someone else: sys:suspend)? never resume those.
+    %% (sys:get_status would copy each process's whole state: a queue's holds its messages)
+    Where = [{P, erlang:process_info(P, current_function)} || P <- Pids],
+    Pre = [P || {P, {current_function, {sys, suspend_loop, _}}} <- Where],
+    Dead = [P || {P, undefined} <- Where],
     Mine = Pids -- (Pre ++ Dead),
     Dog ! {suspending, Mine},
     Susp = sys_all(Mine, suspend),
@@ -187,7 +188,7 @@ snapshot(Client, MaxPause, Hold) ->
     Result = case Failed of
         [] ->
             Live = Pids -- Dead,
-            States = sys_all(Live, get_state),
+            States = buffers(Live),
             Procs = [read_process(P, proplists:get_value(P, States), lists:member(P, Pre))
                      || P <- Live, is_process_alive(P)],
             T2 = erlang:monotonic_time(nanosecond),
@@ -258,24 +259,39 @@ sys_status(P) ->
         _ -> unknown
     end.
 
+%% gen_server2's internal queue, module and (for msg_store) clients, read *inside* each
+%% suspended process: a replace_state fun sends just these and throws, so sys keeps the
+%% state unchanged and nothing large is copied (OBS-CUT step 3).
+buffers(Pids) ->
+    Me = self(),
+    Fun = fun(S) -> Me ! {cf_state, self(), extract(S)}, throw(cf_observe_read) end,
+    _ = sys_all(Pids, {replace_state, Fun}),
+    [{P, receive {cf_state, P, X} -> X after 0 -> none end} || P <- Pids].
+
+extract(GS2) when is_tuple(GS2), element(1, GS2) =:= gs2_state ->
+    Cb = element(4, GS2),
+    {[Msg || {_Prio, Msg} <- priority_queue:to_list(element(8, GS2))], element(5, GS2),
+     msg_store_clients(Cb),
+     case element(5, GS2) of
+         rabbit_msg_store when is_tuple(Cb) -> list_to_binary(filename:basename(element(2, Cb)));
+         _ -> none
+     end};
+extract(_) -> none.
+
 read_process(P, StateReply, PreSuspended) ->
     {dictionary, D} = erlang:process_info(P, dictionary),
     {messages, Mailbox} = erlang:process_info(P, messages),
-    {Buffer, Mod, CbState} =
+    {Buffer, Mod, Clients, StoreName} =
         case StateReply of
-            {ok, GS2} when is_tuple(GS2), element(1, GS2) =:= gs2_state ->
-                {[Msg || {_Prio, Msg} <- priority_queue:to_list(element(8, GS2))],
-                 element(5, GS2), element(4, GS2)};
-            _ -> {[], undefined, undefined}
+            {_, _, _, _} = X -> X;
+            _ -> {[], undefined, #{}, none}
         end,
-    Clients = msg_store_clients(CbState),
     Flight = classify(Buffer, buffer, Clients) ++ classify(Mailbox, mailbox, Clients),
     #{pid => pid_s(P),
       role_hint => role_hint(D, Mod, P),
-      name => case Mod of
-                  rabbit_msg_store when is_tuple(CbState) ->
-                      list_to_binary(filename:basename(element(2, CbState)));
-                  _ -> name(D, P)
+      name => case StoreName of
+                  none -> name(D, P);
+                  _ -> StoreName
               end,
       module => term_s(Mod),
       pre_suspended => PreSuspended,

@@ -220,6 +220,15 @@ class ObserveAgent:
                 proc.wait(timeout=5)
         shutil.rmtree(self._home, ignore_errors=True)
 
+    def wait(self, seconds: float) -> None:
+        """Sleep ``seconds``, but raise :class:`ObserveError` as soon as the agent stops
+        (the node went away: the tracer link takes the agent down with it)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._proc is None or self._proc.poll() is not None:
+                self._answer(1.0, "recording")
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
     def kill(self) -> None:
         """Die like a crashed client (the node's watchdog and tracer links react)."""
         if self._proc is not None:
@@ -271,7 +280,7 @@ def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
         extra = during() if during is not None else None
         left = seconds - (time.monotonic() - t0)
         if left > 0:
-            time.sleep(left)
+            agent.wait(left)
         last = agent.snapshot(max_pause_ms)
         written = agent.trace_stop()
         stopped = True
