@@ -84,8 +84,9 @@ def main() -> int:
             time.sleep(0.5)
             runs = [agent.snapshot() for _ in range(5)]
             agent.request("load_stop")
+            median = statistics.median(r["pause_ms"] for r in runs)
             pauses[n] = {"processes": len(runs[0]["processes"]),
-                         "pause_ms_median": round(statistics.median(r["pause_ms"] for r in runs), 2),
+                         "pause_ms_median": round(median, 2),
                          "pause_ms_max": round(max(r["pause_ms"] for r in runs), 2)}
         out["broker_processes_without_load"] = base
         out["snapshot_pause"] = pauses

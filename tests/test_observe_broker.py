@@ -54,7 +54,8 @@ def _wait(pred, timeout=20.0):
 
 
 def test_suspended_queue_blocks_reader_through_channel(private_broker, agent, tmp_path):
-    """OBS-CUT, OBS-CHAINS, OBS-CONSERVATION, OBS-BLOCKED-CREDIT, OBS-DEFERRED-BLOCKED:
+    """OBS-CUT, OBS-PROCESS, OBS-IN-FLIGHT, OBS-CHAINS, OBS-CONSERVATION,
+    OBS-BLOCKED-CREDIT, OBS-DEFERRED-BLOCKED:
     a suspended queue blocks its channel, which defers its grants and blocks the reader;
     the snapshot says so, rabbitmqctl agrees (`flow`), conservation holds on every pair,
     before and after the queue is resumed. The live graph loads as a creditflow graph
@@ -85,6 +86,9 @@ def test_suspended_queue_blocks_reader_through_channel(private_broker, agent, tm
         stalled_edge = next(e for e in a.edges if e.receiver == qpid)
         i, m = stalled_edge.spec
         assert stalled_edge.data == i + m * (i // m)  # the reference backlog, 800
+        # a sys-suspended queue does not drain: its backlog is in its mailbox
+        assert a.processes[qpid].mailbox_len >= stalled_edge.data
+        assert a.processes[qpid].name == "'obs.stalled'"
         reader, channel = chain["chain"][0]["pid"], chain["chain"][1]["pid"]
         conns = json.loads(private_broker.ctl("list_connections", "pid", "state",
                                               "--formatter", "json"))
@@ -170,6 +174,7 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
     assert res.ok, res.divergence
     assert res.stats["send"] >= 10_000 and res.stats["block"] > 0 and res.stats["bump"] > 0
     assert summary["events_between_cuts"] == res.events
+    _live_differences(doc, w, res)
     done = subprocess.run([*CLI, "observe", "validate", str(out)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -177,6 +182,53 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
         r = validate(bad)
         assert not r.ok, name
         assert ok(r.divergence), (name, r.divergence)
+
+
+def _live_differences(doc, w, res):
+    """What the live trace shows about RabbitMQ vs NET (spec/observe.md)."""
+    ev = window(doc)
+    roles = {p["pid"]: p["role_hint"] for snap in (doc["first"], doc["last"])
+             for p in snap["processes"]}
+    # OBS-DIFF-PEER-DOWN: publishers' connections close inside the window
+    assert res.stats.get("peer_down", 0) > 0
+    # OBS-DIFF-STORE: one msg_store write per persistent publish, none for transient ones
+    store_sends = [e for e in ev if e[3] == "send" and [e[5], e[6]] == [4000, 800]]
+    assert len(store_sends) == w["published"][0]
+    assert {roles.get(e[4]) for e in store_sends} == {"rabbit_msg_store"}
+    assert any(p["role_hint"] == "rabbit_msg_store" and p["name"] == "msg_store_persistent"
+               for p in doc["last"]["processes"])  # OBS-PROCESS
+    # OBS-DIFF-CHANNEL: a channel acks its reader before forwarding (NET-TAKE's order)
+    per: dict = {}
+    for e in ev:
+        if roles.get(e[2]) == "rabbit_channel" and e[3] in ("ack", "send"):
+            per.setdefault(e[2], []).append(e[3])
+    assert per
+    for seq in per.values():
+        assert seq[0] == "ack" or seq[0] == "send"  # a window may start mid-handling
+        assert all(seq[i] == "ack" or seq[i - 1] in ("ack", "send")
+                   for i in range(1, len(seq)))
+        assert seq.count("ack") <= seq.count("send") + 1
+    # OBS-DIFF-INTERLEAVING: another process's event falls between a channel's ack and
+    # the send of the same handling
+    pos = {id(e): i for i, e in enumerate(ev)}
+    gaps = 0
+    for pid in per:
+        mine = [e for e in ev if e[2] == pid and e[3] in ("ack", "send")]
+        gaps += sum(1 for a, b in zip(mine, mine[1:], strict=False)
+                    if a[3] == "ack" and b[3] == "send" and pos[id(b)] - pos[id(a)] > 1)
+    assert gaps > 0
+
+
+def test_in_flight_classification_on_the_node(agent):
+    """OBS-IN-FLIGHT, OBS-DIFF-MIRROR, OBS-DIFF-BUFFER: the node-side classifier counts a
+    delivery published with mirrors (SlaveWhenPublished) as two debits, a plain one as
+    one, a bump_credit by its amount, and ignores other messages."""
+    got = agent.eval(
+        "Me = self(), D = fun(SWP) -> {'$gen_cast', {deliver, {delivery, false, false, Me, "
+        "m, 1, flow}, SWP}} end, cf_observe:classify([D(true), D(false), "
+        "{bump_credit, {Me, 200}}, hello], buffer, #{}).")
+    kinds = {(k, where): n for k, _peer, where, n in got}
+    assert kinds == {("data", "buffer"): 3, ("grant", "buffer"): 200}
 
 
 def test_client_death_leaves_nothing_suspended_or_traced(private_broker, agent):

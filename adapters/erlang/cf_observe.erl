@@ -7,7 +7,7 @@
 -module(cf_observe).
 
 -export([agent/1, info/0, cf_pids/0, snapshot/2, snapshot/3, tracer_start/1, tracer_stop/1,
-         load_start/1, load_stop/1, suspended_by_us/0]).
+         load_start/1, load_stop/1, suspended_by_us/0, classify/3]).
 -export([system_continue/3, system_terminate/4, system_code_change/4, load_loop/3]).
 
 -define(SYS_TIMEOUT, 5000).

@@ -145,8 +145,8 @@ def parse_processes(doc: dict[str, Any]) -> dict[str, Process]:
 
 
 def _resolve_readers(procs: dict[str, Process]) -> None:
-    """OBS-DIFF-CHANNEL: A channel's ``{method, …, flow}`` casts do not name their reader: the channel has
-    one reader, the peer it acks (credit_to) or whose credit_from names it."""
+    """OBS-DIFF-CHANNEL: a channel's ``{method, …, flow}`` casts do not name their reader;
+    the channel has one reader, the peer it acks (credit_to) or whose credit_from names it."""
     for r in procs.values():
         n = r.in_flight.pop(("data", "reader?"), 0)
         if not n:
@@ -159,7 +159,8 @@ def _resolve_readers(procs: dict[str, Process]) -> None:
 
 def edge_spec(receiver: Process | None, info: dict[str, Any]) -> tuple[int, int]:
     """OBS-SPEC (OBS-DIFF-STORE: only queue -> msg_store pairs carry the store's bound,
-    and only for persistent bodies kept in the store): msg_store pairs use ``msg_store_credit_disc_bound``, every other pair
+    and only for persistent bodies kept in the store): msg_store pairs use
+    ``msg_store_credit_disc_bound``, every other pair
     ``credit_flow_default_credit`` — both read from the node."""
     default = tuple(info.get("credit_flow_default_credit") or (400, 200))
     store = tuple(info.get("msg_store_credit_disc_bound") or (4000, 800))
