@@ -2,4 +2,5 @@
 
 from creditflow.conformance.cli import main
 
-main()
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -21,10 +21,11 @@ per-process model in :mod:`creditflow.model.credit.flow` keeps the multiset;
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from creditflow.model.network.graph import FlowGraph
+from creditflow.model.network.rules import Step
 
 CREDIT_FROM, CREDIT_TO, DATA, BUMPS, DEFERRED = range(5)
 EDGE_FIELDS = 5
@@ -37,23 +38,6 @@ ACTION_SHIFT = 20
 ACTION_NAMES = ("read", "take", "bump")
 
 State = tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One decoded action: ``read`` by ``node``; ``take`` by ``node`` of a message from
-    ``peer``; ``bump`` handled by ``node`` from ``peer`` (the receiver that granted)."""
-
-    kind: str
-    node: str
-    peer: str | None = None
-
-    def __str__(self) -> str:
-        if self.kind == "read":
-            return f"read({self.node})"
-        if self.kind == "take":
-            return f"take({self.node}<-{self.peer})"
-        return f"bump({self.node}<-{self.peer})"
 
 
 class CreditNetwork:
@@ -172,6 +156,24 @@ class CreditNetwork:
             if self.remaining(state, node) or self.mailbox(state, node):
                 return True
         return False
+
+    def counts(self, state: State) -> dict[str, dict[Any, Any]]:
+        """The state in the count form of :func:`creditflow.model.network.rules.counts`,
+        which ``tests/test_network_rules.py`` compares with the readable rules."""
+        names = self.graph.node_names
+        pairs = {}
+        for e, (s, r) in enumerate(self.edge_ends):
+            base = EDGE_FIELDS * e
+            pairs[(names[s], names[r])] = tuple(state[base + f] for f in range(EDGE_FIELDS))
+        return {
+            "pairs": pairs,
+            "blockers": {
+                names[n]: tuple(sorted(names[b] for b in self.blockers(state, n)))
+                for n in range(self.n_nodes)
+            },
+            "supply": {names[n]: state[slot] for n, slot in self.remaining_slot.items()},
+            "consumed": {names[n]: state[slot] for n, slot in self.delivered_slot.items()},
+        }
 
     # -- actions ------------------------------------------------------------------------
 

@@ -6,8 +6,6 @@ it over the reachable state graph (see :mod:`creditflow.conformance.explore.dead
 
 from __future__ import annotations
 
-import networkx as nx
-
 from creditflow.conformance.explore.encoding import (
     BUMPS,
     CREDIT_FROM,
@@ -18,64 +16,44 @@ from creditflow.conformance.explore.encoding import (
     CreditNetwork,
     State,
 )
-
-CONSERVATION = "PROP-CONSERVATION"
-DEFERRED_IMPLIES_BLOCKED = "PROP-DEFERRED-BLOCKED"
-IN_FLIGHT_BOUND = "PROP-IN-FLIGHT-BOUND"
-MAILBOX_BOUND = "PROP-MAILBOX-BOUND"
-NOTHING_LOST = "PROP-NOTHING-LOST"
-NO_DEADLOCK = "PROP-NO-DEADLOCK"
-
-STATE_PROPERTIES = (
+from creditflow.model.network.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
     IN_FLIGHT_BOUND,
     MAILBOX_BOUND,
+    NO_DEADLOCK,
     NOTHING_LOST,
+    STATE_PROPERTIES,
+    edge_conserved,
+    paths_to_sinks,
 )
+
+__all__ = [
+    "CONSERVATION",
+    "DEFERRED_IMPLIES_BLOCKED",
+    "IN_FLIGHT_BOUND",
+    "MAILBOX_BOUND",
+    "NOTHING_LOST",
+    "NO_DEADLOCK",
+    "STATE_PROPERTIES",
+    "NetworkProperties",
+    "edge_conserved",
+    "sink_path_counts",
+]
+
 
 
 def sink_path_counts(net: CreditNetwork) -> dict[int, list[int]] | None:
-    """PROP-NOTHING-LOST: per sink, the number of paths from each node to it (1 for the
-    sink itself; fan-out copies count per path); ``None`` when the graph has a cycle."""
-    g = nx.DiGraph()
-    g.add_nodes_from(range(net.n_nodes))
-    g.add_edges_from(net.edge_ends)
-    if not nx.is_directed_acyclic_graph(g):
+    """PROP-NOTHING-LOST weights of :func:`~creditflow.model.network.properties.paths_to_sinks`
+    by node index: per sink index, the number of paths from each node to it; ``None`` when
+    the graph has a cycle."""
+    by_name = paths_to_sinks(net.graph)
+    if by_name is None:
         return None
-    order = list(reversed(list(nx.topological_sort(g))))
-    counts = {}
-    for sink in net.sink_nodes:
-        paths = [0] * net.n_nodes
-        paths[sink] = 1
-        for node in order:
-            if node != sink:
-                paths[node] = sum(paths[r] for r in g.successors(node))
-        counts[sink] = paths
-    return counts
-
-
-def edge_conserved(
-    credit_from: int,
-    credit_to: int,
-    data: int,
-    bumps: int,
-    deferred: int,
-    spec_initial: int,
-    spec_more_after: int,
-    debits: int = 1,
-) -> bool:
-    """PROP-CONSERVATION for one pair S->R with spec {I, M} and ``debits`` sends per message:
-
-    ``credit_from + debits*data + (M - credit_to) + M*(bumps + deferred) = I``.
-    """
-    return (
-        credit_from
-        + debits * data
-        + (spec_more_after - credit_to)
-        + spec_more_after * (bumps + deferred)
-        == spec_initial
-    )
+    names = net.graph.node_names
+    return {
+        net.node_index[sink]: [paths[name] for name in names] for sink, paths in by_name.items()
+    }
 
 
 class NetworkProperties:

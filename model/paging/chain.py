@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from creditflow.conformance.explore.properties import CONSERVATION, edge_conserved
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.flow import ProcessCredit
 from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.properties import CONSERVATION, edge_conserved
 from creditflow.model.paging import operations as paging
 from creditflow.model.paging.operations import Batch
 from creditflow.model.paging.profile import DEFAULT_PROFILE, PagingProfile

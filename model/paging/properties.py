@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from creditflow.conformance.explore.properties import edge_conserved
+from creditflow.model.network.properties import edge_conserved
 from creditflow.model.paging.profile import PagingProfile
 from creditflow.model.paging.state import STORE_NAMES, Msg, PagingState, Report
 
