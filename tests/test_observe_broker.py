@@ -235,7 +235,7 @@ def test_client_death_leaves_nothing_suspended_or_traced(private_broker, agent):
     """OBS-WATCHDOG: a client that dies while processes are suspended (a held snapshot)
     or while tracing leaves no process suspended and no trace pattern behind."""
     victim = ObserveAgent(NodeTarget.of_broker(private_broker)).start()
-    victim.trace_start(Path(victim._home) / "ev.jsonl")
+    victim.trace_start(victim.workdir / "ev.jsonl")
     holder = threading.Thread(target=lambda: pytest.raises(ObserveError, victim.snapshot,
                                                            60_000, 30_000), daemon=True)
     holder.start()

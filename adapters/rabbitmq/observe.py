@@ -179,6 +179,11 @@ class ObserveAgent:
 
     # -- operations -------------------------------------------------------------------
 
+    @property
+    def workdir(self) -> Path:
+        """The agent's private directory (its HOME; trace events land here)."""
+        return Path(self._home)
+
     def snapshot(self, max_pause_ms: int = 5000, hold_ms: int = 0) -> dict[str, Any]:
         """One consistent cut (OBS-CUT) as plain data (``hold_ms``: stay suspended that
         long before reading — to test OBS-WATCHDOG)."""
@@ -271,7 +276,7 @@ def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
     event between the two cuts is in the file (OBS-WINDOW)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    events_path = Path(agent._home) / "events.jsonl"
+    events_path = agent.workdir / "events.jsonl"
     agent.trace_start(events_path)
     stopped = False
     try:
@@ -322,7 +327,7 @@ class ConfirmedPublisher(threading.Thread):
         self._conn: Any = None
 
     def run(self) -> None:
-        import pika
+        import pika  # deferred: pika is needed only by the workload and its publishers
 
         try:
             self._conn = pika.SelectConnection(
@@ -360,7 +365,7 @@ class ConfirmedPublisher(threading.Thread):
         self._pump()
 
     def _pump(self) -> None:
-        import pika
+        import pika  # deferred: pika is needed only by the workload and its publishers
 
         props = pika.BasicProperties(delivery_mode=2 if self.persistent else 1)
         while self.sent < self.count and len(self._outstanding) < self.window:
@@ -383,7 +388,7 @@ def run_workload(agent: ObserveAgent, params: Any, publishes: int = 10_000,
     through an exchange; a queue suspended with ``sys:suspend`` while they publish (and
     a snapshot taken then), a slow consumer; released; every publish confirmed and
     every message counted at the end. Returns the counts and the mid-run snapshot."""
-    import pika
+    import pika  # deferred: pika is needed only by the workload and its publishers
 
     conn = pika.BlockingConnection(params)
     ch = conn.channel()

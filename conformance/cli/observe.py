@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+import networkx as nx
 
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
+from creditflow.adapters.rabbitmq.observe import (
+    NodeTarget,
+    ObserveAgent,
+    ObserveError,
+    run_workload,
+)
+from creditflow.adapters.rabbitmq.observe import record as do_record
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import fail
 from creditflow.conformance.inputs import itf
@@ -36,8 +45,6 @@ def _connected(node: str | None, cookie_file: str | None,
                epmd_port: int | None) -> Iterator[tuple[Any, Any]]:
     """An agent on the node (and the private broker when no node is given); any
     connection failure is one line and exit 3 (OBS-CONNECT)."""
-    from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
-    from creditflow.adapters.rabbitmq.observe import NodeTarget, ObserveAgent, ObserveError
 
     broker = None
     try:
@@ -65,8 +72,6 @@ def _report_snapshot(doc: dict[str, Any], as_json: bool, dot_out: str | None,
     if dot_out:
         write_picture(to_dot(a), dot_out)
     if graph_out:
-        import networkx as nx
-
         Path(graph_out).write_text(json.dumps(nx.node_link_data(to_graph(a), edges="edges"),
                                               indent=1, default=str))
     if as_json:
@@ -100,7 +105,6 @@ def snapshot(node: str | None, cookie_file: str | None, epmd_port: int | None, a
              dot_out: str | None, graph_out: str | None, max_pause_ms: int) -> None:
     """One consistent cut of every credit-flow process; checks and blocked chains
     (exit 12 if a check fails)."""
-    from creditflow.adapters.rabbitmq.observe import ObserveError
 
     with _connected(node, cookie_file, epmd_port) as (agent, _broker):
         try:
@@ -122,8 +126,6 @@ def snapshot(node: str | None, cookie_file: str | None, epmd_port: int | None, a
 def record(node: str | None, cookie_file: str | None, epmd_port: int | None,
            seconds: float, out: str, publishes: int) -> None:
     """Record the credit_flow calls and bump_credit sends between two cuts."""
-    from creditflow.adapters.rabbitmq.observe import ObserveError, run_workload
-    from creditflow.adapters.rabbitmq.observe import record as do_record
 
     with _connected(node, cookie_file, epmd_port) as (agent, broker):
         during = None
@@ -177,8 +179,6 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
 def workload(publishes: int, dot_out: str | None, out: str | None) -> None:
     """Make flow happen on a private broker: confirmed publishers, a suspended queue, a
     slow consumer; a snapshot during the stall; counts at the end (OBS-WORKLOAD)."""
-    from creditflow.adapters.rabbitmq.observe import ObserveError, run_workload
-    from creditflow.adapters.rabbitmq.observe import record as do_record
 
     with _connected(None, None, None) as (agent, broker):
         params = broker.connection_parameters()
