@@ -306,7 +306,9 @@ def to_graph(a: Analysis) -> nx.DiGraph:
 
 
 def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT string: backslashes and quotes escaped, newlines as DOT's ``\\n``."""
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{body}"'
 
 
 def to_dot(a: Analysis) -> str:
@@ -324,8 +326,9 @@ def to_dot(a: Analysis) -> str:
         style = ["color=red, fontcolor=red"] if p.blocked else []
         if p.suspended:
             style.append("style=dashed")
-        label = f"{p.label}\\n{p.pid}" + (f"\\n{p.mailbox_len + p.buffer_len} queued"
-                                           if p.mailbox_len + p.buffer_len else "")
+        queued = p.mailbox_len + p.buffer_len
+        label = (f"{p.label}\n{p.pid}" + (" (suspended)" if p.suspended else "")
+                 + (f"\n{queued} queued" if queued else ""))
         lines.append(f"  {_q(p.pid)} [label={_q(label)}{', ' if style else ''}{', '.join(style)}];")
     for e in a.edges:
         attrs = [f"label={_q(f'credit {e.credit_from}, in flight {e.data}')}"]
