@@ -1,6 +1,6 @@
 """Syndicate-style accounts: debt, loans, and readers waiting for clear funds (AC-*).
 
-Read next to ``spec/accounts.md``. The model follows syndicate-rs (semantics.md §4):
+Read next to ``spec/accounts.md``. The model follows syndicate-rs (spec/sources.md §4):
 every event sent in a turn is a *loan* charged to the account the turn runs under,
 borrowed when the turn commits and repaid when the receiving actor's turn that
 handles it completes; readers call ``ensure_clear_funds`` before each read and wait
