@@ -418,3 +418,18 @@ def test_graph_files_keep_loading():
         assert load_graph(name).name == name
     with pytest.raises(GraphFileError):
         load_graph_file(ROOT / "README.md")
+
+
+def test_a_foreign_parquet_file_in_a_sweep_folder_is_one_line(tmp_path):
+    """IN-READ, SW-ROW-TYPES: `report` and `sweep` refuse a Parquet file that is not a
+    sweep part file in one line (exit 2), not with a SQL error or a traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "sw" / "results"
+    results.mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1, 2]}), results / "foreign.parquet")
+    bad(tmp_path, ["report", str(tmp_path / "sw")], "foreign.parquet", "no column 'case_id'")
+    (results / "junk.parquet").write_bytes(b"not parquet at all")
+    bad(tmp_path, ["sweep", "smoke", "--out", str(tmp_path / "sw"), "--dry-run"],
+        "parquet", "not a")
