@@ -8,9 +8,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from creditflow.adapters.base import Adapter
 from creditflow.adapters.mutants import mutants
-from creditflow.adapters.subprocess_adapter import DEFAULT_TIMEOUT, SubprocessAdapter
+from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
+from creditflow.adapters.reference.credit_flow import ReferenceAdapter
+from creditflow.conformance.differential.adapter import Adapter
+from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT, SubprocessAdapter
 
 #: The built-in adapters and what they run.
 BUILTIN = {
@@ -41,17 +43,15 @@ def adapter_factory(
     reported as an adapter failure, exit 3); :class:`UnknownAdapter` at once if the
     name is unknown."""
     if name == "reference":
-        from creditflow.adapters.reference import ReferenceAdapter
 
         return ReferenceAdapter
     if name == "reference-process":
-        argv = [sys.executable, "-m", "creditflow.adapters.reference_server"]
+        argv = [sys.executable, "-m", "creditflow.adapters.reference.server"]
         return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
     if name == "python-template":
         argv = [sys.executable, "-m", "creditflow.adapters.python_template"]
         return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
     if name == "rabbitmq":
-        from creditflow.adapters.rabbitmq import RabbitMQAdapter
 
         return lambda: RabbitMQAdapter(rabbitmq_ebin, timeout=timeout)
     if name.startswith(MUTANT_PREFIX):

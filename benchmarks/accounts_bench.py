@@ -15,17 +15,17 @@ import platform
 import sys
 import time
 
-from creditflow.conformance.accounts_check import AccountsOptions, check_actor_graph
-from creditflow.conformance.accounts_conform import conform
-from creditflow.conformance.accounts_io import load_actor_graph
-from creditflow.conformance.accounts_protocol import (
+from creditflow.conformance.differential.accounts_conform import conform
+from creditflow.conformance.differential.accounts_protocol import (
     ReferenceAccountsAdapter,
     SubprocessAccountsAdapter,
 )
-from creditflow.conformance.explorer import explore
-from creditflow.model.accounts_graph import seed_example
-from creditflow.model.alarms import AlarmConfig, ConnectionSpec
-from creditflow.model.alarms_system import CheckedAlarms
+from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
+from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.inputs.actor_graphs import load_actor_graph
+from creditflow.model.accounts.graph import seed_example
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
 
 print = functools.partial(print, flush=True)  # noqa: A001
 
@@ -63,7 +63,7 @@ def main() -> None:
     graph = load_actor_graph("crash-timer")
     ref, t_ref = timed(lambda: conform(ReferenceAccountsAdapter(), graph, runs=300))
     sub = SubprocessAccountsAdapter([sys.executable, "-m",
-                                     "creditflow.adapters.accounts_reference"])
+                                     "creditflow.adapters.reference.accounts"])
     try:
         sub.hello()
         over, t_sub = timed(lambda: conform(sub, graph, runs=300))

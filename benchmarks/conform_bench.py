@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from creditflow.adapters.registry import adapter_factory
-from creditflow.conformance.differential import DifferentialRun
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.process_model import ProcessModel
-from creditflow.conformance.projection import step_ops
-from creditflow.conformance.protocol import DEFAULT_SPEC, Op
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.network import CreditNetwork
+from creditflow.conformance.differential.model_side import ProcessModel
+from creditflow.conformance.differential.projection import step_ops
+from creditflow.conformance.differential.protocol import DEFAULT_SPEC, Op
+from creditflow.conformance.differential.session import DifferentialRun
+from creditflow.conformance.explore.encoding import CreditNetwork
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.model.credit.spec import CreditSpec
 
 
 def workload(n_ops: int, seed: int = 1) -> list[Op]:

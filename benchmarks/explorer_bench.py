@@ -13,9 +13,9 @@ import argparse
 import platform
 import time
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.graph_io import load_preset
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.model.credit.spec import CreditSpec
 
 CASES = [
     ("fanout", CreditSpec(3, 1), 20),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from creditflow.adapters.mutants import mutants
 from creditflow.adapters.registry import adapter_factory
-from creditflow.conformance.conform import ConformOptions, run_conform
+from creditflow.conformance.differential.conform import ConformOptions, run_conform
 
 
 def main() -> None:

@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from creditflow.conformance.explorer import explore
-from creditflow.model import paging
-from creditflow.model.paging_profile import DEFAULT_PROFILE
-from creditflow.model.paging_state import Config, initial_state
-from creditflow.model.paging_system import SMALL_BOUNDS, PagingSystem
+from creditflow.conformance.explore.explorer import explore
+from creditflow.model.paging import operations as paging
+from creditflow.model.paging.profile import DEFAULT_PROFILE
+from creditflow.model.paging.state import Config, initial_state
+from creditflow.model.paging.system import SMALL_BOUNDS, PagingSystem
 
 
 def model_figures(n: int) -> dict[str, float]:
@@ -57,10 +57,10 @@ def explorer_figures() -> tuple[int, float]:
 
 
 def broker_figures() -> dict[str, float]:
-    from creditflow.adapters.erlang_session import ErlangSession
-    from creditflow.adapters.rabbitmq_broker import PrivateBroker
-    from creditflow.conformance.paging_compare import compare_on_broker
-    from creditflow.conformance.paging_scenario import load_scenario
+    from creditflow.adapters.rabbitmq.broker import PrivateBroker
+    from creditflow.adapters.rabbitmq.erlang import ErlangSession
+    from creditflow.adapters.rabbitmq.paging import compare_on_broker
+    from creditflow.conformance.inputs.paging_scenarios import load_scenario
 
     with tempfile.TemporaryDirectory() as workdir, PrivateBroker(Path(workdir)) as broker:
         t0 = time.perf_counter()

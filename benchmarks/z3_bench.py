@@ -24,21 +24,21 @@ import time
 import networkx as nx
 import z3
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.z3_backlog import prove_stalled_backlog
-from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
-from creditflow.conformance.z3_proofs import (
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.backlog import prove_stalled_backlog
+from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
+from creditflow.conformance.symbolic.invariants import (
     derive_condition,
     houdini,
     prove_deadlock_freedom,
     prove_termination,
     safe_condition,
 )
-from creditflow.conformance.z3_prove import ProveOptions, prove_graph
-from creditflow.conformance.z3_synthesis import SynthesisOptions, synthesize
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import FlowGraph, flow_graph_from_networkx
+from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
 
 def timed(fn):  # type: ignore[no-untyped-def]

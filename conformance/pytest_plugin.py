@@ -20,18 +20,18 @@ from typing import Any
 
 import pytest
 
-from creditflow.adapters.base import Adapter, AdapterFailure
 from creditflow.adapters.registry import UnknownAdapter, adapter_factory, command_factory
-from creditflow.adapters.subprocess_adapter import DEFAULT_TIMEOUT
-from creditflow.conformance.conform_report import divergence_lines
-from creditflow.conformance.expectations import (
+from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.replay import DIVERGED, ReplayOutcome, replay_trace
+from creditflow.conformance.differential.report import divergence_lines
+from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
+from creditflow.conformance.differential.traces import SUFFIX, load_trace
+from creditflow.conformance.inputs.expectations import (
     Expectations,
     ExpectationsError,
     load_expectations,
 )
-from creditflow.conformance.itf import TraceFormatError
-from creditflow.conformance.process_traces import SUFFIX, load_trace
-from creditflow.conformance.replay import DIVERGED, ReplayOutcome, replay_trace
+from creditflow.conformance.inputs.itf import TraceFormatError
 
 
 class _Session:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from creditflow.adapters.rabbitmq_broker import PrivateBroker
+from creditflow.adapters.rabbitmq.broker import PrivateBroker
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 from hypothesis import strategies as st
 
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import FlowGraph, flow_graph_from_networkx
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
 small_specs = st.builds(CreditSpec, st.integers(-1, 3), st.integers(-1, 3))
 sane_specs = st.builds(CreditSpec, st.integers(1, 3), st.integers(1, 3)).filter(
@@ -63,7 +63,7 @@ def actor_graphs(
     shared_accounts: bool = False,
 ):
     """A small random acyclic actor graph (AC-GRAPH) with one or two readers."""
-    from creditflow.model.accounts_graph import actor_graph_from_networkx
+    from creditflow.model.accounts.graph import actor_graph_from_networkx
 
     n = draw(st.integers(2, max_actors))
     g = nx.DiGraph(name="random-actors", limit=draw(st.integers(0, max_limit)))

@@ -11,7 +11,7 @@ import signal
 import time
 
 from creditflow.conformance.sweep.checkers import CaseBudget, CheckerOutcome, explore_checker
-from creditflow.model.graph import FlowGraph
+from creditflow.model.network.graph import FlowGraph
 
 
 def crash_on_cycles(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
@@ -54,7 +54,7 @@ def deaf_on_cycles(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
 def replay_or_crash(path: str) -> object:
     """The network replay, except that a file named ``crash…`` kills the worker and one
     named ``boom…`` raises an unexpected error."""
-    from creditflow.conformance.traces import replay_network_trace
+    from creditflow.conformance.traces.network import replay_network_trace
 
     name = os.path.basename(path)
     if name.startswith("crash"):

@@ -7,20 +7,13 @@ import networkx as nx
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from creditflow.conformance.explorer import NO_DEADLOCK, explore
-from creditflow.model.accounts import (
-    READY,
-    WAITING,
-    AccountsModel,
-    Loan,
-    Observation,
-)
-from creditflow.model.accounts_graph import (
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, explore
+from creditflow.model.accounts.graph import (
     ActorGraphError,
     actor_graph_from_networkx,
     seed_example,
 )
-from creditflow.model.accounts_properties import (
+from creditflow.model.accounts.properties import (
     BORROW_BEFORE_REPAY,
     CHARGE,
     DEBT_SUM,
@@ -31,7 +24,14 @@ from creditflow.model.accounts_properties import (
     WAIT_OVER_LIMIT,
     overshoot_bounds,
 )
-from creditflow.model.accounts_system import CheckedAccounts, actor_symmetry
+from creditflow.model.accounts.rules import (
+    READY,
+    WAITING,
+    AccountsModel,
+    Loan,
+    Observation,
+)
+from creditflow.model.accounts.system import CheckedAccounts, actor_symmetry
 from tests.strategies import actor_graphs
 
 
@@ -311,9 +311,9 @@ class CrashLeaksLoans(AccountsModel):
 class RepaysOnDequeue(AccountsModel):
     def turn(self, state, x):
         loan = state.actors[x].mailbox[0]
-        from creditflow.model.accounts import _Builder
+        from creditflow.model.accounts.rules import StateBuilder
 
-        b = _Builder(state)
+        b = StateBuilder(state)
         self._repay(b, loan.account, loan.cost)
         actor = b.actors[x]
         b.actors[x] = actor._replace(mailbox=actor.mailbox[1:])

@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from creditflow.adapters.accounts_mutants import MUTANTS
-from creditflow.conformance.accounts_conform import conform, replay
-from creditflow.conformance.accounts_protocol import (
+from creditflow.adapters.reference.accounts_mutants import MUTANTS
+from creditflow.conformance.cli import main
+from creditflow.conformance.differential.accounts_conform import conform, replay
+from creditflow.conformance.differential.accounts_protocol import (
     AdapterError,
     ReferenceAccountsAdapter,
     SubprocessAccountsAdapter,
@@ -24,13 +25,12 @@ from creditflow.conformance.accounts_protocol import (
     request_for,
     state_json,
 )
-from creditflow.conformance.cli import main
-from creditflow.conformance.itf import read_document
-from creditflow.model.accounts import AccountsModel
-from creditflow.model.accounts_graph import actor_graph_from_networkx
+from creditflow.conformance.inputs.itf import read_document
+from creditflow.model.accounts.graph import actor_graph_from_networkx
+from creditflow.model.accounts.rules import AccountsModel
 from tests.strategies import actor_graphs
 
-SERVER = [sys.executable, "-m", "creditflow.adapters.accounts_reference"]
+SERVER = [sys.executable, "-m", "creditflow.adapters.reference.accounts"]
 
 
 def conform_graph():
@@ -181,7 +181,7 @@ def test_the_spec_names_every_op_and_event():
     step op."""
     from pathlib import Path
 
-    from creditflow.conformance.accounts_protocol import STEP_OPS
+    from creditflow.conformance.differential.accounts_protocol import STEP_OPS
 
     text = (Path(__file__).resolve().parent.parent / "spec" / "adapter-protocol-accounts.md"
             ).read_text()

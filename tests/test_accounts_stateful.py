@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from creditflow.model.accounts import WAITING, AccountsModel
-from creditflow.model.accounts_properties import AccountsProperties
+from creditflow.model.accounts.properties import AccountsProperties
+from creditflow.model.accounts.rules import WAITING, AccountsModel
 from tests.strategies import actor_graphs
 
 

@@ -13,13 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from creditflow.adapters.base import CRASH, HANG, MISSING, PROTOCOL, REFUSED, AdapterFailure
-from creditflow.adapters.rabbitmq import RabbitMQAdapter, escript_path, locate_ebin
-from creditflow.adapters.reference import ReferenceAdapter
+from creditflow.adapters.rabbitmq.module import RabbitMQAdapter, escript_path, locate_ebin
+from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 from creditflow.adapters.registry import adapter_factory
-from creditflow.adapters.subprocess_adapter import SubprocessAdapter
-from creditflow.conformance.protocol import Op, compare
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.differential.adapter import (
+    CRASH,
+    HANG,
+    MISSING,
+    PROTOCOL,
+    REFUSED,
+    AdapterFailure,
+)
+from creditflow.conformance.differential.protocol import Op, compare
+from creditflow.conformance.differential.subprocess import SubprocessAdapter
+from creditflow.model.credit.spec import CreditSpec
 
 FAULTY = [sys.executable, str(Path(__file__).parent / "faulty_adapter.py")]
 

@@ -8,8 +8,18 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from creditflow.conformance.explorer import NO_DEADLOCK, explore
-from creditflow.model.alarms import (
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, explore
+from creditflow.model.alarms.properties import (
+    BLOCK_ON_PUBLISH,
+    BLOCKED_ONCE,
+    CHANNEL_FLOW,
+    CLUSTER,
+    CONSUMERS,
+    UNBLOCKED,
+    WATERMARK,
+    AlarmProperties,
+)
+from creditflow.model.alarms.rules import (
     BLOCKED,
     DISK,
     MEMORY,
@@ -21,17 +31,7 @@ from creditflow.model.alarms import (
     reported_state,
     watermark_alarm,
 )
-from creditflow.model.alarms_properties import (
-    BLOCK_ON_PUBLISH,
-    BLOCKED_ONCE,
-    CHANNEL_FLOW,
-    CLUSTER,
-    CONSUMERS,
-    UNBLOCKED,
-    WATERMARK,
-    AlarmProperties,
-)
-from creditflow.model.alarms_system import CheckedAlarms
+from creditflow.model.alarms.system import CheckedAlarms
 
 PUB = ConnectionSpec("pub", publishes=3)
 CON = ConnectionSpec("con", consumes=True)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from creditflow.adapters.rabbitmq_alarms import (
+from creditflow.adapters.rabbitmq.alarms import (
     CONSUMER,
     PUBLISHER,
     broker_alarm_run,
     model_alarm_run,
     scenario_config,
 )
-from creditflow.adapters.rabbitmq_broker import PrivateBroker
-from creditflow.model.alarms import AlarmModel
-from creditflow.model.alarms_properties import AlarmProperties
+from creditflow.adapters.rabbitmq.broker import PrivateBroker
+from creditflow.model.alarms.properties import AlarmProperties
+from creditflow.model.alarms.rules import AlarmModel
 
 pytestmark = pytest.mark.xdist_group("broker")
 

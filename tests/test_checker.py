@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from creditflow.adapters.registry import adapter_factory
-from creditflow.conformance.conform import ConformOptions, run_conform
-from creditflow.conformance.protocol import (
+from creditflow.conformance.differential.conform import ConformOptions, run_conform
+from creditflow.conformance.differential.protocol import (
     Observation,
     Op,
     ProcessView,
@@ -17,8 +17,8 @@ from creditflow.conformance.protocol import (
     op_from_request,
     parse_response,
 )
-from creditflow.conformance.shrink import shrink_sequence
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.model.credit.spec import CreditSpec
 
 
 def obs(blocked=(), deferred=(), emitted=(), cf=None):

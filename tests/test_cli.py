@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.itf import read_document
+from creditflow.conformance.inputs.itf import read_document
 
 
 def run(*args: str, cwd: Path | None = None):

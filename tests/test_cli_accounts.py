@@ -7,9 +7,9 @@ import json
 
 from click.testing import CliRunner
 
-from creditflow.conformance.accounts_io import actor_preset_names, load_actor_graph
 from creditflow.conformance.cli import main
-from creditflow.conformance.itf import read_document
+from creditflow.conformance.inputs.actor_graphs import actor_preset_names, load_actor_graph
+from creditflow.conformance.inputs.itf import read_document
 
 
 def run(*args: str):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from creditflow.conformance.compiled_network import CompiledNetwork
-from creditflow.model.network_system import CheckedNetwork
+from creditflow.conformance.explore.compiled import CompiledNetwork
+from creditflow.conformance.explore.network_system import CheckedNetwork
 from tests.strategies import process_graphs
 
 

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from creditflow.adapters.registry import adapter_factory
 from creditflow.conformance.cli import main
-from creditflow.conformance.conform import ConformOptions, run_conform
-from creditflow.conformance.itf import read_document
-from creditflow.conformance.process_traces import load_trace
-from creditflow.conformance.regressions import corpus_dir
+from creditflow.conformance.differential.conform import ConformOptions, run_conform
+from creditflow.conformance.differential.corpus import corpus_dir
+from creditflow.conformance.differential.traces import load_trace
+from creditflow.conformance.inputs.itf import read_document
 
 FAULTY = f"{sys.executable} {Path(__file__).parent / 'faulty_adapter.py'}"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from creditflow.model import credit_flow as cf
-from creditflow.model.credit_spec import (
+from creditflow.model.credit import flow as cf
+from creditflow.model.credit.spec import (
     DEFAULT_CREDIT,
     DEFAULT_CREDIT_BY_VERSION,
     DEFAULT_MSG_STORE_CREDIT,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from hypothesis import assume, given, settings
 
-from creditflow.conformance.check import CheckOptions, check_graph, exit_code
-from creditflow.conformance.deadlock import blocked_forever
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.symmetry import network_symmetry
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.network import CreditNetwork
+from creditflow.conformance.explore.check import CheckOptions, check_graph, exit_code
+from creditflow.conformance.explore.deadlock import blocked_forever
+from creditflow.conformance.explore.encoding import CreditNetwork
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.symmetry import network_symmetry
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
 
 
@@ -108,6 +108,6 @@ def test_explorer_doctest():
     """EXP-BFS: the module example runs."""
     import doctest
 
-    import creditflow.conformance.explorer as module
+    import creditflow.conformance.explore.explorer as module
 
     assert doctest.testmod(module).failed == 0

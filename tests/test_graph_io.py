@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from creditflow.conformance.graph_io import (
+from creditflow.conformance.inputs.graphs import (
     GraphFileError,
     graph_to_node_link,
     load_graph,
@@ -14,7 +14,7 @@ from creditflow.conformance.graph_io import (
     load_preset,
     preset_names,
 )
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.model.credit.spec import CreditSpec
 
 
 def test_presets_are_all_valid():

@@ -11,9 +11,9 @@ import pytest
 
 from creditflow.adapters.mutants import MODULES, mutants
 from creditflow.adapters.registry import adapter_factory
-from creditflow.conformance.conform import ConformOptions, run_conform
-from creditflow.conformance.differential import check_trace
-from creditflow.conformance.process_traces import load_trace
+from creditflow.conformance.differential.conform import ConformOptions, run_conform
+from creditflow.conformance.differential.session import check_trace
+from creditflow.conformance.differential.traces import load_trace
 
 KILL_SECONDS = 60
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import FlowGraph, GraphError, flow_graph_from_networkx
-from creditflow.model.network import (
+from creditflow.conformance.explore.encoding import (
     BUMPS,
     CREDIT_FROM,
     CREDIT_TO,
@@ -16,6 +14,8 @@ from creditflow.model.network import (
     CreditNetwork,
     Step,
 )
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph, GraphError, flow_graph_from_networkx
 
 
 def chain(*specs: tuple[int, int], checks: bool | None = None, stalled_last=False) -> FlowGraph:

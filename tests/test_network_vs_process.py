@@ -2,7 +2,7 @@
 
 Random runs of random networks are projected onto per-process credit_flow calls
 (TRACE-PROJECTION: CF-SEND, CF-ACK, CF-BUMP with grant FIFOs kept by
-``conformance/projection.py``) and the two models must agree on every pair's credit,
+``conformance/differential/projection.py``) and the two models must agree on every pair's credit,
 counters, blockers (as multisets), deferred grants and grants in flight after every
 step. This is what keeps the fast network model from drifting away from the readable
 CF rules.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from creditflow.conformance.projection import ProjectedProcesses
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.network import CreditNetwork
+from creditflow.conformance.differential.projection import ProjectedProcesses
+from creditflow.conformance.explore.encoding import CreditNetwork
+from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
 
 graphs = st.one_of(

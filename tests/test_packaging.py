@@ -68,10 +68,10 @@ def test_wheel_installs_and_imports_everything(tmp_path):
         "names = [m.name for m in pkgutil.walk_packages(creditflow.__path__, 'creditflow.')]\n"
         "for n in names: importlib.import_module(n)\n"
         "import creditflow.model as m\n"
-        "from creditflow.conformance.graph_io import preset_names\n"
+        "from creditflow.conformance.inputs.graphs import preset_names\n"
         "print(len(names), pathlib.Path(m.__file__).parent, ','.join(preset_names()))\n"
-        "from creditflow.conformance.regressions import corpus_dir\n"
-        "from creditflow.adapters.rabbitmq import escript_path\n"
+        "from creditflow.conformance.differential.corpus import corpus_dir\n"
+        "from creditflow.adapters.rabbitmq.module import escript_path\n"
         "print(len(list(corpus_dir().glob('*.itf.json'))), escript_path().is_file())\n"
     )
     out = subprocess.run(

@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-from creditflow.adapters.rabbitmq_broker import BrokerError
-from creditflow.conformance import cli_paging
+from creditflow.adapters.rabbitmq.broker import BrokerError
+from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance.cli import main
-from creditflow.conformance.paging_compare import (
+from creditflow.conformance.cli import paging as cli_paging
+from creditflow.conformance.differential.paging_compare import (
     COMPARED,
     compare,
-    compare_on_broker,
     view_of_probe,
 )
-from creditflow.conformance.paging_scenario import load_scenario
+from creditflow.conformance.inputs.paging_scenarios import load_scenario
 
 pytestmark = pytest.mark.xdist_group("broker")
 
@@ -107,7 +107,7 @@ def check_cli_against_broker(private_broker, tmp_path, monkeypatch):
         def __exit__(self, *exc):
             return None
 
-    monkeypatch.setattr("creditflow.adapters.rabbitmq_broker.PrivateBroker", Shared)
+    monkeypatch.setattr("creditflow.adapters.rabbitmq.broker.PrivateBroker", Shared)
     out = tmp_path / "report.json"
     result = CliRunner().invoke(main, ["paging", "embed-boundary", "--against-broker",
                                        "--out", str(out)], catch_exceptions=False)
@@ -121,7 +121,7 @@ def check_cli_against_broker(private_broker, tmp_path, monkeypatch):
 def check_erlang_session_evaluates_and_reports_errors(private_broker):
     """PG-OBSERVE's transport: a hidden node evaluates on the broker in milliseconds;
     syntax and runtime errors become BrokerError naming the node."""
-    from creditflow.adapters.erlang_session import ErlangSession
+    from creditflow.adapters.rabbitmq.erlang import ErlangSession
 
     with ErlangSession(private_broker) as session:
         assert session.eval('io:format("~p~n", [1 + 1]), ok.') == "2"

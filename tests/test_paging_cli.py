@@ -56,7 +56,7 @@ def test_model_only_scenario_refuses_a_broker():
 
 def test_a_property_violation_is_exit_12(monkeypatch):
     """A violated PROP-PG property (here: a model broken on purpose) exits 12."""
-    from creditflow.conformance import cli_paging
+    from creditflow.conformance.cli import paging as cli_paging
 
     monkeypatch.setattr(cli_paging, "check",
                         lambda profile, st, reports=(): {"PROP-PG-ORDER": "broken"})

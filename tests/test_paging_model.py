@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from creditflow.model import paging
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.paging_profile import (
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.paging import operations as paging
+from creditflow.model.paging.profile import (
     PROFILE_3_5_5,
     PROFILE_3_10_8,
     next_segment_boundary,
     persists_to_store,
     profile_named,
 )
-from creditflow.model.paging_properties import check
-from creditflow.model.paging_state import (
+from creditflow.model.paging.properties import check
+from creditflow.model.paging.state import (
     PERSISTENT_STORE,
     TRANSIENT_STORE,
     Config,
@@ -69,7 +69,7 @@ def test_persist_to_boundary():
 
 def test_segments_chunk_and_permitted_betas():
     """PG-SEGMENT, PG-CHUNK, PG-PERMITTED-BETAS."""
-    from creditflow.model.paging_phases import chunk_size, permitted_beta_count
+    from creditflow.model.paging.phases import chunk_size, permitted_beta_count
 
     assert next_segment_boundary(TIGHT, 0) == 16
     assert next_segment_boundary(TIGHT, 15) == 16 and next_segment_boundary(TIGHT, 16) == 32

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from creditflow.conformance.explorer import explore
-from creditflow.model.paging_network import (
+from creditflow.conformance.explore.explorer import explore
+from creditflow.model.paging.chain import (
     CHAIN_BOUNDS,
     PagingNetwork,
     chain_witness,

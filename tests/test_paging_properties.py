@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from creditflow.conformance.explorer import explore
-from creditflow.conformance.itf import trace_document
-from creditflow.conformance.paging_scenario import load_scenario, preset_names, run_scenario
-from creditflow.conformance.traces import run_states
-from creditflow.model import paging
-from creditflow.model.paging_profile import PROFILE_3_5_5, PROFILE_3_10_8
-from creditflow.model.paging_properties import ALL_PROPERTIES, check, violations
-from creditflow.model.paging_state import (
+from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.inputs.itf import trace_document
+from creditflow.conformance.inputs.paging_scenarios import load_scenario, preset_names, run_scenario
+from creditflow.conformance.traces.network import run_states
+from creditflow.model.paging import operations as paging
+from creditflow.model.paging.profile import PROFILE_3_5_5, PROFILE_3_10_8
+from creditflow.model.paging.properties import ALL_PROPERTIES, check, violations
+from creditflow.model.paging.state import (
     TRANSIENT_STORE,
     Config,
     PassReport,
@@ -22,7 +22,7 @@ from creditflow.model.paging_state import (
     Report,
     initial_state,
 )
-from creditflow.model.paging_system import SMALL_BOUNDS, Explored, PagingSystem
+from creditflow.model.paging.system import SMALL_BOUNDS, Explored, PagingSystem
 
 TIGHT = PROFILE_3_10_8.with_settings(store_credit=(10, 5), io_batch_size=8, segment_entries=16)
 

@@ -9,22 +9,22 @@ import json
 
 import pytest
 
-from creditflow.adapters.rabbitmq_paging import StepObservation
-from creditflow.conformance.paging_compare import (
+from creditflow.adapters.rabbitmq.paging import StepObservation
+from creditflow.conformance.differential.paging_compare import (
     COMPARED,
     NOT_COMPARED,
     compare,
     comparison_document,
     view_of_state,
 )
-from creditflow.conformance.paging_scenario import (
+from creditflow.conformance.inputs.paging_scenarios import (
     ScenarioError,
     load_scenario,
     parse_scenario,
     preset_names,
     run_scenario,
 )
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.model.credit.spec import CreditSpec
 
 
 def test_presets_load_and_run():
@@ -45,8 +45,8 @@ def test_presets_load_and_run():
 
 def test_model_only_scenarios_are_refused_before_touching_a_broker():
     """PG-OBSERVE: a scenario that controls msg_store timing cannot run on a broker."""
-    from creditflow.adapters.rabbitmq_broker import BrokerError
-    from creditflow.adapters.rabbitmq_paging import BrokerPagingRun
+    from creditflow.adapters.rabbitmq.broker import BrokerError
+    from creditflow.adapters.rabbitmq.paging import BrokerPagingRun
 
     with pytest.raises(BrokerError, match="slow-store: cannot run on a broker"):
         BrokerPagingRun(None, load_scenario("slow-store"))  # type: ignore[arg-type]
@@ -164,8 +164,8 @@ def test_a_changed_field_is_a_diff_and_a_reset_target_is_interference():
 def test_probe_snapshots_are_checked_against_backing_queue_status():
     """PG-OBSERVE: a field read by record position that disagrees with RabbitMQ's own
     backing_queue_status is an adapter error, not a divergence."""
-    from creditflow.adapters.paging_probe import check_snapshot
-    from creditflow.adapters.rabbitmq_broker import BrokerError
+    from creditflow.adapters.rabbitmq.broker import BrokerError
+    from creditflow.adapters.rabbitmq.paging_probe import check_snapshot
 
     snapshot = {"q1": [], "q2": [], "q3": [[0]], "q4": [], "delta": [None, 0, 0, None],
                 "len": 1, "target": "infinity", "next_seq_id": 1}

@@ -17,11 +17,11 @@ from hypothesis.stateful import (
     rule,
 )
 
-from creditflow.model import paging
-from creditflow.model.paging import Batch
-from creditflow.model.paging_profile import PROFILE_3_5_5, PROFILE_3_10_8
-from creditflow.model.paging_properties import check
-from creditflow.model.paging_state import Config, Rates, Step, initial_state
+from creditflow.model.paging import operations as paging
+from creditflow.model.paging.operations import Batch
+from creditflow.model.paging.profile import PROFILE_3_5_5, PROFILE_3_10_8
+from creditflow.model.paging.properties import check
+from creditflow.model.paging.state import Config, Rates, Step, initial_state
 
 SMALL_PROFILES = {
     "3.10.8": PROFILE_3_10_8.with_settings(store_credit=(2, 1), segment_entries=4,

@@ -8,20 +8,20 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from creditflow.adapters.reference import ReferenceAdapter
+from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential import check_trace, model_trace
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.itf import TraceFormatError, read_document
-from creditflow.conformance.process_traces import (
+from creditflow.conformance.differential.projection import step_ops
+from creditflow.conformance.differential.protocol import Op
+from creditflow.conformance.differential.session import check_trace, model_trace
+from creditflow.conformance.differential.traces import (
     PROCESS_VARS,
     load_trace,
     write_process_trace,
 )
-from creditflow.conformance.projection import step_ops
-from creditflow.conformance.protocol import Op
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.network import Step
+from creditflow.conformance.explore.encoding import Step
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.inputs.itf import TraceFormatError, read_document
+from creditflow.model.credit.spec import CreditSpec
 
 OPS = (
     Op("send", "A", "B"), Op("send", "A", "B", spec=CreditSpec(1, 3)), Op("ack", "A", "C"),

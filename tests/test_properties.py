@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.graph_io import load_preset
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import flow_graph_from_networkx
-from creditflow.model.network import CREDIT_FROM, DATA, DEFERRED, CreditNetwork
-from creditflow.model.network_properties import (
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.encoding import CREDIT_FROM, DATA, DEFERRED, CreditNetwork
+from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
     IN_FLIGHT_BOUND,
@@ -18,7 +16,9 @@ from creditflow.model.network_properties import (
     NetworkProperties,
     edge_conserved,
 )
-from creditflow.model.network_system import CheckedNetwork
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import flow_graph_from_networkx
 
 
 def poke(state, index, delta):

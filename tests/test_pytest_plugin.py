@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from creditflow.conformance.regressions import corpus_dir
+from creditflow.conformance.differential.corpus import corpus_dir
 
 pytest_plugins = ["pytester"]
 
@@ -56,7 +56,7 @@ def test_divergences_fail_with_the_diff(pytester, corpus):
 
 def test_expectations_make_known_divergences_xfail(pytester, corpus):
     """AD-EXPECTATIONS through the plugin: strict xfail, so an unexpected pass fails."""
-    from creditflow.conformance.expectations import shipped_expectations
+    from creditflow.conformance.inputs.expectations import shipped_expectations
 
     known = shipped_expectations("mutant-peer-down-no-unblock")
     result = pytester.runpytest(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pika
 import pytest
 
-from creditflow.adapters.rabbitmq_broker import BrokerError, PrivateBroker
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 
 pytestmark = pytest.mark.xdist_group("broker")
 

@@ -7,12 +7,12 @@ import random
 import pytest
 from hypothesis import given, settings
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.network import CREDIT_FROM, CreditNetwork
-from creditflow.model.network_properties import STATE_PROPERTIES
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.encoding import CREDIT_FROM, CreditNetwork
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.properties import STATE_PROPERTIES
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs, sane_specs
 
 
@@ -26,7 +26,7 @@ def backlog(i: int, m: int) -> int:
 def test_stalled_queue_backlog_in_every_terminal_state(spec, expected):
     """PROP-NO-DEADLOCK, PROP-MAILBOX-BOUND: reader -> channel -> stalled queue ends with
     I + M*floor(I/M) messages queued, channel credit -M*floor(I/M), the reader blocked
-    forever, in *every* terminal state (semantics.md 1.6)."""
+    forever, in *every* terminal state (spec/sources.md 1.6)."""
     assert backlog(*spec) == expected
     graph = load_preset("stalled-queue")
     system, result = check_graph(

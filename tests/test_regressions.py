@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 
 from creditflow.adapters.registry import adapter_factory
-from creditflow.conformance.expectations import load_expectations, shipped_expectations
-from creditflow.conformance.process_traces import load_trace, trace_files
-from creditflow.conformance.regressions import corpus_dir, corpus_documents, regressions
-from creditflow.conformance.replay import DIVERGED, PASS, XFAIL, replay_traces
+from creditflow.conformance.differential.corpus import corpus_dir, corpus_documents, regressions
+from creditflow.conformance.differential.replay import DIVERGED, PASS, XFAIL, replay_traces
+from creditflow.conformance.differential.traces import load_trace, trace_files
+from creditflow.conformance.inputs.expectations import load_expectations, shipped_expectations
 
 
 def test_shipped_corpus_is_up_to_date():
     """Every shipped file equals its regenerated document (else run
-    `python -m creditflow.conformance.regressions`)."""
+    `python -m creditflow.conformance.differential.corpus`)."""
     shipped = {p.name.removesuffix(".itf.json"): p for p in trace_files([corpus_dir()])}
     generated = dict(corpus_documents())
     assert set(shipped) == set(generated)

@@ -8,7 +8,7 @@ import textwrap
 import networkx as nx
 import pytest
 
-from creditflow.conformance.graph_io import load_preset
+from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.sweep.cases import case_id, expand, family_graphs, graph_digest
 from creditflow.conformance.sweep.checkers import CheckerError, resolve_checker
 from creditflow.conformance.sweep.families import FAMILY_KINDS
@@ -257,7 +257,7 @@ def test_features_of_presets():
     assert (f["stalled"], f["depth"]) == (1, 2)
     complete = nx.complete_graph(7, nx.DiGraph)
     nx.set_node_attributes(complete, {0: True}, "source")
-    from creditflow.model.graph import flow_graph_from_networkx
+    from creditflow.model.network.graph import flow_graph_from_networkx
 
     complete.graph["credit"] = [1, 1]
     assert graph_features(flow_graph_from_networkx(complete))["cycles"] == CYCLE_CAP

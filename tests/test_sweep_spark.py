@@ -19,14 +19,14 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from creditflow.conformance.check import CheckOptions, check_graph, summary
 from creditflow.conformance.cli import main
-from creditflow.conformance.itf import read_document, write_document
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.inputs.itf import read_document, write_document
 from creditflow.conformance.sweep.cases import expand
 from creditflow.conformance.sweep.schema import schema
 from creditflow.conformance.sweep.sweepfile import load_sweep
 from creditflow.conformance.sweep.worker import case_graph
-from creditflow.conformance.traces import replay_network_trace
+from creditflow.conformance.traces.network import replay_network_trace
 
 pytestmark = pytest.mark.xdist_group("spark")
 

@@ -56,11 +56,12 @@ def test_shipped_package_imports_from_the_zip(tmp_path):
     path = package_zip(tmp_path)
     names = zipfile.ZipFile(path).namelist()
     assert "creditflow/conformance/sweep/worker.py" in names
-    assert "creditflow/model/network.py" in names
+    assert "creditflow/model/network/rules.py" in names
     assert not any("__pycache__" in n for n in names)
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "import creditflow.conformance.sweep.worker as w, creditflow.model.network as n\n"
+        "import creditflow.conformance.sweep.worker as w\n"
+        "import creditflow.conformance.explore.encoding as n\n"
         "assert w.__file__.startswith(sys.argv[1]) and n.__file__.startswith(sys.argv[1])\n"
         "print('ok')\n"
     )

@@ -10,13 +10,13 @@ import time
 import zlib
 from pathlib import Path
 
-from creditflow.conformance.check import CheckOptions, check_graph, summary
-from creditflow.conformance.itf import validate_document
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.inputs.itf import validate_document
 from creditflow.conformance.sweep.cases import expand
 from creditflow.conformance.sweep.driver import make_batches
 from creditflow.conformance.sweep.sweepfile import parse_sweep
 from creditflow.conformance.sweep.worker import KILLED_EXIT, case_graph, run_batch
-from creditflow.conformance.traces import replay_network_document
+from creditflow.conformance.traces.network import replay_network_document
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.itf import (
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
     decode,
@@ -17,14 +17,14 @@ from creditflow.conformance.itf import (
     option,
     read_document,
 )
-from creditflow.conformance.traces import (
+from creditflow.conformance.traces.network import (
     TraceReplayError,
     network_trace,
     replay_network_document,
     replay_network_trace,
     write_network_trace,
 )
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.model.credit.spec import CreditSpec
 
 
 def test_itf_values_roundtrip():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import z3
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.z3_backlog import prove_stalled_backlog, stalled_chain
-from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
-from creditflow.conformance.z3_proofs import check_valid, houdini
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.backlog import prove_stalled_backlog, stalled_chain
+from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
+from creditflow.conformance.symbolic.invariants import check_valid, houdini
+from creditflow.model.credit.spec import CreditSpec
 
 
 def test_backlog_is_proved_for_every_spec():

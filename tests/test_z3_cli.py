@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.traces import replay_network_trace
+from creditflow.conformance.traces.network import replay_network_trace
 
 
 def run(*args: str, cwd: Path | None = None):

@@ -12,12 +12,12 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
-from creditflow.conformance.z3_symbolic import Sym, SymbolicUseError, all_paths, merge
-from creditflow.model.graph import FlowGraph
-from creditflow.model.network_properties import STATE_PROPERTIES
-from creditflow.model.network_system import CheckedNetwork
+from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.properties import STATE_PROPERTIES
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
+from creditflow.conformance.symbolic.symbolic import Sym, SymbolicUseError, all_paths, merge
+from creditflow.model.network.graph import FlowGraph
 from tests.strategies import process_graphs
 
 MAX_STATES = 50

@@ -11,11 +11,11 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 
-from creditflow.conformance.check import check_graph
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
-from creditflow.conformance.z3_proofs import (
+from creditflow.conformance.explore.check import check_graph
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
+from creditflow.conformance.symbolic.invariants import (
     PROVED,
     check_valid,
     derive_condition,
@@ -26,9 +26,9 @@ from creditflow.conformance.z3_proofs import (
     prove_termination,
     safe_condition,
 )
-from creditflow.conformance.z3_prove import ProveOptions, prove_graph
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import FlowGraph, flow_graph_from_networkx
+from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 from tests.strategies import process_graphs
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.check import exit_code as check_exit_code
-from creditflow.conformance.graph_io import load_preset, preset_names
-from creditflow.conformance.z3_prove import ProveOptions, exit_code, prove_graph
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.check import exit_code as check_exit_code
+from creditflow.conformance.inputs.graphs import load_preset, preset_names
+from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
+from creditflow.model.credit.spec import CreditSpec
 
 SMALL = [(0, 0), (1, 1), (2, 1), (1, 2), (3, 2), (2, 0)]
 CASES = (

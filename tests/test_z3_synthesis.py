@@ -3,12 +3,12 @@ refuted by a run of the model."""
 
 from __future__ import annotations
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.z3_prove import ProveOptions
-from creditflow.conformance.z3_synthesis import SynthesisOptions, synthesize
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.prove import ProveOptions
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
+from creditflow.model.credit.spec import CreditSpec
 
 
 def test_smallest_global_credit_for_deadlock_freedom():

@@ -10,19 +10,19 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 
-from creditflow.conformance.check import CheckOptions, check_graph
-from creditflow.conformance.explorer import NO_DEADLOCK
-from creditflow.conformance.graph_io import load_preset
-from creditflow.conformance.traces import network_trace, replay_network_document
-from creditflow.conformance.z3_bmc import BmcOptions, bounded_check, k_induction
-from creditflow.conformance.z3_encoding import Credits, NetworkEncoding
-from creditflow.conformance.z3_proofs import houdini, prove_termination
-from creditflow.conformance.z3_witness import (
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.bmc import BmcOptions, bounded_check, k_induction
+from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
+from creditflow.conformance.symbolic.invariants import houdini, prove_termination
+from creditflow.conformance.symbolic.witness import (
     EncodingDriftError,
     finding_from_witness,
     map_witness,
 )
-from creditflow.model.credit_spec import CreditSpec
+from creditflow.conformance.traces.network import network_trace, replay_network_document
+from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
 
 FAST = BmcOptions(depth=6, mailbox_bound=1, timeout_ms=20_000, shorten_ms=2_000)

@@ -22,8 +22,8 @@ from creditflow.conformance.sweep.sweepfile import (
     SweepSpec,
     parameter_points,
 )
-from creditflow.conformance.traces import NETWORK_VERSION
-from creditflow.model.graph import FlowGraph, flow_graph_from_networkx
+from creditflow.conformance.traces.network import NETWORK_VERSION
+from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
 #: Bump when case identity must change for every case (SW-CASE-ID).
 CASE_ID_VERSION = 1

@@ -20,7 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from creditflow.model.graph import FlowGraph
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
+from creditflow.conformance.traces.network import network_trace
+from creditflow.model.network.graph import FlowGraph
 
 
 class CheckerError(ValueError):
@@ -74,11 +77,9 @@ Checker = Callable[[FlowGraph, CaseBudget], CheckerOutcome]
 
 
 def explore_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
-    """SW-CHECKER ``explore``: :func:`~creditflow.conformance.check.check_graph` and
-    :func:`~creditflow.conformance.check.summary`, with the shortest counterexample as an
+    """SW-CHECKER ``explore``: :func:`~creditflow.conformance.explore.check.check_graph` and
+    :func:`~creditflow.conformance.explore.check.summary`, with the shortest counterexample as an
     ITF trace (TRACE-ITF)."""
-    from creditflow.conformance.check import CheckOptions, check_graph, summary
-    from creditflow.conformance.traces import network_trace
 
     system, result = check_graph(
         graph,
@@ -116,14 +117,12 @@ PROVE_QUERY_SECONDS = 60.0
 
 
 def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
-    """SW-CHECKER ``prove``: :func:`~creditflow.conformance.z3_prove.prove_graph` (Z3-PROVE)
+    """SW-CHECKER ``prove``: :func:`~creditflow.conformance.symbolic.prove.prove_graph` (Z3-PROVE)
     on the case's graph. Every solver query is bounded by what remains of the case's
     wall-clock budget (a native call the alarm cannot interrupt); a property is decided
     when it is ``proved`` or ``violated``; a bounded search or a solver that gave up
     leaves it undecided (``incomplete``). A counterexample is replayed through the model
     by ``prove`` itself and written as the explorer's are (TRACE-ITF)."""
-    from creditflow.conformance.traces import network_trace
-    from creditflow.conformance.z3_prove import ProveOptions, exit_code, prove_graph
 
     budget.tick(0)
     seconds = max(1.0, min(PROVE_QUERY_SECONDS, budget.remaining()))

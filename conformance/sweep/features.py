@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> from creditflow.conformance.graph_io import load_preset
+    >>> from creditflow.conformance.inputs.graphs import load_preset
     >>> f = graph_features(load_preset("cycle3"))
     >>> (f["nodes"], f["edges"], f["cycles"], f["depth"], f["max_fan_out"])
     (3, 3, 1, 0, 1)
@@ -14,7 +14,7 @@ from itertools import islice
 
 import networkx as nx
 
-from creditflow.model.graph import FlowGraph
+from creditflow.model.network.graph import FlowGraph
 
 #: SW-FEATURES: simple cycles are counted up to this many (the value then means "at least").
 CYCLE_CAP = 1000

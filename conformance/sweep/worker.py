@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from creditflow.conformance.graph_io import graph_from_node_link
+from creditflow.conformance.inputs.graphs import graph_from_node_link
 from creditflow.conformance.sweep.cases import CaseTask
 from creditflow.conformance.sweep.checkers import (
     CaseBudget,
@@ -32,8 +32,8 @@ from creditflow.conformance.sweep.checkers import (
     CheckerOutcome,
     resolve_checker,
 )
-from creditflow.model.credit_spec import CreditSpec
-from creditflow.model.graph import FlowGraph
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph
 
 #: SW-BUDGET: a case still running this long after its wall-clock budget (the alarm could
 #: not interrupt it: a long native call) has its worker process killed.

@@ -1,0 +1,342 @@
+"""``creditflow accounts …`` and ``creditflow alarms …``: the AC and AL models from the
+command line. Exit codes as every command (:mod:`creditflow.conformance.exit_codes`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.common import fail
+from creditflow.conformance.differential.accounts_conform import conform
+from creditflow.conformance.differential.accounts_protocol import (
+    AdapterError,
+    ReferenceAccountsAdapter,
+    SubprocessAccountsAdapter,
+)
+from creditflow.conformance.explore.accounts import (
+    AccountsOptions,
+    accounts_summary,
+    check_actor_graph,
+)
+from creditflow.conformance.explore.check import exit_code
+from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
+from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
+from creditflow.conformance.inputs.actor_graphs import (
+    ActorGraphFileError,
+    actor_graph_to_node_link,
+    actor_preset_names,
+    load_actor_graph,
+)
+from creditflow.conformance.traces.models import write_model_trace
+from creditflow.model.accounts.graph import ActorGraphError, seed_example
+from creditflow.model.accounts.rules import AccountsModel
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
+
+
+@click.group()
+def accounts() -> None:
+    """Syndicate-style accounts (spec/accounts.md): explore actor graphs, compare with
+    credit flow, replay the worked example."""
+
+
+@accounts.command("presets")
+def accounts_presets() -> None:
+    """List the preset actor graphs."""
+    for name in actor_preset_names():
+        graph = load_actor_graph(name)
+        click.echo(f"{name:16} {graph.description}")
+
+
+@accounts.command("check")
+@click.argument("graph")
+@click.option("--limit", type=click.IntRange(min=0), help="Override the global limit.")
+@click.option("--reads", type=click.IntRange(min=0), help="Set every reader's supply.")
+@click.option("--naive-bound", is_flag=True,
+              help="Also check the notes' bound limit + one read x fan-out (AC-OVERSHOOT-NAIVE).")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
+              show_default=True)
+@click.option("--no-symmetry", is_flag=True, help="Do not merge interchangeable actors.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the counterexample (ITF). Default: "
+              "counterexamples/GRAPH.accounts.itf.json")
+def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound: bool,
+                   max_states: int, no_symmetry: bool, as_json: bool,
+                   trace_out: Path | None) -> None:
+    """Explore every interleaving of the actor graph GRAPH (a file or a preset) and check
+    the AC properties, deadlock freedom, and each account's largest debt against its
+    overshoot bound.
+
+    \b
+    Examples:
+      creditflow accounts check seed --naive-bound
+      creditflow accounts check slow-consumer --json
+    """
+    try:
+        g = load_actor_graph(graph)
+        options = AccountsOptions(limit=limit, reads=reads, naive_bound=naive_bound,
+                                  max_states=max_states, symmetry=not no_symmetry)
+        system, result = check_actor_graph(g, options)
+    except (ActorGraphFileError, ActorGraphError) as exc:
+        fail(str(exc))
+        return
+    report = accounts_summary(system, result)
+    report["source"] = graph
+    primary = result.primary()
+    if primary is not None:
+        path = trace_out or Path("counterexamples") / f"{system.graph.name}.accounts.itf.json"
+        write_model_trace(system, primary, path, "accounts",
+                          {"graph": actor_graph_to_node_link(system.graph)}, graph)
+        report["trace"] = str(path)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        _print_accounts(report, primary)
+    sys.exit(exit_code(result))
+
+
+def _print_accounts(report: dict[str, Any], primary: Any) -> None:
+    for pid, holds in report["properties"].items():
+        verdict = {True: "holds", False: "VIOLATED", None: "undecided"}[holds]
+        length = report["counterexample_lengths"].get(pid)
+        click.echo(f"  {pid:26} {verdict}" + (f"  (shortest: {length} steps)" if length else ""))
+    for name, a in report["accounts"].items():
+        tight = {True: "tight", False: "not reached", None: "undecided"}[a["tight"]]
+        click.echo(f"  account {name}: max debt {a['max_debt']}, bound {a['bound']} ({tight}), "
+                   f"limit {report['limit']}, naive bound {a['naive_bound']}")
+    click.echo(f"{report['states']:,} states in {report['seconds']:.2f} s"
+               + ("" if report["complete"] else " (incomplete: --max-states reached)"))
+    if primary is not None:
+        who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        click.echo(f"{primary.property_id} ({primary.kind}) in {primary.length} steps{who}")
+        if primary.detail:
+            click.echo(primary.detail)
+        click.echo(f"trace: {report['trace']}")
+
+
+@accounts.command("compare")
+@click.option("--json", "as_json", is_flag=True)
+def accounts_compare(as_json: bool) -> None:
+    """Credit flow vs accounts on two topologies (spec/credit-vs-accounts.md): a
+    request/reply cycle (CMP-CYCLE) and a stalled consumer (CMP-SLOW-CONSUMER)."""
+
+    rows = []
+    for c in (cycle_comparison(), slow_consumer_comparison()):
+        for v in (c.credit, c.accounts):
+            d = asdict(v)
+            d["blocked_at_end"] = sorted(sorted(s) for s in v.blocked_at_end)
+            rows.append({"rule": c.rule, "topology": c.topology, **d})
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for r in rows:
+        verdict = (f"{r['deadlock']} deadlock in {r['shortest']} steps "
+                   f"(blocked forever: {', '.join(r['blocked_forever'])})"
+                   if r["deadlock"] else "no deadlock")
+        ends = " | ".join(", ".join(s) or "nobody" for s in r["blocked_at_end"])
+        figures = " ".join(f"{k}={v}" for k, v in r["figures"].items())
+        click.echo(f"{r['rule']:18} {r['mechanism']:12} {verdict}; blocked at the end: {ends}; "
+                   f"{r['states']} states {figures}".rstrip())
+
+
+@accounts.command("example")
+def accounts_example() -> None:
+    """Replay the flow-control note's worked example (AC-EXAMPLE) step by step."""
+
+    model = AccountsModel(seed_example(fanout=9, limit=5, reads=2))
+    state = model.initial()
+    steps = [("read", "A"), ("turn", "D"), ("repay", "D"), ("wait", "A")]
+    steps += [(k, f"O{i}") for i in range(1, 5) for k in ("turn", "repay")]
+    steps += [("read", "A")]
+    click.echo("A -> D -> O1..O9, limit 5")
+    for kind, actor in steps:
+        outcome = model.apply(state, model.encode(kind, actor))
+        state = outcome.state
+        said = ", ".join(f"{o.kind} {o.amount}" if o.kind in ("borrow", "repay") else o.kind
+                         for o in outcome.observations)
+        click.echo(f"  {kind}({actor}):".ljust(16) + f"debt {state.debt[0]:>2}   {said}")
+
+
+# -- alarms ----------------------------------------------------------------------------------
+
+
+@click.group()
+def alarms() -> None:
+    """Memory and disk alarms (spec/alarms.md): explore the model, or check a real
+    RabbitMQ broker against it."""
+
+
+@alarms.command("check")
+@click.option("--profile", type=click.Choice(["3.10.8", "2008"]), default="3.10.8",
+              show_default=True)
+@click.option("--nodes", type=click.IntRange(1, 3), default=1, show_default=True)
+@click.option("--publishers", type=click.IntRange(0, 3), default=1, show_default=True)
+@click.option("--consumers", type=click.IntRange(0, 3), default=1, show_default=True)
+@click.option("--publishes", type=click.IntRange(0, 6), default=3, show_default=True)
+@click.option("--disk", is_flag=True, help="The environment may raise disk alarms.")
+@click.option("--node-down", is_flag=True, help="Nodes may go down.")
+@click.option("--json", "as_json", is_flag=True)
+def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publishes: int,
+                 disk: bool, node_down: bool, as_json: bool) -> None:
+    """Explore every interleaving of alarms, publishes and deliveries and check the AL
+    properties. Publishers and consumers are spread over the nodes."""
+
+    conns = [ConnectionSpec(f"pub{i}", node=i % nodes, publishes=publishes)
+             for i in range(publishers)]
+    conns += [ConnectionSpec(f"con{i}", node=i % nodes, consumes=True) for i in range(consumers)]
+    if not conns:
+        fail("give at least one publisher or consumer")
+    config = AlarmConfig(tuple(conns), nodes=tuple(f"rabbit@n{i}" for i in range(nodes)),
+                         disk=disk, node_down=node_down, profile=profile)
+    system = CheckedAlarms(config)
+    result = explore(system)
+    primary = result.primary()
+    report = {
+        "profile": profile, "complete": result.complete, "states": result.n_states,
+        "seconds": round(result.seconds, 3),
+        "properties": {pid: h if result.complete or not h else None
+                       for pid, h in result.holds.items()},
+        "exit_code": exit_code(result),
+    }
+    if primary is not None:
+        path = Path("counterexamples") / f"alarms-{profile}.itf.json"
+        write_model_trace(system, primary, path, "alarms", {"config": repr(config)}, "alarms")
+        report["trace"] = str(path)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        words = {True: "holds", False: "VIOLATED", None: "undecided"}
+        for pid, holds in report["properties"].items():
+            click.echo(f"  {pid:22} {words[holds]}")
+        click.echo(f"{result.n_states:,} states in {result.seconds:.2f} s")
+        if primary is not None:
+            click.echo(f"{primary.property_id} ({primary.kind}); trace: {report['trace']}")
+    sys.exit(exit_code(result))
+
+
+@alarms.command("broker")
+@click.option("--before", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Messages published before the alarm.")
+@click.option("--after", type=click.IntRange(1, 1000), default=3, show_default=True,
+              help="Messages published while the alarm is on.")
+@click.option("--empty-body", is_flag=True,
+              help="Publish with empty bodies (one publish gets through per alarm).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the private broker keeps its state (default: a temporary folder).")
+@click.option("--json", "as_json", is_flag=True)
+def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | None,
+                  as_json: bool) -> None:
+    """Start Debian's RabbitMQ privately on loopback, run the memory-alarm scenario
+    (AL-BROKER) with a pika publisher and consumer, and compare every checkpoint with the
+    model. Exit 0 if they agree, 1 if they differ, 3 if the broker fails."""
+    import tempfile
+
+
+    expected, _ = model_alarm_run(before, after, empty_body)
+    try:
+        with tempfile.TemporaryDirectory(prefix="creditflow-broker-") as tmp, \
+                PrivateBroker(workdir or Path(tmp)) as broker:
+            actual = broker_alarm_run(broker, before, after, expected.checkpoints,
+                                      empty_body=empty_body)
+    except BrokerError as exc:
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        return
+    rows = []
+    for want, got in zip(expected.checkpoints, actual.checkpoints, strict=True):
+        rows.append({"checkpoint": want.name, "agrees": want == got,
+                     "model": asdict(want), "broker": asdict(got)})
+    lossless = actual.bodies == [str(i).encode() for i in range(before + after)]
+    ok = all(r["agrees"] for r in rows) and lossless
+    if as_json:
+        click.echo(json.dumps({"agrees": ok, "nothing_lost": lossless, "checkpoints": rows}))
+    else:
+        for r in rows:
+            b = r["broker"]
+            click.echo(f"  {r['checkpoint']:22} {'agrees' if r['agrees'] else 'DIFFERS'}  "
+                       f"states={b['states']} frames={b['notices']} consumed={b['consumed']} "
+                       f"queued={b['queued']}")
+            if not r["agrees"]:
+                click.echo(f"  {'':22} model: {r['model']}")
+        click.echo("nothing lost" if lossless else "MESSAGES LOST OR REORDERED")
+    sys.exit(exit_codes.OK if ok else exit_codes.DIVERGENCE)
+
+
+@accounts.command("conform")
+@click.option("--adapter", type=click.Choice(["reference"]), help="A built-in adapter.")
+@click.option("--adapter-cmd", help="Command of an implementation speaking the accounts "
+              "family of the adapter protocol (JSON Lines on stdin/stdout).")
+@click.option("--graph", "graph_name", default="crash-timer", show_default=True,
+              help="Actor graph (file or preset) the runs are made on.")
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for each answer.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write a divergence (ITF). Default: "
+              "counterexamples/GRAPH.accounts-divergence.itf.json")
+@click.option("--json", "as_json", is_flag=True)
+def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: str, runs: int,
+                     max_steps: int, seed: int, timeout: float, trace_out: Path | None,
+                     as_json: bool) -> None:
+    """Check an accounts implementation against the model (spec/adapter-protocol-accounts.md):
+    seeded random runs on GRAPH, every step compared; the first divergence is shrunk and
+    written as a trace. Exit 0 conformant, 1 divergence, 3 adapter failure, 2 usage.
+
+    \b
+    Example:
+      creditflow accounts conform --adapter-cmd "python -m creditflow.adapters.reference.accounts"
+    """
+
+    if (adapter is None) == (adapter_cmd is None):
+        fail("give exactly one of --adapter and --adapter-cmd")
+    try:
+        g = load_actor_graph(graph_name)
+    except (ActorGraphFileError, ActorGraphError) as exc:
+        fail(str(exc))
+        return
+    path = trace_out or Path("counterexamples") / f"{g.name}.accounts-divergence.itf.json"
+    impl: Any = None
+    try:
+        impl = (ReferenceAccountsAdapter() if adapter_cmd is None
+                else SubprocessAccountsAdapter(adapter_cmd, timeout=timeout))
+        hello = impl.hello()
+        result = conform(impl, g, runs=runs, max_steps=max_steps, seed=seed, trace_out=path)
+    except AdapterError as exc:
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        return
+    finally:
+        if impl is not None:
+            impl.close()
+    d = result.divergence
+    report = {
+        "adapter": hello.get("name"), "graph": g.name, "runs": result.runs,
+        "steps": result.steps, "seconds": round(result.seconds, 3),
+        "conformant": d is None,
+        "divergence": None if d is None else {
+            "length": d.index + 1, "shrunk_from": result.shrunk_from, "what": d.what,
+            "request": d.request, "expected": d.expected, "actual": d.actual,
+        },
+        "trace": str(result.trace) if result.trace else None,
+    }
+    if as_json:
+        click.echo(json.dumps(report))
+    elif d is None:
+        click.echo(f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "
+                   f"in {result.seconds:.2f} s")
+    else:
+        click.echo(f"DIVERGENCE after {d.index + 1} steps (shrunk from {result.shrunk_from}): "
+                   f"{d.what} at {d.request}")
+        click.echo(f"  expected: {d.expected['observations']}")
+        click.echo(f"  actual:   {d.actual['observations']}")
+        click.echo(f"trace: {result.trace}")
+    sys.exit(exit_codes.OK if d is None else exit_codes.DIVERGENCE)

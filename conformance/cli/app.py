@@ -1,0 +1,248 @@
+"""The root ``creditflow`` command group and its own commands: ``check``, ``presets``
+and ``demo``. The other command groups are attached in :mod:`creditflow.conformance.cli`.
+
+Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
+Errors in the input are one line on stderr naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.common import CreditParam, console, fail
+from creditflow.conformance.explore.check import CheckOptions, check_graph, exit_code, summary
+from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
+from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
+from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import GraphError
+
+EXIT_CODES_HELP = "\n".join(
+    f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
+)
+
+
+@contextmanager
+def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
+    """A rich progress display on stderr (only when asked or stderr is a terminal)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with RichProgress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.fields[found]:>12,} states, {task.fields[done]:>12,} expanded"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(what, found=0, done=0)
+
+        def update(found: int, done: int) -> None:
+            bar.update(task, found=found, done=done)
+
+        yield update
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit codes (every command):\n\n" + EXIT_CODES_HELP.replace("\n", "\n\n"),
+)
+@click.version_option(package_name="creditflow")
+def main() -> None:
+    """creditflow: an executable model of credit-based flow control (RabbitMQ's
+    credit_flow, queue paging, memory alarms, Syndicate accounts) and a conformance
+    suite that checks real implementations against it.
+
+    Start with `creditflow check fanout` (a preset) or `creditflow presets`.
+    """
+
+
+@main.command()
+def presets() -> None:
+    """List the preset process graphs shipped with creditflow."""
+    for name in preset_names():
+        graph = load_graph(name)
+        click.echo(f"{name:18} {graph.description}")
+
+
+def _default_out(graph_name: str, suffix: str) -> Path:
+    return Path("counterexamples") / f"{graph_name}{suffix}"
+
+
+@main.command()
+@click.argument("graph")
+@click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
+@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option(
+    "--all-check-blocked",
+    is_flag=True,
+    help="Variant where every process stops taking work while blocked (NET-ALL-CHECK).",
+)
+@click.option(
+    "--mailbox-bound",
+    type=click.IntRange(min=0),
+    help="Also check that no mailbox ever holds more than this (PROP-MAILBOX-BOUND).",
+)
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
+              show_default=True, help="Stop after this many states (exit 4 if nothing found).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the counterexample (ITF JSON). "
+              "Default: counterexamples/GRAPH.itf.json")
+@click.option("--dot-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
+              "Default: beside the trace.")
+@click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
+@click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress display on stderr (default: when stderr is a terminal).")
+def check(
+    graph: str,
+    credit: CreditSpec | None,
+    publishes: int | None,
+    all_check_blocked: bool,
+    mailbox_bound: int | None,
+    max_states: int,
+    as_json: bool,
+    trace_out: Path | None,
+    dot_out: Path | None,
+    no_symmetry: bool,
+    no_reduction: bool,
+    progress: bool | None,
+) -> None:
+    """Explore every reachable state of GRAPH and check credit conservation, deadlock
+    freedom and the other PROP-* properties.
+
+    GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
+    presets`). A violation is written as a shortest counterexample trace (ITF JSON)
+    and a picture before it is reported.
+
+    \b
+    Examples:
+      creditflow check fanout --credit 3,1 --publishes 20
+      creditflow check cycle2 --credit 1,1 --all-check-blocked --json
+    """
+    try:
+        flow_graph = load_graph(graph)
+        options = CheckOptions(
+            credit=credit,
+            publishes=publishes,
+            all_check_blocked=all_check_blocked,
+            mailbox_bound=mailbox_bound,
+            max_states=max_states,
+            symmetry=not no_symmetry,
+            reduce=not no_reduction,
+        )
+        show = sys.stderr.isatty() if progress is None else progress
+        with progress_bar(show, f"checking {flow_graph.name}") as update:
+            system, result = check_graph(flow_graph, options, update)
+    except (GraphFileError, GraphError) as exc:
+        fail(str(exc))
+        return
+    report = summary(system, result)
+    report["source"] = graph
+    primary = result.primary()
+    if primary is not None:
+        trace_path = trace_out or _default_out(system.graph.name, ".itf.json")
+        write_network_trace(system, primary, trace_path, source=graph)
+        report["trace"] = str(trace_path)
+        dot_path = dot_out or trace_path.with_name(
+            trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
+        )
+        run = primary.path + primary.continuation
+        title = (
+            f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
+            f"{primary.length} steps; state after {len(run) - 1} steps"
+        )
+        dot_file, svg_file = write_picture(
+            deadlock_dot(system, run[-1][1], primary.processes, title), dot_path
+        )
+        report["dot"] = str(dot_file)
+        report["svg"] = str(svg_file) if svg_file else None
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        _print_report(report, primary)
+    sys.exit(exit_code(result))
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out"),
+              show_default=True, help="Folder for counterexample traces and pictures.")
+def demo(out: Path) -> None:
+    """Check every preset with its own settings: print the verdicts and write each
+    counterexample (ITF) and its picture (DOT/SVG) under OUT."""
+    from rich.table import Table
+
+    table = Table(title="creditflow demo: the presets")
+    for column in ("graph", "verdict", "states", "seconds", "shortest", "trace / picture"):
+        table.add_column(column)
+    for name in preset_names():
+        system, result = check_graph(load_graph(name))
+        report = summary(system, result)
+        primary = result.primary()
+        files = ""
+        if primary is not None:
+            trace = write_network_trace(system, primary, out / f"{name}.itf.json", source=name)
+            run = primary.path + primary.continuation
+            dot, svg = write_picture(
+                deadlock_dot(system, run[-1][1], primary.processes, f"{name}: {primary.kind}"),
+                out / f"{name}.dot",
+            )
+            files = f"{trace}  {svg or dot}"
+        verdict = "holds" if primary is None else f"{primary.property_id} ({primary.kind})"
+        if primary is not None and primary.processes:
+            verdict += ": " + ", ".join(primary.processes)
+        table.add_row(
+            name,
+            verdict,
+            f"{report['states']:,}",
+            f"{report['seconds']:.2f}",
+            "" if primary is None else str(primary.length),
+            files,
+        )
+    console().print(table)
+
+
+def _print_report(report: dict[str, Any], primary: Any) -> None:
+    from rich.table import Table
+
+    out = console()
+    table = Table(title=f"creditflow check {report['source']}", show_header=True)
+    table.add_column("property")
+    table.add_column("verdict")
+    table.add_column("shortest counterexample", justify="right")
+    lengths = report["counterexample_lengths"]
+    for pid, holds in report["properties"].items():
+        verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
+        table.add_row(pid, verdict, str(lengths.get(pid, "")))
+    out.print(table)
+    out.print(
+        f"{report['states']:,} states, {report['transitions']:,} transitions in "
+        f"{report['seconds']:.2f} s"
+        + ("" if report["complete"] else " [yellow](incomplete: --max-states reached)")
+    )
+    if primary is not None:
+        who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        out.print(
+            f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
+        )
+        if primary.detail:
+            out.print(primary.detail)
+        out.print(f"trace: {report['trace']}")
+        out.print(f"picture: {report['svg'] or report['dot']}")

@@ -1,0 +1,253 @@
+"""``creditflow conform``, ``creditflow replay`` and ``creditflow adapters``: checking
+implementations against the model through the adapter protocol (AD-*)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from creditflow.adapters.registry import (
+    UnknownAdapter,
+    adapter_factory,
+    adapter_names,
+    command_factory,
+)
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.common import fail
+from creditflow.conformance.differential.adapter import Adapter
+from creditflow.conformance.differential.conform import (
+    DEFAULT_MAX_EXAMPLES,
+    DEFAULT_STEPS,
+    PHASES,
+    ConformOptions,
+    ConformResult,
+    run_conform,
+)
+from creditflow.conformance.differential.replay import (
+    DIVERGED,
+    FAILED,
+    PASS,
+    XFAIL,
+    XPASS,
+    replay_traces,
+)
+from creditflow.conformance.differential.report import conform_json, divergence_lines, replay_json
+from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
+from creditflow.conformance.differential.traces import load_trace, trace_files
+from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
+from creditflow.conformance.inputs.itf import TraceFormatError
+
+
+def adapter_options(command: Callable) -> Callable:
+    """``--adapter``, ``--adapter-cmd``, ``--rabbitmq-ebin`` and ``--timeout``."""
+    for option in reversed(
+        [
+            click.option("--adapter", "adapter_name", metavar="NAME",
+                         help="A built-in adapter: reference, reference-process, "
+                         "python-template, rabbitmq, mutant:NAME (`creditflow adapters`)."),
+            click.option("--adapter-cmd", metavar="CMD",
+                         help="A command that speaks the adapter protocol on stdin/stdout "
+                         "(spec/adapter-protocol.md), split like a shell command line."),
+            click.option("--rabbitmq-ebin", type=click.Path(file_okay=False, path_type=Path),
+                         help="The rabbit_common ebin folder holding credit_flow.beam "
+                         "(default: found in the installed rabbitmq-server package)."),
+            click.option("--timeout", type=click.FloatRange(min=0.01), default=DEFAULT_TIMEOUT,
+                         show_default=True,
+                         help="Seconds without a response before the adapter counts as hung."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def open_factory(
+    adapter_name: str | None, adapter_cmd: str | None, rabbitmq_ebin: Path | None, timeout: float
+) -> Callable[[], Adapter]:
+    """The adapter chosen on the command line; a usage error (exit 2) if not exactly one."""
+    if (adapter_name is None) == (adapter_cmd is None):
+        raise click.UsageError("give exactly one of --adapter NAME or --adapter-cmd CMD")
+    try:
+        if adapter_cmd is not None:
+            return command_factory(adapter_cmd, timeout=timeout)
+        assert adapter_name is not None
+        return adapter_factory(adapter_name, rabbitmq_ebin=rabbitmq_ebin, timeout=timeout)
+    except UnknownAdapter as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.command()
+@adapter_options
+@click.option("--max-examples", type=click.IntRange(min=1), default=DEFAULT_MAX_EXAMPLES,
+              show_default=True, help="Hypothesis examples of the op machine (the network "
+              "machine gets half).")
+@click.option("--steps", type=click.IntRange(min=1), default=DEFAULT_STEPS, show_default=True,
+              help="Most steps per example.")
+@click.option("--seed", type=int, help="Seed for a reproducible run (default: random, printed).")
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the shrunk failing trace into this corpus folder (replayed by "
+              "`creditflow replay` and the pytest plugin).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("counterexamples"), show_default=True,
+              help="Where to write the failing trace without --corpus.")
+@click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
+              help="Run only this phase (repeatable; default: all three, in order).")
+@click.option("--shrink-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Time budget of Hypothesis's shrinking (delta debugging follows).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def conform(
+    adapter_name: str | None,
+    adapter_cmd: str | None,
+    rabbitmq_ebin: Path | None,
+    timeout: float,
+    max_examples: int,
+    steps: int,
+    seed: int | None,
+    corpus: Path | None,
+    out: Path,
+    phases: tuple[str, ...],
+    shrink_seconds: float,
+    as_json: bool,
+) -> None:
+    """Search for op sequences on which an implementation and the model disagree.
+
+    Hypothesis state machines drive the model and the adapter side by side and compare
+    them after every op: random protocol ops over several processes, then process-graph
+    runs projected to per-process ops, then the explorer's runs of the presets. The
+    first divergence is shrunk to a minimal trace, written to disk (ITF) and shown as
+    model vs implementation. Exit 0: conformant; 1: divergence; 3: adapter failure.
+
+    \b
+    Examples:
+      creditflow conform --adapter rabbitmq --seed 1
+      creditflow conform --adapter-cmd "python3 my_adapter.py" --corpus traces/
+    """
+    factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
+    options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
+                             corpus=corpus, shrink_seconds=shrink_seconds,
+                             phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
+    result = run_conform(factory, options)
+    if as_json:
+        click.echo(json.dumps(conform_json(result)))
+    else:
+        _print_conform(result)
+    sys.exit(result.exit_code)
+
+
+def _print_conform(result: ConformResult) -> None:
+    head = f"creditflow conform: {result.adapter}"
+    if result.implementation and result.implementation != result.adapter:
+        head += f" ({result.implementation})"
+    click.echo(f"{head}, seed {result.seed}")
+    for p in result.phases:
+        unit = "runs" if p.name == "explorer-runs" else "examples"
+        click.echo(f"  {p.name:14} {p.examples:6,} {unit:8} {p.ops:9,} ops {p.seconds:7.2f} s")
+    if result.failure is not None:
+        if result.trace_path is not None:
+            click.echo(f"trace (up to the failure): {result.trace_path}")
+        fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
+    if result.divergence is None:
+        click.echo(f"CONFORMANT: no divergence in {result.ops:,} ops ({result.seconds:.1f} s)")
+        return
+    assert result.trace is not None
+    click.echo(f"DIVERGENCE found by {result.found_by}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    for line in divergence_lines(result.divergence, result.trace,
+                                 f"minimal diverging trace: {len(result.trace.steps)} ops, "
+                                 f"default spec {result.trace.spec}"):
+        click.echo(line)
+    click.echo(f"trace: {result.trace_path}")
+    how = f"--adapter {result.adapter}" if ":" in result.adapter or result.adapter in (
+        adapter_names()) else "--adapter-cmd ..."
+    click.echo(f"replay: creditflow replay {result.trace_path} {how}")
+
+
+@click.command()
+@click.argument("traces", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@adapter_options
+@click.option("--expectations", type=click.Path(dir_okay=False, path_type=Path),
+              help="Known divergences of this implementation (JSON, AD-EXPECTATIONS).")
+@click.option("--shrink", is_flag=True,
+              help="Shrink each diverging trace to a minimal one and write it under --out.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("counterexamples"), show_default=True,
+              help="Where --shrink writes.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def replay(
+    traces: tuple[Path, ...],
+    adapter_name: str | None,
+    adapter_cmd: str | None,
+    rabbitmq_ebin: Path | None,
+    timeout: float,
+    expectations: Path | None,
+    shrink: bool,
+    out: Path,
+    as_json: bool,
+) -> None:
+    """Replay saved traces against an implementation, deterministically.
+
+    TRACES are trace files or folders of them (`*.itf.json`): per-process traces
+    (written by `conform`, or the shipped corpus) and the explorer's network traces
+    (written by `check`), which are projected to per-process ops. Exit 0: every trace
+    passes (or fails as its expectation says); 1: a divergence or an unexpected pass;
+    2: a bad trace or expectations file; 3: adapter failure.
+
+    \b
+    Examples:
+      creditflow replay counterexamples/ --adapter rabbitmq
+      creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
+    """
+    factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
+    try:
+        known = load_expectations(expectations) if expectations else None
+        files = trace_files(list(traces))
+        if not files:
+            raise TraceFormatError(f"no *.itf.json traces in {', '.join(map(str, traces))}")
+        loaded = [load_trace(f) for f in files]
+    except (TraceFormatError, ExpectationsError) as exc:
+        fail(str(exc), exit_codes.USAGE)
+        return
+    report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
+    if as_json:
+        click.echo(json.dumps(replay_json(report)))
+        sys.exit(report.exit_code)
+    if report.failure is not None and not report.outcomes:
+        fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
+    click.echo(f"creditflow replay: {report.adapter}"
+               + (f" ({report.implementation})" if report.implementation else ""))
+    for o in report.outcomes:
+        n = len(o.trace.trace.steps)
+        if o.status == PASS:
+            click.echo(f"  PASS      {o.trace.path} ({n} ops)")
+        elif o.status == XFAIL:
+            click.echo(f"  XFAIL     {o.trace.path}: {o.reason}")
+        elif o.status == XPASS:
+            click.echo(f"  XPASS     {o.trace.path}: passes, but the expectations list it "
+                       f"({o.reason}); remove it from {expectations}")
+        elif o.status == FAILED:
+            click.echo(f"  FAILED    {o.trace.path}: {o.failure}")
+        elif o.status == DIVERGED:
+            assert o.divergence is not None and o.executed is not None
+            click.echo(f"  DIVERGED  {o.trace.path}")
+            for line in divergence_lines(o.divergence, o.executed)[1:]:
+                click.echo("    " + line)
+            if o.shrunk is not None:
+                click.echo(f"    shrunk trace: {o.shrunk}")
+    counts = replay_json(report)["counts"]
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+    click.echo(f"{len(report.outcomes)} traces: {summary}")
+    if report.failure is not None:
+        fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
+    sys.exit(report.exit_code)
+
+
+@click.command()
+def adapters() -> None:
+    """List the built-in adapters (for --adapter)."""
+    for name, text in adapter_names().items():
+        click.echo(f"{name:34} {text}")

@@ -1,0 +1,326 @@
+"""``creditflow prove`` and ``creditflow synth``: the Z3 commands (Z3-PROVE, Z3-SYNTH).
+
+Rendering only: the work is done by :func:`creditflow.conformance.symbolic.prove.prove_graph`
+and :mod:`creditflow.conformance.symbolic.synthesis`, which return result objects.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.common import CreditParam, fail
+from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
+from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
+from creditflow.conformance.symbolic.prove import (
+    Counterexample,
+    ProveOptions,
+    ProveReport,
+    exit_code,
+    prove_graph,
+    summary,
+)
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
+from creditflow.conformance.traces.network import network_trace
+from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import GraphError
+
+
+def lemma_kinds(names: list[str]) -> str:
+    """``conservation x3, counter x3, ...`` from lemma names such as ``counter[a->b]``."""
+    counts = Counter(re.sub(r"\[.*\]$", "", n) for n in names)
+    return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items())
+
+
+def _write(cex: Counterexample, path: Path, source: str, picture: bool = True) -> dict[str, Any]:
+    """Write a counterexample's trace (and picture) before anything is reported."""
+    f = cex.finding
+    doc = network_trace(
+        cex.system, f, source,
+        description=f"creditflow Z3 counterexample for {f.property_id} ({f.kind}), found by "
+        f"bounded model checking and replayed through the model, created "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+    )
+    written: dict[str, Any] = {"trace": str(write_document(doc, path))}
+    if picture:
+        finding = cex.finding
+        run = finding.path + finding.continuation
+        title = (f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
+                 f"{finding.length} steps (found by Z3)")
+        dot, svg = write_picture(
+            deadlock_dot(cex.system, run[-1][1], finding.processes, title),
+            path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
+        )
+        written["dot"] = str(dot)
+        written["svg"] = str(svg) if svg else None
+    return written
+
+
+def _slug(edge: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", edge.replace("->", "-to-")).strip("-") or "all"
+
+
+@click.command()
+@click.argument("graph")
+@click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
+@click.option("--symbolic", is_flag=True,
+              help="Every edge its own symbolic spec, every source a symbolic supply: prove "
+              "for all of them, find the exact credit condition for deadlock freedom.")
+@click.option("--depth", type=click.IntRange(min=0),
+              help="Bounded model checking depth (default: complete for small acyclic graphs, "
+              "else 24; 12 for --symbolic counterexamples).")
+@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--all-check-blocked", is_flag=True,
+              help="Variant where every process stops taking work while blocked.")
+@click.option("--mailbox-bound", type=click.IntRange(min=0),
+              help="Also prove that no mailbox ever holds more than this.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=60.0,
+              show_default=True, help="Seconds per solver call.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the counterexample (ITF JSON). "
+              "Default: counterexamples/GRAPH.prove.itf.json")
+def prove(
+    graph: str,
+    credit: CreditSpec | None,
+    symbolic: bool,
+    depth: int | None,
+    publishes: int | None,
+    all_check_blocked: bool,
+    mailbox_bound: int | None,
+    timeout_s: float,
+    as_json: bool,
+    trace_out: Path | None,
+) -> None:
+    """Prove the PROP-* properties of GRAPH with Z3, or find a counterexample.
+
+    Inductive invariants and a ranking function prove conservation and deadlock freedom
+    for every supply at once, whatever the credits (RabbitMQ's real {400,200} cost
+    nothing extra); what they do not settle goes to bounded model checking and
+    k-induction. A counterexample is replayed through the model and written as the
+    same ITF trace as `check` writes (replayable), with its picture.
+
+    \b
+    Examples:
+      creditflow prove rabbitmq-publish
+      creditflow prove fanout --symbolic
+      creditflow prove cycle2 --credit 1,1 --depth 10 --json
+    """
+    if symbolic and credit is not None:
+        fail("--symbolic and --credit exclude each other")
+    try:
+        flow_graph = load_graph(graph)
+        report = prove_graph(
+            flow_graph,
+            ProveOptions(
+                credit=credit,
+                symbolic=symbolic,
+                publishes=publishes,
+                all_check_blocked=all_check_blocked,
+                mailbox_bound=mailbox_bound,
+                depth=depth,
+                timeout_s=timeout_s,
+            ),
+        )
+    except (GraphFileError, GraphError) as exc:
+        fail(str(exc))
+        return
+    out = summary(report)
+    out["source"] = graph
+    kinds = {re.sub(r"\[.*\]$", "", n) for n in report.invariant.lemmas}
+    out["invariant_legend"] = {k: v for k, v in LEMMA_FORMS.items() if k in kinds}
+    trace_path = trace_out or Path("counterexamples") / f"{report.graph.name}.prove.itf.json"
+    primary = report.primary()
+    if primary is not None:
+        out.update(_write(primary, trace_path, graph))
+    stem = trace_path.name.removesuffix(".itf.json").removesuffix(".json")
+    for entry, cex in zip(out["boundary"], report.boundary, strict=True):
+        path = trace_path.with_name(f"{stem}.boundary-{_slug(cex.edge)}.itf.json")
+        entry["trace"] = _write(cex, path, graph, picture=False)["trace"]
+    if as_json:
+        click.echo(json.dumps(out))
+    else:
+        _print(report, out)
+    sys.exit(exit_code(report))
+
+
+def _print(report: ProveReport, out: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(width=None if sys.stdout.isatty() else 160)
+    mode = ("symbolic credits and supplies" if report.symbolic
+            else "the graph's credits; proofs hold for every supply")
+    table = Table(title=f"creditflow prove {out['source']} ({mode})")
+    for column in ("property", "verdict", "how", "detail"):
+        table.add_column(column)
+    colour = {"proved": "green", "violated": "red", "none-up-to-depth": "yellow",
+              "unknown": "yellow"}
+    for pid, v in report.verdicts.items():
+        table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), escape(v.detail))
+    con.print(table)
+    inv = report.invariant
+    con.print(escape(f"invariant ({len(inv.lemmas)} lemmas, inductive): "
+                     f"{lemma_kinds(sorted(inv.lemmas))}"))
+    for kind, form in out["invariant_legend"].items():
+        con.print(escape(f"  {kind}: {form}"))
+    if report.termination is not None and report.termination.proved:
+        con.print(escape(f"ranking: every step lowers {report.termination.rank}; every run "
+                         f"has at most {report.termination.initial_rank} steps"))
+    if report.symbolic and report.condition:
+        dl = report.verdicts["PROP-NO-DEADLOCK"]
+        if dl.status == "proved":
+            con.print(escape(f"PROP-NO-DEADLOCK proved for all credit specs satisfying: "
+                             f"{report.condition} (and every supply), rule {dl.method}"))
+        for cond in report.conditions[:1]:
+            how = ("proved equivalent to" if cond.readable_equivalent
+                   else "NOT proved equivalent to")
+            con.print(escape(f"  derived by Z3 (quantifier elimination on the edge lemma), "
+                             f"{how} the condition above"))
+        if report.boundary:
+            exact = "exact" if report.condition_exact else "sufficient"
+            con.print(f"  {exact}: just outside it Z3 finds a deadlock (other edges as given):")
+        for entry in out["boundary"]:
+            edge = entry["edge"]
+            spec = entry["credits"].get(edge) if edge else entry["credits"]
+            where = f"{edge} {{{spec[0]},{spec[1]}}}" if edge else f"credits {spec}"
+            con.print(escape(f"    {where}, publishes {entry['publishes']}: {entry['kind']} "
+                             f"after {entry['length']} steps: {entry['trace']}"))
+    if report.backlog is not None:
+        state = "[green]proved" if report.backlog.proved else "[red]not proved"
+        con.print(f"stalled-queue backlog ({state}[/]):")
+        for line in report.backlog.statements:
+            con.print(escape(f"  {line}"))
+    if out["bmc"] is not None:
+        bmc = out["bmc"]
+        con.print(f"bounded model checking: depth {bmc['depth']}, "
+                  f"{'complete' if bmc['complete'] else 'bounded'}, {bmc['seconds']:.2f} s")
+    primary = report.primary()
+    if primary is not None:
+        f = primary.finding
+        who = f" - blocked forever: {', '.join(f.processes)}" if f.processes else ""
+        con.print(f"[red]{f.property_id}[/red] " + escape(
+            f"({f.kind}) in {f.length} steps{who}, credits {out['counterexample']['credits']}"))
+        if f.detail:
+            con.print(escape(f.detail))
+        con.print(escape(f"trace: {out['trace']}"))
+        con.print(escape(f"picture: {out.get('svg') or out.get('dot')}"))
+    con.print(f"result: {out['result']} in {out['seconds']:.2f} s")
+
+
+@click.command()
+@click.argument("graph")
+@click.option("--goal", type=click.Choice(["deadlock-free", "mailbox"]), default="deadlock-free",
+              show_default=True,
+              help="deadlock-free: the smallest I; mailbox: the largest I with no mailbox "
+              "above --bound.")
+@click.option("--bound", type=click.IntRange(min=0), help="The mailbox bound B (--goal mailbox).")
+@click.option("--per-edge", is_flag=True, help="One I per edge instead of one for all "
+              "(deadlock-free only).")
+@click.option("--credit", type=CreditParam(), help="Start from this spec on every edge (its M is "
+              "kept; I is synthesised).")
+@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--max-credit", type=click.IntRange(min=1),
+              help="Largest I to consider (default: unbounded where a proved condition is "
+              "optimised, else 16).")
+@click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=60.0,
+              show_default=True, help="Seconds per solver call.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the counterexample one step beyond the answer. "
+              "Default: counterexamples/GRAPH.synth.itf.json")
+def synth(
+    graph: str,
+    goal: str,
+    bound: int | None,
+    per_edge: bool,
+    credit: CreditSpec | None,
+    publishes: int | None,
+    max_credit: int | None,
+    depth: int | None,
+    timeout_s: float,
+    as_json: bool,
+    trace_out: Path | None,
+) -> None:
+    """Synthesise credits for GRAPH with Z3 Optimize: the smallest InitialCredit for
+    deadlock freedom, or the largest one keeping every mailbox within --bound, each
+    edge keeping its MoreCreditAfter. The answer is proved; the counterexample one
+    step beyond it is written as an ITF trace.
+
+    Exit codes: 0 an answer was found and proved, 10 (deadlock-free) / 12 (mailbox)
+    no I in range works, 4 undecided, 2 bad input.
+
+    \b
+    Examples:
+      creditflow synth rabbitmq-publish --per-edge
+      creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
+    """
+
+    if goal == "mailbox" and bound is None:
+        fail("--goal mailbox needs --bound B")
+    if goal == "mailbox" and per_edge:
+        fail("--per-edge is for --goal deadlock-free")
+    try:
+        flow_graph = load_graph(graph)
+        result = synthesize(
+            flow_graph,
+            SynthesisOptions(
+                goal=goal, bound=bound, per_edge=per_edge, max_credit=max_credit,
+                prove=ProveOptions(credit=credit, publishes=publishes, depth=depth,
+                                   timeout_s=timeout_s),
+            ),
+        )
+    except (GraphFileError, GraphError) as exc:
+        fail(str(exc))
+        return
+    out: dict[str, Any] = {
+        "graph": flow_graph.name,
+        "source": graph,
+        "goal": goal,
+        "bound": bound,
+        "status": result.status,
+        "method": result.method,
+        "credits": {k: [v.initial, v.more_after] for k, v in result.credits.items()},
+        "explanation": result.explanation,
+        "proof": result.proof.result if result.proof else None,
+        "beyond": {k: [v.initial, v.more_after] for k, v in result.beyond_credits.items()},
+        "rounds": result.rounds,
+        "seconds": round(result.seconds, 3),
+    }
+    if result.beyond is not None:
+        path = trace_out or Path("counterexamples") / f"{flow_graph.name}.synth.itf.json"
+        out["beyond_trace"] = _write(result.beyond, path, graph, picture=False)["trace"]
+        out["beyond_kind"] = result.beyond.finding.kind
+        out["beyond_length"] = result.beyond.finding.length
+    code = {"found": exit_codes.OK, "unknown": exit_codes.INCOMPLETE}.get(
+        result.status, exit_codes.DEADLOCK if goal == "deadlock-free" else exit_codes.VIOLATION
+    )
+    out["exit_code"] = code
+    if as_json:
+        click.echo(json.dumps(out))
+    else:
+        click.echo(f"creditflow synth {graph} --goal {goal}: {result.status} ({result.method})")
+        for edge, spec in result.credits.items():
+            click.echo(f"  {edge}: {spec}")
+        click.echo(f"  {result.explanation}")
+        if result.proof is not None:
+            click.echo(f"  proof of the answer (creditflow prove): {result.proof.result}")
+        if result.beyond is not None:
+            f = result.beyond.finding
+            credits = ", ".join(f"{k} {v}" for k, v in result.beyond_credits.items())
+            click.echo(f"  one step beyond ({credits}): {f.property_id} ({f.kind}) after "
+                       f"{f.length} steps - {out['beyond_trace']}")
+        click.echo(f"  {out['seconds']:.2f} s")
+    sys.exit(code)

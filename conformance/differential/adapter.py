@@ -1,0 +1,57 @@
+"""What every adapter offers the checker, and how an adapter fails (AD-FAILURE)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from creditflow.conformance.differential.protocol import Observation, Op
+from creditflow.model.credit.spec import CreditSpec
+
+#: AD-FAILURE kinds.
+CRASH, HANG, PROTOCOL, REFUSED, MISSING = "crash", "hang", "protocol error", "refused", "missing"
+
+
+class AdapterFailure(Exception):
+    """The implementation failed rather than diverged (exit 3): it crashed, hung past
+    the timeout, broke the protocol, refused a well-formed request, or is not installed.
+    ``str()`` is one line naming the adapter and the problem."""
+
+    def __init__(self, adapter: str, kind: str, message: str) -> None:
+        super().__init__(f"adapter {adapter}: {kind}: {message}")
+        self.adapter = adapter
+        self.kind = kind
+        self.message = message
+
+
+class Adapter(ABC):
+    """An implementation of the ``credit_flow`` family (AD-OPS) the checker can drive."""
+
+    #: A short name for reports and file names (``reference``, ``rabbitmq``, ...).
+    name: str = "adapter"
+    #: The ``hello`` response (AD-HELLO).
+    info: dict[str, Any]
+
+    @abstractmethod
+    def reset(self, spec: CreditSpec) -> None:
+        """AD-RESET: forget every process; ``spec`` is the default credit spec."""
+
+    @abstractmethod
+    def run(self, ops: Sequence[Op]) -> list[Observation]:
+        """Execute ``ops`` in order and return one observation per op (AD-RESPONSE).
+        Raises :class:`AdapterFailure`."""
+
+    def close(self) -> None:  # noqa: B027 - most adapters have nothing to release
+        """Release the implementation (stop its process)."""
+
+    @property
+    def description(self) -> str:
+        """What the implementation says it is (its ``hello`` name)."""
+        return str(self.info.get("name", self.name))
+
+    def __enter__(self) -> Adapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

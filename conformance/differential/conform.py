@@ -1,0 +1,396 @@
+"""``creditflow conform``: search for an op sequence on which an implementation and the
+model disagree (AD-DIVERGENCE), and write the minimal one to disk before reporting.
+
+Three phases share one adapter session and stop at the first divergence or adapter
+failure:
+
+1. ``process-ops``: :class:`~creditflow.conformance.differential.machines.ProcessOpsMachine`;
+2. ``network-runs``: :class:`~creditflow.conformance.differential.machines.NetworkRunMachine`;
+3. ``explorer-runs``: every preset under small settings, the explorer's shortest
+   counterexample and a seeded run to the end, projected to ops (TRACE-PROJECTION) and
+   sent in batches; a divergence there is shrunk by delta debugging.
+
+:func:`run_conform` returns a :class:`ConformResult`; the CLI renders it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis.errors import FlakyFailure
+from hypothesis.stateful import get_state_machine_test
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.machines import (
+    AdapterAbort,
+    DivergenceFound,
+    MachineContext,
+    NetworkRunMachine,
+    ProcessOpsMachine,
+    ShrinkBudgetSpent,
+)
+from creditflow.conformance.differential.projection import run_ops
+from creditflow.conformance.differential.protocol import DEFAULT_SPEC, Op
+from creditflow.conformance.differential.session import (
+    Divergence,
+    ProcessTrace,
+    check_trace,
+    model_trace,
+)
+from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.conformance.differential.traces import SUFFIX, trace_digest, write_process_trace
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.encoding import CreditNetwork, Step
+from creditflow.conformance.inputs.graphs import load_preset, preset_names
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph
+
+DEFAULT_MAX_EXAMPLES = 200
+DEFAULT_STEPS = 100
+#: Settings of the explorer-runs phase: small enough to block and deadlock quickly for
+#: the explorer's counterexamples, longer for the random runs.
+EXPLORER_SETTINGS = ((CreditSpec(2, 1), 6), (CreditSpec(3, 2), 8), (CreditSpec(1, 1), 4))
+RANDOM_RUN_SETTINGS = ((CreditSpec(2, 1), 40), (CreditSpec(5, 3), 60), (CreditSpec(4, 1), 60),
+                       (CreditSpec(0, 0), 10))
+RUN_LIMIT = 600
+PHASES = ("process-ops", "network-runs", "explorer-runs")
+
+
+@dataclass(frozen=True)
+class ConformOptions:
+    """Budget and output of a conform run."""
+
+    max_examples: int = DEFAULT_MAX_EXAMPLES
+    steps: int = DEFAULT_STEPS
+    seed: int | None = None
+    out_dir: Path = Path("counterexamples")
+    corpus: Path | None = None
+    network_examples: int | None = None  #: default: half of ``max_examples``
+    phases: tuple[str, ...] = PHASES  #: which phases to run, in this order
+    shrink_seconds: float = 5.0  #: Hypothesis's shrinking budget per divergence
+
+
+@dataclass
+class PhaseReport:
+    name: str
+    examples: int = 0
+    ops: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class ConformResult:
+    """The verdict of a conform run; a failing trace is already on disk."""
+
+    adapter: str
+    implementation: str
+    seed: int
+    phases: list[PhaseReport] = field(default_factory=list)
+    divergence: Divergence | None = None
+    failure: AdapterFailure | None = None
+    trace: ProcessTrace | None = None
+    trace_path: Path | None = None
+    found_by: str = ""
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.failure is not None:
+            return "adapter-failure"
+        return "divergence" if self.divergence is not None else "conformant"
+
+    @property
+    def exit_code(self) -> int:
+        return {
+            "conformant": exit_codes.OK,
+            "divergence": exit_codes.DIVERGENCE,
+            "adapter-failure": exit_codes.ADAPTER_FAILURE,
+        }[self.verdict]
+
+    @property
+    def ops(self) -> int:
+        return sum(p.ops for p in self.phases)
+
+    @property
+    def examples(self) -> int:
+        return sum(p.examples for p in self.phases)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "adapter"
+
+
+def write_failure_trace(
+    result: ConformResult, trace: ProcessTrace, options: ConformOptions, kind: str
+) -> Path:
+    """Write the (minimal) failing trace into the corpus or the output folder before
+    anything is reported (AD-DIVERGENCE); identical traces share one file name."""
+    folder = options.corpus or options.out_dir
+    path = folder / f"{_slug(result.adapter)}-{kind}-{trace_digest(trace)}{SUFFIX}"
+    extra: dict[str, Any] = {
+        "adapter": result.adapter,
+        "implementation": result.implementation,
+        "found_by": result.found_by,
+        "seed": result.seed,
+    }
+    if result.divergence is not None:
+        d = result.divergence
+        extra["divergence"] = {
+            "state": d.index + 1,
+            "op": d.op.request(),
+            "fields": [f.field for f in d.diffs],
+            "implementation": d.implementation.to_json(),
+        }
+        description = (
+            f"{result.adapter} diverges from the model at op {d.index + 1} of "
+            f"{len(trace.steps)}: {d.op} ({', '.join(f.field for f in d.diffs)})"
+        )
+    else:
+        assert result.failure is not None
+        extra["failure"] = {"kind": result.failure.kind, "message": result.failure.message}
+        description = f"{result.adapter} failed ({result.failure.kind}) on this trace"
+    source = f"creditflow conform, {result.found_by}, seed {result.seed}"
+    return write_process_trace(trace, path, description, source, extra)
+
+
+def _settings(options: ConformOptions, examples: int) -> settings:
+    return settings(
+        max_examples=examples,
+        stateful_step_count=options.steps,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        phases=(Phase.generate, Phase.shrink),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+
+
+def _divergence_in(exc: BaseException) -> DivergenceFound | None:
+    if isinstance(exc, DivergenceFound):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _divergence_in(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _run_machine(
+    factory: Callable[[MachineContext], Any],
+    context: MachineContext,
+    options: ConformOptions,
+    examples: int,
+    machine_seed: int,
+) -> tuple[DivergenceFound | AdapterAbort | None, bool]:
+    """Run one machine; the (shrunk) divergence or the adapter failure, and whether
+    Hypothesis could reproduce it."""
+    test = get_state_machine_test(lambda: factory(context), settings=_settings(options, examples))
+    test = seed(machine_seed)(test)
+    try:
+        test()
+    except AdapterAbort as abort:
+        return abort, True
+    except ShrinkBudgetSpent:
+        assert context.smallest is not None
+        return context.smallest, True
+    except DivergenceFound as found:
+        return found, True
+    except FlakyFailure as flaky:
+        found = _divergence_in(flaky)
+        if found is None:
+            raise
+        return found, False
+    return None, True
+
+
+# -- explorer runs -----------------------------------------------------------------------
+
+
+def _explorer_runs(run_seed: int) -> Iterator[tuple[str, FlowGraph, list[Step]]]:
+    """For each preset: the explorer's shortest counterexample under small settings (if
+    there is one), and seeded random runs to the end (or :data:`RUN_LIMIT` steps) under
+    longer ones."""
+    rng = random.Random(run_seed)
+    for name in preset_names():
+        for spec, publishes in EXPLORER_SETTINGS:
+            graph = load_preset(name).with_credit(spec).with_publishes(publishes)
+            system, result = check_graph(graph, CheckOptions())
+            finding = result.primary()
+            if finding is not None:
+                net = CreditNetwork(graph)
+                run = finding.path + finding.continuation
+                steps = [net.decode(a) for a, _ in run if a is not None]
+                yield f"{name} {spec} x{publishes}: {finding.property_id}", graph, steps
+        for spec, publishes in RANDOM_RUN_SETTINGS:
+            graph = load_preset(name).with_credit(spec).with_publishes(publishes)
+            net = CreditNetwork(graph)
+            state, steps = net.initial(), []
+            for _ in range(RUN_LIMIT):
+                enabled = list(net.enabled(state))
+                if not enabled:
+                    break
+                action = rng.choice(enabled)
+                steps.append(net.decode(action))
+                state = net.apply(state, action)
+            yield f"{name} {spec} x{publishes}: random run", graph, steps
+
+
+class ExplorerRunFailure(Exception):
+    """The adapter failed during an explorer run; ``trace`` is that run's ops."""
+
+    def __init__(self, failure: AdapterFailure, label: str, trace: ProcessTrace) -> None:
+        super().__init__(str(failure))
+        self.failure, self.label, self.trace = failure, label, trace
+
+
+def _polish(
+    adapter: Adapter, trace: ProcessTrace, report: PhaseReport
+) -> tuple[Divergence, ProcessTrace] | None:
+    """Delta-debug Hypothesis's result further (it may have run out of time, and a
+    network run's projection holds ops a per-process trace does not need)."""
+
+    def fails(candidate: list[Op]) -> int | None:
+        report.ops += len(candidate)
+        d, _ = check_trace(adapter, trace.spec, candidate)
+        return None if d is None else d.index + 1
+
+    ops = list(trace.ops)
+    if fails(ops) is None:
+        return None  # not reproducible outside Hypothesis: keep its trace
+    divergence, shrunk = check_trace(adapter, trace.spec, shrink_sequence(ops, fails))
+    return None if divergence is None else (divergence, shrunk)
+
+
+def _shrink_run(
+    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport
+) -> tuple[str, Divergence, ProcessTrace]:
+    """Delta-debug a diverging explorer run down to a 1-minimal op sequence."""
+
+    def attempt(candidate: list[Op]) -> tuple[Divergence | None, ProcessTrace]:
+        report.ops += len(candidate)
+        try:
+            return check_trace(adapter, DEFAULT_SPEC, candidate)
+        except AdapterFailure as exc:
+            trace = model_trace(DEFAULT_SPEC, candidate)
+            raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
+
+    def fails(candidate: list[Op]) -> int | None:
+        d, _ = attempt(candidate)
+        return None if d is None else d.index + 1
+
+    divergence, trace = attempt(shrink_sequence(ops, fails))
+    assert divergence is not None
+    return f"explorer-runs ({label}, shrunk from {len(ops)} ops)", divergence, trace
+
+
+def _explorer_phase(
+    adapter: Adapter, run_seed: int, report: PhaseReport
+) -> tuple[str, Divergence, ProcessTrace] | None:
+    for label, graph, steps in _explorer_runs(run_seed):
+        ops = run_ops(graph, steps)
+        report.examples += 1
+        report.ops += len(ops)
+        try:
+            found, _ = check_trace(adapter, DEFAULT_SPEC, ops)
+        except AdapterFailure as exc:
+            raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
+        if found is None:
+            continue
+
+        return _shrink_run(adapter, label, ops, report)
+    return None
+
+
+# -- the whole run -----------------------------------------------------------------------
+
+
+def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) -> ConformResult:
+    """Check an implementation against the model (AD-DIVERGENCE, AD-FAILURE)."""
+    started = time.perf_counter()
+    run_seed = options.seed if options.seed is not None else random.randrange(2**32)
+    try:
+        adapter = open_adapter()
+    except AdapterFailure as exc:
+        result = ConformResult(exc.adapter, "", run_seed, failure=exc)
+        result.seconds = time.perf_counter() - started
+        return result
+    result = ConformResult(adapter.name, adapter.description, run_seed)
+    try:
+        _run_phases(adapter, options, result)
+    finally:
+        adapter.close()
+        result.seconds = time.perf_counter() - started
+    return result
+
+
+def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+    network_examples = (
+        options.network_examples
+        if options.network_examples is not None
+        else max(1, options.max_examples // 2)
+    )
+    machines = (
+        ("process-ops", ProcessOpsMachine, options.max_examples, result.seed),
+        ("network-runs", NetworkRunMachine, network_examples, result.seed + 1),
+    )
+    for name, factory, examples, machine_seed in machines:
+        if name not in options.phases:
+            continue
+        report = PhaseReport(name)
+        result.phases.append(report)
+        t0 = time.perf_counter()
+        context = MachineContext(adapter, shrink_seconds=options.shrink_seconds)
+        outcome, reproducible = _run_machine(factory, context, options, examples, machine_seed)
+        report.examples, report.ops = context.examples, context.ops
+        report.seconds = time.perf_counter() - t0
+        if outcome is None:
+            continue
+        result.found_by = f"{name} ({outcome.machine}, Hypothesis seed {machine_seed})"
+        if not reproducible:
+            result.notes.append("Hypothesis could not reproduce the divergence when it "
+                                "replayed the shrunk example: the implementation may be "
+                                "nondeterministic")
+        result.trace = outcome.trace
+        if isinstance(outcome, AdapterAbort):
+            result.failure = outcome.failure
+            result.trace_path = write_failure_trace(result, outcome.trace, options, "failure")
+            return
+        result.divergence = outcome.divergence
+        try:
+            polished = _polish(adapter, outcome.trace, report)
+        except AdapterFailure as exc:
+            result.notes.append(f"the final shrink stopped: {exc}")
+            polished = None
+        if polished is not None:
+            result.divergence, result.trace = polished
+        result.trace_path = write_failure_trace(result, result.trace, options, "divergence")
+        return
+    if "explorer-runs" not in options.phases:
+        return
+    report = PhaseReport("explorer-runs")
+    result.phases.append(report)
+    t0 = time.perf_counter()
+    try:
+        found = _explorer_phase(adapter, result.seed, report)
+    except ExplorerRunFailure as exc:
+        report.seconds = time.perf_counter() - t0
+        result.failure, result.trace = exc.failure, exc.trace
+        result.found_by = f"explorer-runs ({exc.label})"
+        result.trace_path = write_failure_trace(result, exc.trace, options, "failure")
+        return
+    report.seconds = time.perf_counter() - t0
+    if found is not None:
+        result.found_by, result.divergence, result.trace = found
+        result.trace_path = write_failure_trace(result, result.trace, options, "divergence")

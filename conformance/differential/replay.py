@@ -1,0 +1,129 @@
+"""``creditflow replay``: run saved traces against an adapter, deterministically
+(TRACE-PROCESS-REPLAY), with an optional expectations file (AD-EXPECTATIONS).
+
+:func:`replay_traces` returns one :class:`ReplayOutcome` per trace; the CLI and the
+pytest plugin render them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.protocol import Op
+from creditflow.conformance.differential.session import Divergence, ProcessTrace, check_trace
+from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.conformance.differential.traces import (
+    SUFFIX,
+    LoadedTrace,
+    trace_digest,
+    write_process_trace,
+)
+from creditflow.conformance.inputs.expectations import Expectations
+
+PASS, DIVERGED, XFAIL, XPASS, FAILED = "pass", "diverged", "xfail", "xpass", "adapter-failure"
+
+
+@dataclass
+class ReplayOutcome:
+    trace: LoadedTrace
+    status: str
+    divergence: Divergence | None = None
+    executed: ProcessTrace | None = None  #: the ops run, up to the divergence
+    failure: AdapterFailure | None = None
+    reason: str | None = None  #: the expectation, if the trace is listed
+    shrunk: Path | None = None  #: where the shrunk trace was written (``--shrink``)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (PASS, XFAIL)
+
+
+@dataclass
+class ReplayReport:
+    adapter: str
+    implementation: str
+    outcomes: list[ReplayOutcome] = field(default_factory=list)
+    failure: AdapterFailure | None = None  #: the adapter could not be started
+
+    @property
+    def exit_code(self) -> int:
+        if self.failure is not None or any(o.status == FAILED for o in self.outcomes):
+            return exit_codes.ADAPTER_FAILURE
+        if any(not o.ok for o in self.outcomes):
+            return exit_codes.DIVERGENCE
+        return exit_codes.OK
+
+
+def replay_trace(
+    adapter: Adapter, loaded: LoadedTrace, expectations: Expectations | None = None
+) -> ReplayOutcome:
+    """Replay one trace from a fresh ``reset``; the recorded answers are the model's
+    (checked when the trace was loaded), so comparing with the model compares with the
+    trace. Raises :class:`AdapterFailure`."""
+    reason = expectations.reason(loaded.name) if expectations else None
+    divergence, executed = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
+    if divergence is None:
+        return ReplayOutcome(loaded, XPASS if reason else PASS, reason=reason)
+    return ReplayOutcome(loaded, XFAIL if reason else DIVERGED, divergence, executed,
+                         reason=reason)
+
+
+def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -> Path:
+    """Delta-debug a diverging replay to a 1-minimal op sequence and write it."""
+    trace = outcome.trace.trace
+
+    def fails(candidate: list[Op]) -> int | None:
+        d, _ = check_trace(adapter, trace.spec, candidate)
+        return None if d is None else d.index + 1
+
+    minimal = shrink_sequence(list(trace.ops), fails)
+    divergence, shrunk = check_trace(adapter, trace.spec, minimal)
+    assert divergence is not None
+    path = out_dir / f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}{SUFFIX}"
+    return write_process_trace(
+        shrunk, path,
+        f"{outcome.trace.name} shrunk from {len(trace.steps)} to {len(shrunk.steps)} ops: "
+        f"{adapter.name} diverges at op {divergence.index + 1}: {divergence.op}",
+        f"creditflow replay --shrink {outcome.trace.path}",
+        {"adapter": adapter.name, "divergence": {"state": divergence.index + 1,
+                                                 "implementation": divergence.implementation
+                                                 .to_json()}},
+    )
+
+
+def replay_traces(
+    open_adapter: Callable[[], Adapter],
+    traces: Sequence[LoadedTrace],
+    expectations: Expectations | None = None,
+    shrink_to: Path | None = None,
+) -> ReplayReport:
+    """Replay every trace; after an adapter failure the adapter is restarted for the
+    next trace."""
+    try:
+        adapter = open_adapter()
+    except AdapterFailure as exc:
+        return ReplayReport(exc.adapter, "", failure=exc)
+    report = ReplayReport(adapter.name, adapter.description)
+    try:
+        for loaded in traces:
+            try:
+                outcome = replay_trace(adapter, loaded, expectations)
+                if outcome.status == DIVERGED and shrink_to is not None:
+                    outcome.shrunk = shrink_divergence(adapter, outcome, shrink_to)
+            except AdapterFailure as exc:
+                outcome = ReplayOutcome(loaded, FAILED, failure=exc)
+                adapter.close()
+                try:
+                    adapter = open_adapter()
+                except AdapterFailure as again:
+                    report.outcomes.append(outcome)
+                    report.failure = again
+                    return report
+            report.outcomes.append(outcome)
+    finally:
+        adapter.close()
+    return report

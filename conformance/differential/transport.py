@@ -1,0 +1,285 @@
+"""JSON Lines over a subprocess's stdin/stdout, the transport of every adapter family
+(AD-TRANSPORT, AD-PIPELINE, AD-TIMEOUTS, AD-FAILURE).
+
+Requests are pipelined: a batch is written while responses are read, with both pipes
+non-blocking, so a batch of any size cannot dead-lock on full pipe buffers. An adapter
+hangs when no response line arrives for ``timeout`` seconds; it crashes when its stdout
+closes; it breaks the protocol when a line is not a valid response. stderr goes to a
+temporary file whose last line is quoted in failure messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from creditflow.conformance.differential.adapter import (
+    CRASH,
+    HANG,
+    PROTOCOL,
+    REFUSED,
+    AdapterFailure,
+)
+from creditflow.conformance.differential.protocol import FAMILY, ProtocolError, parse_response
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_START_TIMEOUT = 30.0
+#: AD-ERRORS: an op no family defines; the adapter must refuse it and keep going.
+PROBE_OP = "creditflow.unknown-op-probe"
+
+
+#: Linux's F_SETPIPE_SZ; larger pipes let a whole batch of requests and of responses
+#: sit in the kernel while both sides work (AD-PIPELINE).
+_F_SETPIPE_SZ = 1031
+PIPE_BYTES = 1 << 20
+
+
+def _grow_pipe(fd: int) -> None:
+    """Best effort: Linux only, and capped by /proc/sys/fs/pipe-max-size."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
+
+
+class JsonLinesProcess:
+    """A subprocess spoken to in JSON Lines: one request per line on its stdin, exactly
+    one response line per request on its stdout, in order (AD-TRANSPORT). Speaks the
+    session ops every family shares (AD-HELLO, AD-ERRORS) and raises
+    :class:`AdapterFailure` for crashes, hangs and protocol errors (AD-FAILURE)."""
+
+    #: The protocol family the adapter must list in its ``hello`` response.
+    family = FAMILY
+
+    def __init__(
+        self,
+        command: Sequence[str] | str,
+        name: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        env: dict[str, str] | None = None,
+        cwd: str | Path | None = None,
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise ValueError("empty adapter command")
+        self.argv = argv
+        self.name = name or Path(argv[0]).name
+        self.timeout = timeout
+        self._next_id = 0
+        self._pending = b""  # a partial response line
+        self._ready: list[bytes] = []  # complete response lines not yet collected
+        self._outq: deque[memoryview] = deque()  # request bytes not yet written
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                bufsize=0,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._stderr.close()
+            raise AdapterFailure(
+                self.name, CRASH, f"cannot start {argv[0]!r}: {exc.strerror}"
+            ) from None
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin.fileno()
+        self._out = self._proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        for fd in (self._in, self._out):
+            _grow_pipe(fd)
+        self._selector = selectors.DefaultSelector()
+        try:
+            self.info = self._hello(start_timeout)
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- session -------------------------------------------------------------------------
+
+    def _hello(self, start_timeout: float) -> dict[str, Any]:
+        """AD-HELLO: the adapter names itself and lists its families."""
+        resp = self.request({"op": "hello"}, timeout=start_timeout)
+        if resp.get("ok") is not True:
+            self._fail(REFUSED, f"hello refused: {resp.get('error', resp)!r}")
+        if not isinstance(resp.get("name"), str):
+            self._fail(PROTOCOL, 'hello response lacks a "name" string')
+        families = resp.get("families")
+        if not isinstance(families, list) or self.family not in families:
+            self._fail(
+                PROTOCOL, f'hello response does not list family "{self.family}": {families!r}'
+            )
+        return resp
+
+    def _probe(self) -> None:
+        """AD-ERRORS: an unknown op must be answered with ``ok: false``."""
+        resp = self.request({"op": PROBE_OP})
+        if resp.get("ok") is not False or not isinstance(resp.get("error"), str):
+            self._fail(PROTOCOL, f'an unknown op must get {{"ok":false,"error":…}}, got {resp!r}')
+
+    def request(self, req: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request object and return its (parsed) response."""
+        rid = self._take_ids(1)
+        line = json.dumps({"id": rid, **req}, separators=(",", ":")).encode() + b"\n"
+        (raw,) = self.exchange(line, 1, timeout)
+        return self._parse(raw, rid, req.get("op", "?"))
+
+    def _parse(self, raw: bytes, request_id: int, what: str) -> dict[str, Any]:
+        try:
+            return parse_response(raw, request_id)
+        except ProtocolError as exc:
+            self._fail(PROTOCOL, f"response to {what}: {exc}")
+            raise  # unreachable
+
+    def _take_ids(self, n: int) -> int:
+        first = self._next_id
+        self._next_id += n
+        return first
+
+    # -- transport -----------------------------------------------------------------------
+
+    def exchange(self, payload: bytes, count: int, timeout: float | None = None) -> list[bytes]:
+        """Write ``payload`` (``count`` request lines) and read ``count`` response lines."""
+        self.submit(payload)
+        return self.collect(count, timeout)
+
+    def submit(self, payload: bytes) -> None:
+        """Queue request lines; write what the pipe takes now, the rest while
+        collecting (AD-PIPELINE: the adapter can work while the driver compares)."""
+        if payload:
+            self._outq.append(memoryview(payload))
+            self._flush_some()
+
+    def _flush_some(self) -> None:
+        while self._outq:
+            view = self._outq[0]
+            n = self._write(view)
+            if n < len(view):
+                self._outq[0] = view[n:]
+                return
+            self._outq.popleft()
+
+    def collect(self, count: int, timeout: float | None = None) -> list[bytes]:
+        """The next ``count`` response lines, pumping queued requests meanwhile; fail if
+        no line arrives for ``timeout`` seconds (AD-TIMEOUTS) or stdout closes."""
+        limit = self.timeout if timeout is None else timeout
+        ready = self._ready
+        sel = self._selector
+        deadline = time.monotonic() + limit
+        while len(ready) < count:
+            want_write = bool(self._outq)
+            sel.register(self._out, selectors.EVENT_READ)
+            if want_write:
+                sel.register(self._in, selectors.EVENT_WRITE)
+            try:
+                remaining = deadline - time.monotonic()
+                events = sel.select(remaining) if remaining > 0 else []
+            finally:
+                sel.unregister(self._out)
+                if want_write:
+                    sel.unregister(self._in)
+            if not events:
+                self._fail(HANG, f"no response within {limit:g} s "
+                           f"({len(ready)} of {count} responses received)")
+            for key, _ in events:
+                if key.fd == self._in:
+                    self._flush_some()
+                    continue
+                chunk = self._read()
+                if chunk is None:
+                    continue
+                if not chunk:
+                    self._crashed(len(ready), count)
+                parts = (self._pending + chunk).split(b"\n")
+                self._pending = parts.pop()
+                ready.extend(p for p in parts if p.strip())
+                deadline = time.monotonic() + limit
+        out = ready[:count]
+        del ready[:count]
+        return out
+
+    def _write(self, view: memoryview) -> int:
+        if not view:
+            return 0
+        try:
+            return os.write(self._in, view)
+        except BlockingIOError:
+            return 0
+        except (BrokenPipeError, ConnectionResetError):
+            self._crashed(0, 0)
+            raise  # unreachable
+
+    def _read(self) -> bytes | None:
+        """Whatever the adapter has written; ``b""`` at end of file, ``None`` if nothing
+        was there after all."""
+        try:
+            return os.read(self._out, 1 << 20)
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+
+    def _crashed(self, got: int, count: int) -> None:
+        try:
+            code = self._proc.wait(timeout=2)
+            how = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
+        except subprocess.TimeoutExpired:
+            how = "closed its stdout"
+        self._fail(CRASH, how + (f" after {got} of {count} responses" if count else ""))
+
+    def _fail(self, kind: str, message: str) -> None:
+        tail = self.stderr_tail()
+        raise AdapterFailure(self.name, kind, message + (f" (stderr: {tail})" if tail else ""))
+
+    def stderr_tail(self) -> str:
+        """The last non-empty line the adapter wrote on stderr."""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 4096))
+            text = self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def close(self) -> None:
+        """Close stdin (the adapter should exit), then stop its process group."""
+        proc = getattr(self, "_proc", None)
+        if proc is None:
+            return
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        self._selector.close()
+        self._stderr.close()
+        self._proc = None  # type: ignore[assignment]

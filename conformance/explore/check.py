@@ -1,0 +1,104 @@
+"""``creditflow check``: explore a process graph and summarise the verdicts.
+
+:func:`check_graph` returns the exploration result; :func:`summary` turns it into
+the JSON-able dict the CLI prints and the sweeps store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.explore.compiled import CompiledNetwork
+from creditflow.conformance.explore.explorer import (
+    DEFAULT_MAX_STATES,
+    NO_DEADLOCK,
+    ExplorationResult,
+    Progress,
+    explore,
+)
+from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.properties import CONSERVATION
+from creditflow.conformance.explore.symmetry import network_symmetry
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What to check: overrides of the graph (``credit``, ``publishes``, NET-ALL-CHECK)
+    and how (budget, PROP-MAILBOX-BOUND, reductions)."""
+
+    credit: CreditSpec | None = None
+    publishes: int | None = None
+    all_check_blocked: bool = False
+    mailbox_bound: int | None = None
+    max_states: int = DEFAULT_MAX_STATES
+    symmetry: bool = True
+    reduce: bool = True
+
+
+def prepare_graph(graph: FlowGraph, options: CheckOptions) -> FlowGraph:
+    if options.credit is not None:
+        graph = graph.with_credit(options.credit)
+    if options.publishes is not None:
+        graph = graph.with_publishes(options.publishes)
+    if options.all_check_blocked:
+        graph = graph.with_all_checking()
+    return graph
+
+
+def check_graph(
+    graph: FlowGraph, options: CheckOptions = CheckOptions(), progress: Progress | None = None
+) -> tuple[CheckedNetwork, ExplorationResult]:
+    """Explore ``graph`` (after the overrides in ``options``)."""
+    system = CompiledNetwork(prepare_graph(graph, options), mailbox_bound=options.mailbox_bound)
+    symmetry = network_symmetry(system.network) if options.symmetry else None
+    result = explore(
+        system,
+        max_states=options.max_states,
+        symmetry=symmetry,
+        reduce=options.reduce,
+        progress=progress,
+    )
+    return system, result
+
+
+def exit_code(result: ExplorationResult) -> int:
+    if NO_DEADLOCK in result.findings:
+        return exit_codes.DEADLOCK
+    if result.findings:
+        return exit_codes.VIOLATION
+    if not result.complete:
+        return exit_codes.INCOMPLETE
+    return exit_codes.OK
+
+
+def summary(system: CheckedNetwork, result: ExplorationResult) -> dict[str, Any]:
+    """The verdicts and figures of one check as plain JSON-able data."""
+    primary = result.primary()
+    deadlock = result.deadlock
+    decided = result.complete
+    return {
+        "graph": system.graph.name,
+        "complete": result.complete,
+        "deadlock": deadlock is not None if decided or deadlock else None,
+        "deadlock_kind": deadlock.kind if deadlock else None,
+        "blocked_forever": list(deadlock.processes) if deadlock else [],
+        "conservation": CONSERVATION not in result.findings
+        if decided or CONSERVATION in result.findings
+        else None,
+        "properties": {
+            pid: (holds if decided or not holds else None) for pid, holds in result.holds.items()
+        },
+        "states": result.n_states,
+        "transitions": result.transitions,
+        "seconds": round(result.seconds, 4),
+        "states_per_second": round(result.n_states / result.seconds) if result.seconds else None,
+        "reduced": result.reduced,
+        "symmetry_order": result.symmetry_order,
+        "shortest_counterexample_length": primary.length if primary else None,
+        "counterexample_lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
+        "exit_code": exit_code(result),
+    }

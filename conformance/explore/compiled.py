@@ -1,0 +1,237 @@
+"""A credit network compiled to straight-line Python for the explorer's hot loop.
+
+:class:`~creditflow.conformance.explore.network_system.CheckedNetwork` is the readable model. This
+module generates, per graph, the source of three functions with every index and
+constant inlined — ``successors``, ``first_safe`` and ``violations`` — and compiles
+it. They must agree exactly with the readable model (same actions, same order, same
+states, same violated properties); ``tests/test_compiled_network.py`` checks that
+on every reachable state of random graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from creditflow.conformance.explore.encoding import (
+    ACTION_SHIFT,
+    BUMP,
+    BUMPS,
+    CREDIT_FROM,
+    CREDIT_TO,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    READ,
+    TAKE,
+    State,
+)
+from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.properties import (
+    CONSERVATION,
+    DEFERRED_IMPLIES_BLOCKED,
+    IN_FLIGHT_BOUND,
+    MAILBOX_BOUND,
+    NOTHING_LOST,
+)
+
+
+def _blocked_expr(slots: tuple[int, ...], var: str = "s") -> str:
+    if not slots:
+        return "False"
+    return "(" + " or ".join(f"{var}[{i}] <= 0" for i in slots) + ")"
+
+
+class _Source:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _forward(src: _Source, depth: int, checked: CheckedNetwork, node: int) -> None:
+    net = checked.network
+    for e in net.out_edges[node]:
+        base = EDGE_FIELDS * e
+        src.emit(depth, f"l[{base + CREDIT_FROM}] -= {net.debits[e]}")
+        src.emit(depth, f"l[{base + DATA}] += 1")
+    slot = net.delivered_slot.get(node)
+    if slot is not None:
+        src.emit(depth, f"l[{slot}] += 1")
+
+
+def _action_blocks(checked: CheckedNetwork) -> list[tuple[int, str, list[tuple[int, str]]]]:
+    """For each action in the model's enabled order: (code, guard, body lines)."""
+    net = checked.network
+    blocks = []
+
+    def can_work(node: int) -> str:
+        return f"not b{node}" if net.checks[node] else "True"
+
+    for node in net.source_nodes:
+        if net.stalled[node]:
+            continue
+        src = _Source()
+        slot = net.remaining_slot[node]
+        src.emit(0, f"l[{slot}] -= 1")
+        _forward(src, 0, checked, node)
+        guard = f"s[{slot}] > 0 and {can_work(node)}"
+        blocks.append((READ << ACTION_SHIFT | node, guard, src.lines))
+    for e, (_, receiver) in enumerate(net.edge_ends):
+        if net.stalled[receiver]:
+            continue
+        base = EDGE_FIELDS * e
+        src = _Source()
+        src.emit(0, f"l[{base + DATA}] -= 1")
+        for _ in range(net.debits[e]):
+            src.emit(0, f"c = l[{base + CREDIT_TO}]")
+            src.emit(0, "if c == 1:")
+            src.emit(1, f"l[{base + CREDIT_TO}] = {net.more_after[e]}")
+            src.emit(1, f"l[{base + DEFERRED} if b{receiver} else {base + BUMPS}] += 1")
+            src.emit(0, "else:")
+            src.emit(1, f"l[{base + CREDIT_TO}] = c - 1")
+        _forward(src, 0, checked, receiver)
+        guard = f"s[{base + DATA}] > 0 and {can_work(receiver)}"
+        blocks.append((TAKE << ACTION_SHIFT | e, guard, src.lines))
+    for e, (sender, _) in enumerate(net.edge_ends):
+        if net.stalled[sender]:
+            continue
+        base = EDGE_FIELDS * e
+        m = net.more_after[e]
+        src = _Source()
+        src.emit(0, f"l[{base + BUMPS}] -= 1")
+        src.emit(0, f"c = l[{base + CREDIT_FROM}]")
+        src.emit(0, f"l[{base + CREDIT_FROM}] = c + {m}")
+        flush = []
+        for g in net.in_edges[sender]:
+            gb = EDGE_FIELDS * g
+            flush.append(f"l[{gb + BUMPS}] += l[{gb + DEFERRED}]")
+            flush.append(f"l[{gb + DEFERRED}] = 0")
+        if flush:
+            still = _blocked_expr(net.blocking_slots[sender], "l")
+            src.emit(0, f"if c <= 0 < c + {m} and not {still}:")
+            for line in flush:
+                src.emit(1, line)
+        guard = f"s[{base + BUMPS}] > 0"
+        blocks.append((BUMP << ACTION_SHIFT | e, guard, src.lines))
+    return blocks
+
+
+def _prelude(src: _Source, checked: CheckedNetwork) -> None:
+    net = checked.network
+    for node in range(net.n_nodes):
+        src.emit(1, f"b{node} = {_blocked_expr(net.blocking_slots[node])}")
+
+
+def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
+    src = _Source()
+    src.emit(0, "def successors(s):")
+    src.emit(1, "out = []")
+    _prelude(src, checked)
+    for code, guard, body in blocks:
+        src.emit(1, f"if {guard}:")
+        src.emit(2, "l = list(s)")
+        for line in body:
+            src.emit(2, line)
+        src.emit(2, f"out.append(({code}, tuple(l)))")
+    src.emit(1, "return out")
+    return src.text()
+
+
+def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
+    src = _Source()
+    src.emit(0, "def first_safe(s):")
+    _prelude(src, checked)
+    for code, guard, body in blocks:
+        if code not in checked.safe_actions:
+            continue
+        src.emit(1, f"if {guard}:")
+        src.emit(2, "l = list(s)")
+        for line in body:
+            src.emit(2, line)
+        src.emit(2, f"return ({code}, tuple(l))")
+    src.emit(1, "return None")
+    return src.text()
+
+
+def _violations_source(checked: CheckedNetwork) -> str:
+    net = checked.network
+    props = checked.properties
+    src = _Source()
+    src.emit(0, "def violations(s):")
+    src.emit(1, "found = []")
+    conserved, bounded = [], []
+    for e, spec in enumerate(net.graph.edges):
+        base = EDGE_FIELDS * e
+        k, m, i = spec.sends_per_message, spec.credit.more_after, spec.credit.initial
+        conserved.append(
+            f"s[{base + CREDIT_FROM}] + {k} * s[{base + DATA}] + ({m} - s[{base + CREDIT_TO}])"
+            f" + {m} * (s[{base + BUMPS}] + s[{base + DEFERRED}]) != {i}"
+        )
+        if net.checks[net.edge_ends[e][0]] and spec.credit.blocks:
+            bounded.append(
+                f"{k} * s[{base + DATA}] > {i + k - 1} or s[{base + CREDIT_FROM}] < {1 - k}"
+            )
+    if conserved:
+        src.emit(1, f"if {' or '.join(conserved)}:")
+        src.emit(2, f"found.append({CONSERVATION!r})")
+    if bounded:
+        src.emit(1, f"if {' or '.join(bounded)}:")
+        src.emit(2, f"found.append({IN_FLIGHT_BOUND!r})")
+    deferring = []
+    for node in range(net.n_nodes):
+        if net.in_edges[node]:
+            held = " or ".join(f"s[{EDGE_FIELDS * g + DEFERRED}]" for g in net.in_edges[node])
+            deferring.append(f"(({held}) and not {_blocked_expr(net.blocking_slots[node])})")
+    if deferring:
+        src.emit(1, f"if {' or '.join(deferring)}:")
+        src.emit(2, f"found.append({DEFERRED_IMPLIES_BLOCKED!r})")
+    if props.mailbox_bound is not None:
+        over = []
+        for node in range(net.n_nodes):
+            if net.in_edges[node]:
+                total = " + ".join(f"s[{EDGE_FIELDS * g + DATA}]" for g in net.in_edges[node])
+                over.append(f"{total} > {props.mailbox_bound}")
+        if over:
+            src.emit(1, f"if {' or '.join(over)}:")
+            src.emit(2, f"found.append({MAILBOX_BOUND!r})")
+    if props._lost_terms is not None:
+        lost = []
+        for delivered_slot, data_weights, source_weights in props._lost_terms:
+            left = " + ".join([f"s[{delivered_slot}]", *(f"{w} * s[{i}]" for i, w in data_weights)])
+            right = " + ".join(["0", *(f"{w} * ({t} - s[{i}])" for i, t, w in source_weights)])
+            lost.append(f"({left}) != ({right})")
+        if lost:
+            src.emit(1, f"if {' or '.join(lost)}:")
+            src.emit(2, f"found.append({NOTHING_LOST!r})")
+    src.emit(1, "return tuple(found)")
+    return src.text()
+
+
+def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
+    """Generate and compile ``successors``, ``first_safe`` and ``violations``."""
+    blocks = _action_blocks(checked)
+    namespace: dict[str, Callable] = {}
+    source = (
+        _successors_source(checked, blocks)
+        + _first_safe_source(checked, blocks)
+        + _violations_source(checked)
+    )
+    exec(compile(source, f"<compiled network {checked.graph.name}>", "exec"), namespace)
+    namespace["__source__"] = source  # type: ignore[assignment]
+    return namespace
+
+
+class CompiledNetwork(CheckedNetwork):
+    """:class:`CheckedNetwork` with the hot functions replaced by compiled ones."""
+
+    def __init__(self, graph, mailbox_bound: int | None = None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(graph, mailbox_bound)
+        compiled = compile_network(self)
+        self.source = compiled["__source__"]
+        self.successors: Callable[[State], list[tuple[int, State]]] = compiled["successors"]
+        self.first_safe: Callable[[State], tuple[int, State] | None] = compiled["first_safe"]
+        self.violations: Callable[[State], tuple[str, ...]] = compiled["violations"]

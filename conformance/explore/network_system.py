@@ -1,0 +1,117 @@
+"""A credit network with its properties, as a :class:`~creditflow.model.system.TransitionSystem`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from creditflow.conformance.explore.encoding import (
+    ACTION_SHIFT,
+    BUMP,
+    BUMPS,
+    CREDIT_FROM,
+    CREDIT_TO,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    FIELD_NAMES,
+    TAKE,
+    CreditNetwork,
+    State,
+)
+from creditflow.conformance.explore.properties import (
+    CONSERVATION,
+    DEFERRED_IMPLIES_BLOCKED,
+    STATE_PROPERTIES,
+    NetworkProperties,
+    edge_conserved,
+)
+from creditflow.model.network.graph import FlowGraph
+
+
+class CheckedNetwork:
+    """The NET transition system of a graph plus its PROP state properties."""
+
+    def __init__(self, graph: FlowGraph, mailbox_bound: int | None = None) -> None:
+        self.graph = graph
+        self.network = CreditNetwork(graph)
+        self.properties = NetworkProperties(self.network, mailbox_bound)
+        self.process_names = graph.node_names
+        self.property_ids = STATE_PROPERTIES
+        net = self.network
+        self.initial = net.initial
+        self.successors = net.successors
+        self.describe = net.describe
+        self.blocked_mask = net.blocked_mask
+        self.pending_work = net.pending_work
+        self.violations = self.properties.violations
+        self.safe_actions = self._safe_actions(mailbox_bound)
+
+    def _safe_actions(self, mailbox_bound: int | None) -> frozenset[int]:
+        """EXP-SAFE: actions that commute with every action, are never disabled by
+        another, never block anybody and leave every checked property's truth unchanged:
+
+        * a sink's take (NET-TAKE at a node without successors): it never blocks or
+          defers, and touches only its own pair's FIFO and counters; not when the
+          sender checks blocked (PROP-IN-FLIGHT-BOUND watches that FIFO) nor when a
+          mailbox bound is checked (PROP-MAILBOX-BOUND watches every FIFO);
+        * a pure source's bump (NET-BUMP at a node without predecessors): it only adds
+          credit, so it can only unblock, and with no deferred grants it flushes nothing.
+        """
+        net = self.network
+        safe = set()
+        for e, (sender, receiver) in enumerate(net.edge_ends):
+            spec = self.graph.edges[e]
+            if (
+                mailbox_bound is None
+                and not net.out_edges[receiver]
+                and not net.stalled[receiver]
+                and not (net.checks[sender] and spec.credit.blocks)
+            ):
+                safe.add(TAKE << ACTION_SHIFT | e)
+            if not net.in_edges[sender] and not net.stalled[sender]:
+                safe.add(BUMP << ACTION_SHIFT | e)
+        return frozenset(safe)
+
+    def explain(self, state: State, property_id: str) -> str:
+        """Where ``state`` violates ``property_id``, in one line."""
+        net = self.network
+        names = self.process_names
+        if property_id == CONSERVATION:
+            bad = []
+            for e, (s, r) in enumerate(net.edge_ends):
+                spec = self.graph.edges[e]
+                f = state[EDGE_FIELDS * e : EDGE_FIELDS * (e + 1)]
+                if not edge_conserved(*f, *spec.credit, spec.sends_per_message):
+                    bad.append(f"{names[s]}->{names[r]} {dict(zip(FIELD_NAMES, f, strict=True))}")
+            return "credit not conserved on " + "; ".join(bad)
+        if property_id == DEFERRED_IMPLIES_BLOCKED:
+            return "grants deferred by a process that is not blocked"
+        return property_id
+
+    def render(self, state: State) -> Mapping[str, Any]:
+        """Named variables (the ITF ``vars``) of a network state."""
+        net = self.network
+        names = self.process_names
+        pairs = [(names[s], names[r]) for s, r in net.edge_ends]
+
+        def per_edge(field: int) -> dict[tuple[str, str], int]:
+            return {pair: state[EDGE_FIELDS * e + field] for e, pair in enumerate(pairs)}
+
+        return {
+            "credit_from": per_edge(CREDIT_FROM),
+            "credit_to": per_edge(CREDIT_TO),
+            "data_in_flight": per_edge(DATA),
+            "bumps_in_flight": per_edge(BUMPS),
+            "deferred": per_edge(DEFERRED),
+            "blocked": {
+                names[n]: frozenset(names[r] for r in net.blockers(state, n))
+                for n in range(net.n_nodes)
+            },
+            "publishes_left": {names[n]: net.remaining(state, n) for n in net.source_nodes},
+            "consumed": {names[n]: net.delivered(state, n) for n in net.sink_nodes},
+        }
+
+    def action_record(self, action: int) -> tuple[str, Mapping[str, Any]]:
+        step = self.network.decode(action)
+        return step.kind, {"node": step.node, "peer": step.peer}

@@ -1,0 +1,153 @@
+"""State properties of a credit network (PROP-*), read next to ``spec/properties.md``.
+
+Deadlock (PROP-NO-DEADLOCK) is not a property of one state; the explorer decides
+it over the reachable state graph (see :mod:`creditflow.conformance.explore.deadlock`).
+"""
+
+from __future__ import annotations
+
+from creditflow.conformance.explore.encoding import (
+    BUMPS,
+    CREDIT_FROM,
+    CREDIT_TO,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    CreditNetwork,
+    State,
+)
+from creditflow.model.network.properties import (
+    CONSERVATION,
+    DEFERRED_IMPLIES_BLOCKED,
+    IN_FLIGHT_BOUND,
+    MAILBOX_BOUND,
+    NO_DEADLOCK,
+    NOTHING_LOST,
+    STATE_PROPERTIES,
+    edge_conserved,
+    paths_to_sinks,
+)
+
+__all__ = [
+    "CONSERVATION",
+    "DEFERRED_IMPLIES_BLOCKED",
+    "IN_FLIGHT_BOUND",
+    "MAILBOX_BOUND",
+    "NOTHING_LOST",
+    "NO_DEADLOCK",
+    "STATE_PROPERTIES",
+    "NetworkProperties",
+    "edge_conserved",
+    "sink_path_counts",
+]
+
+
+
+def sink_path_counts(net: CreditNetwork) -> dict[int, list[int]] | None:
+    """PROP-NOTHING-LOST weights of :func:`~creditflow.model.network.properties.paths_to_sinks`
+    by node index: per sink index, the number of paths from each node to it; ``None`` when
+    the graph has a cycle."""
+    by_name = paths_to_sinks(net.graph)
+    if by_name is None:
+        return None
+    names = net.graph.node_names
+    return {
+        net.node_index[sink]: [paths[name] for name in names] for sink, paths in by_name.items()
+    }
+
+
+class NetworkProperties:
+    """The state properties of one network, compiled for fast checking.
+
+    ``mailbox_bound``: if given, PROP-MAILBOX-BOUND requires every process's mailbox
+    (data waiting from all senders) to stay at or below it.
+    """
+
+    def __init__(self, network: CreditNetwork, mailbox_bound: int | None = None) -> None:
+        self.network = net = network
+        self.mailbox_bound = mailbox_bound
+        edges = []
+        for e, spec in enumerate(net.graph.edges):
+            sender = net.edge_ends[e][0]
+            checked_bound = (
+                spec.credit.initial + spec.sends_per_message - 1
+                if net.checks[sender] and spec.credit.blocks
+                else None
+            )
+            edges.append(
+                (
+                    EDGE_FIELDS * e,
+                    spec.credit.initial,
+                    spec.credit.more_after,
+                    spec.sends_per_message,
+                    checked_bound,
+                )
+            )
+        self._edges = tuple(edges)
+        self._lost_terms = self._nothing_lost_terms()
+
+    def _nothing_lost_terms(self) -> tuple | None:
+        """PROP-NOTHING-LOST weights for DAGs (see :func:`sink_path_counts`); ``None`` for
+        graphs with cycles (the property is then not checked)."""
+        net = self.network
+        counts = sink_path_counts(net)
+        if counts is None:
+            return None
+        terms = []
+        for sink, paths in counts.items():
+            data_weights = tuple(
+                (EDGE_FIELDS * e + DATA, paths[r])
+                for e, (_, r) in enumerate(net.edge_ends)
+                if paths[r]
+            )
+            source_weights = tuple(
+                (net.remaining_slot[n], net.graph.nodes[n].publishes, paths[n])
+                for n in net.source_nodes
+                if paths[n]
+            )
+            terms.append((net.delivered_slot[sink], data_weights, source_weights))
+        return tuple(terms)
+
+    @property
+    def checks_nothing_lost(self) -> bool:
+        return self._lost_terms is not None
+
+    def violations(self, s: State) -> tuple[str, ...]:
+        """The ids of the state properties that ``s`` violates (empty if none)."""
+        found: list[str] = []
+        for base, initial, more_after, debits, checked_bound in self._edges:
+            if (
+                CONSERVATION not in found
+                and s[base + CREDIT_FROM]
+                + debits * s[base + DATA]
+                + (more_after - s[base + CREDIT_TO])
+                + more_after * (s[base + BUMPS] + s[base + DEFERRED])
+                != initial
+            ):
+                found.append(CONSERVATION)
+            if (
+                checked_bound is not None
+                and IN_FLIGHT_BOUND not in found
+                and (debits * s[base + DATA] > checked_bound or s[base + CREDIT_FROM] < 1 - debits)
+            ):
+                found.append(IN_FLIGHT_BOUND)
+        net = self.network
+        for node in range(net.n_nodes):
+            if any(s[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node]) and not (
+                net.is_blocked(s, node)
+            ):
+                found.append(DEFERRED_IMPLIES_BLOCKED)
+                break
+        if self.mailbox_bound is not None:
+            for node in range(net.n_nodes):
+                if net.mailbox(s, node) > self.mailbox_bound:
+                    found.append(MAILBOX_BOUND)
+                    break
+        if self._lost_terms is not None:
+            for delivered_slot, data_weights, source_weights in self._lost_terms:
+                in_system = s[delivered_slot] + sum(s[slot] * w for slot, w in data_weights)
+                published = sum((total - s[slot]) * w for slot, total, w in source_weights)
+                if in_system != published:
+                    found.append(NOTHING_LOST)
+                    break
+        return tuple(found)

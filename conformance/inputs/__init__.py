@@ -1,0 +1,3 @@
+"""Every file format creditflow reads: process graphs (node-link JSON, GraphML, DOT),
+actor graphs, paging scenarios, ITF traces and expectations files. Each reader turns a
+bad file into one error naming the file and the problem (exit 2)."""

@@ -1,0 +1,593 @@
+"""``creditflow prove``: decide the PROP-* properties of a process graph with Z3 (Z3-PROVE).
+
+:func:`prove_graph` tries, per property, the cheapest method that settles it:
+
+1. an inductive invariant (Z3-INVARIANT) that implies it, for every supply;
+2. for PROP-NO-DEADLOCK, a deadlock-freedom rule (Z3-DEADLOCK-FREE), for every supply;
+3. bounded model checking with the graph's own supply (Z3-BMC): a counterexample is
+   replayed through the Python model and returned as an explorer
+   :class:`~creditflow.conformance.explore.counterexamples.Finding`; if every run ends within
+   the bound, "none" is a proof;
+4. k-induction (Z3-K-INDUCTION) on what BMC did not settle.
+
+With ``symbolic`` every edge gets its own symbolic spec and every source a symbolic
+supply (Z3-SYMBOLIC-CREDITS): properties are proved for all of them, deadlock freedom
+under the exact credit condition (Z3-CONDITION), with a counterexample just outside
+it per edge (Z3-BOUNDARY), and the stalled-queue backlog where the graph has that
+shape (Z3-BACKLOG). Nothing here prints: the CLI renders the :class:`ProveReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.explore.check import CheckOptions, prepare_graph
+from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.encoding import CreditNetwork
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.properties import MAILBOX_BOUND, STATE_PROPERTIES
+from creditflow.conformance.explore.symmetry import network_symmetry
+from creditflow.conformance.symbolic.backlog import BacklogTheorem, prove_stalled_backlog
+from creditflow.conformance.symbolic.bmc import BmcOptions, BmcResult, bounded_check, k_induction
+from creditflow.conformance.symbolic.encoding import Credits, EdgeTerms, NetworkEncoding
+from creditflow.conformance.symbolic.invariants import (
+    PROVED,
+    DeadlockProof,
+    EdgeCondition,
+    InvariantProof,
+    TerminationProof,
+    condition_text,
+    derive_condition,
+    houdini,
+    prove_deadlock_freedom,
+    prove_termination,
+    safe_condition,
+)
+from creditflow.conformance.symbolic.witness import Witness, finding_from_witness, map_witness
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph
+
+#: BMC depth when none is given and the graph has cycles (or its runs are longer).
+DEFAULT_DEPTH = 24
+#: BMC depth for the counterexamples outside the credit condition (Z3-BOUNDARY).
+DEFAULT_BOUNDARY_DEPTH = 12
+#: Ranges for the symbolic credits and supplies of boundary counterexamples (small
+#: values make short, readable traces).
+BOUNDARY_MAX_CREDIT = 4
+BOUNDARY_MAX_SUPPLY = 8
+#: Time for shortening a boundary counterexample (it need not be the shortest).
+BOUNDARY_SHORTEN_MS = 3_000
+
+PROPERTY_IDS = (*STATE_PROPERTIES, NO_DEADLOCK)
+
+#: Verdict statuses.
+VIOLATED, NONE_FOUND, UNKNOWN = "violated", "none-up-to-depth", "unknown"
+
+
+@dataclass(frozen=True)
+class ProveOptions:
+    """What to prove: graph overrides as in ``check`` (``credit``, ``publishes``,
+    NET-ALL-CHECK, PROP-MAILBOX-BOUND), ``symbolic`` credits, the BMC ``depth``
+    (default: enough to be complete for acyclic graphs when that is small, else
+    :data:`DEFAULT_DEPTH`), the per-query ``timeout_s``, the largest ``k`` tried and the
+    time ``shorten_s`` for making a counterexample shortest."""
+
+    credit: CreditSpec | None = None
+    symbolic: bool = False
+    publishes: int | None = None
+    all_check_blocked: bool = False
+    mailbox_bound: int | None = None
+    depth: int | None = None
+    timeout_s: float = 60.0
+    max_k: int = 3
+    shorten_s: float | None = None
+
+    @property
+    def timeout_ms(self) -> int:
+        return max(1, int(self.timeout_s * 1000))
+
+    @property
+    def shorten_ms(self) -> int:
+        """Time for making a counterexample shortest (default: the solver timeout)."""
+        return self.timeout_ms if self.shorten_s is None else int(self.shorten_s * 1000)
+
+
+@dataclass
+class Verdict:
+    """The outcome for one property: ``proved``, ``violated``, ``none-up-to-depth`` (a
+    bounded search found nothing) or ``unknown`` (a solver gave up); ``method`` says how."""
+
+    property_id: str
+    status: str
+    method: str
+    detail: str = ""
+
+
+@dataclass
+class Counterexample:
+    """A replayed Z3 witness: the concrete system it ran on and the explorer finding."""
+
+    system: CheckedNetwork
+    finding: Finding
+    edge: str = ""  # for boundary counterexamples: the edge outside the condition
+
+    @property
+    def credits(self) -> dict[str, list[int]]:
+        return {
+            f"{e.sender}->{e.receiver}": [e.credit.initial, e.credit.more_after]
+            for e in self.system.graph.edges
+        }
+
+    @property
+    def publishes(self) -> dict[str, int]:
+        return {n.name: n.publishes for n in self.system.graph.nodes if n.source}
+
+
+@dataclass
+class ProveReport:
+    """Everything :func:`prove_graph` established, for the CLI to render."""
+
+    graph: FlowGraph
+    symbolic: bool
+    verdicts: dict[str, Verdict]
+    invariant: InvariantProof
+    termination: TerminationProof | None = None
+    deadlock: DeadlockProof | None = None
+    conditions: list[EdgeCondition] = field(default_factory=list)
+    condition: str | None = None
+    condition_exact: bool = False
+    counterexamples: dict[str, Counterexample] = field(default_factory=dict)
+    boundary: list[Counterexample] = field(default_factory=list)
+    backlog: BacklogTheorem | None = None
+    bmc: BmcResult | None = None
+    depth: int | None = None
+    seconds: float = 0.0
+
+    def primary(self) -> Counterexample | None:
+        """The counterexample that decides the exit code: a deadlock if there is one, else
+        the shortest other violation (as the explorer's)."""
+        if NO_DEADLOCK in self.counterexamples:
+            return self.counterexamples[NO_DEADLOCK]
+        if not self.counterexamples:
+            return None
+        return min(
+            self.counterexamples.values(),
+            key=lambda c: (c.finding.length, c.finding.property_id),
+        )
+
+    @property
+    def result(self) -> str:
+        """``proved``, ``counterexample`` or ``unknown`` (nothing violated, not all proved)."""
+        if self.counterexamples:
+            return "counterexample"
+        if all(v.status == PROVED for v in self.verdicts.values()):
+            return "proved"
+        return "unknown"
+
+
+def exit_code(report: ProveReport) -> int:
+    """As ``check``: 10 deadlock, 12 another violation, 0 proved or nothing found up to the
+    depth, 4 when a solver gave up before that (Z3-PROVE)."""
+    if NO_DEADLOCK in report.counterexamples:
+        return exit_codes.DEADLOCK
+    if report.counterexamples:
+        return exit_codes.VIOLATION
+    if any(v.status == UNKNOWN for v in report.verdicts.values()):
+        return exit_codes.INCOMPLETE
+    return exit_codes.OK
+
+
+def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> ProveReport:
+    """Prove or refute every PROP-* property of ``graph`` (after the overrides)."""
+    started = time.perf_counter()
+    graph = prepare_graph(
+        graph,
+        CheckOptions(
+            credit=options.credit,
+            publishes=options.publishes,
+            all_check_blocked=options.all_check_blocked,
+            mailbox_bound=options.mailbox_bound,
+        ),
+    )
+    if options.symbolic:
+        report = _prove_symbolic(graph, options)
+    else:
+        report = _prove_concrete(graph, options)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def never_blocked_candidates(enc: NetworkEncoding) -> dict[str, z3.BoolRef]:
+    """Candidate lemmas "the sender of this edge is never blocked on it"."""
+    return {
+        f"never-blocked[{name}]": z3.Not(enc.blocks_on[e])
+        for e, name in enumerate(enc.edge_names)
+    }
+
+
+def _state_properties_by_invariant(
+    enc: NetworkEncoding, inv: InvariantProof, options: ProveOptions, scope: str
+) -> dict[str, Verdict]:
+    verdicts = {}
+    for pid, formula in enc.property_formulas(options.mailbox_bound).items():
+        if pid == MAILBOX_BOUND and options.mailbox_bound is None:
+            verdicts[pid] = Verdict(pid, PROVED, "not checked", "no mailbox bound given")
+            continue
+        if inv.implies(enc, formula, options.timeout_ms) == PROVED:
+            verdicts[pid] = Verdict(pid, PROVED, "invariant", scope)
+    return verdicts
+
+
+def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
+    enc_all = NetworkEncoding(graph, Credits.CONCRETE, symbolic_supply=True)
+    inv = houdini(
+        enc_all, enc_all.lemmas() | never_blocked_candidates(enc_all),
+        timeout_ms=options.timeout_ms,
+    )
+    verdicts = _state_properties_by_invariant(enc_all, inv, options, "for every supply")
+    termination = prove_termination(enc_all, inv, options.timeout_ms)
+    deadlock = prove_deadlock_freedom(
+        enc_all, inv, termination if termination.proved else None, timeout_ms=options.timeout_ms
+    )
+    if deadlock.proved:
+        verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
+    report = ProveReport(graph, False, verdicts, inv, termination, deadlock)
+    open_ids = [pid for pid in PROPERTY_IDS if pid not in verdicts]
+    if open_ids:
+        _settle_by_search(report, enc_all, inv, open_ids, options)
+    report.verdicts = {pid: report.verdicts[pid] for pid in PROPERTY_IDS}
+    return report
+
+
+def _supply_substitution(enc_all: NetworkEncoding, graph: FlowGraph) -> list[tuple]:
+    return [
+        (enc_all.params[f"P[{n.name}]"], z3.IntVal(n.publishes))
+        for n in graph.nodes
+        if f"P[{n.name}]" in enc_all.params
+    ]
+
+
+def _settle_by_search(
+    report: ProveReport,
+    enc_all: NetworkEncoding,
+    inv: InvariantProof,
+    open_ids: list[str],
+    options: ProveOptions,
+) -> None:
+    """BMC with the graph's own supply, then k-induction, for the open properties."""
+    graph = report.graph
+    enc = NetworkEncoding(graph)
+    supply = _supply_substitution(enc_all, graph)
+    lemmas = z3.substitute(inv.formula, *supply) if supply else inv.formula
+    termination = report.termination
+    terminates = termination is not None and termination.proved
+    max_steps = None
+    if terminates:
+        bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
+        max_steps = bound.as_long() if z3.is_int_value(bound) else None
+    depth = options.depth
+    if depth is None:
+        depth = DEFAULT_DEPTH
+        if max_steps is not None and max_steps <= 2 * DEFAULT_DEPTH:
+            depth = max_steps  # complete: no run is longer
+    report.depth = depth
+    bmc = bounded_check(
+        enc,
+        BmcOptions(
+            depth=depth,
+            mailbox_bound=options.mailbox_bound,
+            deadlock=NO_DEADLOCK in open_ids,
+            properties=tuple(pid for pid in open_ids if pid != NO_DEADLOCK),
+            invariant=lemmas,
+            timeout_ms=options.timeout_ms,
+            shorten_ms=options.shorten_ms,
+            rank=enc.rank() if terminates else None,
+            max_steps=max_steps,
+        ),
+    )
+    report.bmc = bmc
+    for pid, witness in bmc.witnesses.items():
+        system, finding = finding_from_witness(witness, options.mailbox_bound)
+        if not bmc.shortest.get(pid, False):
+            finding.detail = (finding.detail + " (not proven shortest: time budget)").strip()
+        report.counterexamples[pid] = Counterexample(system, finding)
+        report.verdicts[pid] = Verdict(
+            pid, VIOLATED, "bmc", f"{finding.kind} after {finding.length} steps"
+        )
+    formulas = enc.property_formulas(options.mailbox_bound)
+    for pid in open_ids:
+        if pid in report.verdicts:
+            continue
+        if bmc.complete:
+            report.verdicts[pid] = Verdict(
+                pid, PROVED, "bmc-complete",
+                f"every run of this graph ends within {bmc.searched} steps",
+            )
+            continue
+        if pid == NO_DEADLOCK:
+            target = z3.Not(enc.bad_terminal())
+            if termination is None or not termination.proved:
+                target = z3.And(target, *(z3.Not(b) for b in enc.blocked))
+        else:
+            target = formulas[pid]
+        ki = k_induction(enc, target, options.max_k, lemmas=lemmas, timeout_ms=options.timeout_ms)
+        if ki.proved:
+            report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction")
+        elif bmc.unknown:
+            reached = (f"no counterexample within {bmc.searched} steps; "
+                       if bmc.searched >= 0 else "")
+            report.verdicts[pid] = Verdict(
+                pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
+            )
+        else:
+            report.verdicts[pid] = Verdict(
+                pid, NONE_FOUND, "bmc", f"no counterexample within {bmc.searched} steps"
+            )
+
+
+def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
+    enc = NetworkEncoding(graph, Credits.PER_EDGE, symbolic_supply=True)
+    inv = houdini(enc, enc.lemmas(), timeout_ms=options.timeout_ms)
+    verdicts = _state_properties_by_invariant(
+        enc, inv, options, "for all credit specs and all supplies"
+    )
+    termination = prove_termination(enc, inv, options.timeout_ms)
+    report = ProveReport(graph, True, verdicts, inv, termination)
+    terms = enc.edge_terms
+    if termination.proved and not any(enc.net.stalled):
+        report.conditions = [derive_condition(enc, inv, e) for e in range(enc.net.n_edges)]
+        per_edge = [safe_condition(t.initial, t.more_after, t.debits) for t in terms]
+        condition = z3.And(*per_edge) if per_edge else z3.BoolVal(True)
+        deadlock = prove_deadlock_freedom(enc, inv, termination, condition, options.timeout_ms)
+        texts = sorted({condition_text(t.debits) for t in terms})
+        report.condition = "every edge: " + "; ".join(
+            texts if len(texts) == 1 else [f"(k={t.debits}) " + condition_text(t.debits)
+                                           for t in terms]
+        ) if terms else "none"
+        outside = [
+            (enc.edge_names[e], _just_outside(enc, graph, per_edge, e))
+            for e in range(len(per_edge))
+        ]
+    else:
+        condition = z3.And(*(t.initial <= 0 for t in terms)) if terms else z3.BoolVal(True)
+        small = z3.And(*(_small(t) for t in terms)) if terms else z3.BoolVal(True)
+        inv_c = houdini(
+            enc, enc.lemmas() | never_blocked_candidates(enc), assume=condition,
+            timeout_ms=options.timeout_ms,
+        )
+        deadlock = prove_deadlock_freedom(enc, inv_c, None, condition, options.timeout_ms)
+        report.condition = "every edge: I <= 0 (no edge ever blocks)"
+        outside = [("", z3.And(z3.Not(condition), small))]
+    report.deadlock = deadlock
+    if deadlock.proved:
+        report.verdicts[NO_DEADLOCK] = Verdict(
+            NO_DEADLOCK, PROVED, deadlock.rule, f"for all credit specs satisfying: "
+            f"{report.condition}; all supplies"
+        )
+    else:
+        report.verdicts[NO_DEADLOCK] = Verdict(
+            NO_DEADLOCK, UNKNOWN, deadlock.rule or "none", deadlock.reason
+        )
+    report.boundary = _boundary(
+        enc, inv, outside, options, enc.rank() if termination.proved else None
+    )
+    report.condition_exact = bool(report.conditions) and len(report.boundary) == len(outside)
+    open_ids = [pid for pid in STATE_PROPERTIES if pid not in report.verdicts]
+    if open_ids:
+        _symbolic_violations(report, enc, inv, open_ids, options)
+    report.backlog = prove_stalled_backlog(graph, options.timeout_ms)
+    if not report.backlog.applicable:
+        report.backlog = None
+    report.verdicts = {pid: report.verdicts[pid] for pid in PROPERTY_IDS}
+    return report
+
+
+def _just_outside(
+    enc: NetworkEncoding, graph: FlowGraph, per_edge: list[z3.BoolRef], edge: int
+) -> z3.BoolRef:
+    """Z3-BOUNDARY region of one edge: its spec violates the condition with grants on
+    (``M >= 1``, the ``I < M`` side), every other edge keeps the graph's own spec when
+    that satisfies the condition (else any spec that does)."""
+    own_terms = enc.edge_terms[edge]
+    parts = [
+        z3.Not(per_edge[edge]),
+        own_terms.more_after >= 1,
+        own_terms.initial <= BOUNDARY_MAX_CREDIT,
+        own_terms.more_after <= own_terms.initial + own_terms.debits,  # nearest first
+    ]
+    for f, term in enumerate(enc.edge_terms):
+        if f == edge:
+            continue
+        own = graph.edges[f].credit
+        keep = z3.And(term.initial == own.initial, term.more_after == own.more_after)
+        satisfied = z3.is_true(z3.simplify(z3.substitute(
+            per_edge[f], (term.initial, z3.IntVal(own.initial)),
+            (term.more_after, z3.IntVal(own.more_after)))))
+        parts.append(keep if satisfied else z3.And(per_edge[f], _small(term)))
+    return z3.And(*parts)
+
+
+def _small(term: EdgeTerms) -> z3.BoolRef:
+    return z3.And(
+        term.initial >= -1, term.initial <= BOUNDARY_MAX_CREDIT,
+        term.more_after >= -1, term.more_after <= BOUNDARY_MAX_CREDIT,
+    )
+
+
+def _small_supplies(enc: NetworkEncoding) -> z3.BoolRef:
+    return z3.And(
+        [z3.BoolVal(True)]
+        + [v <= BOUNDARY_MAX_SUPPLY for name, v in enc.params.items() if name.startswith("P[")]
+    )
+
+
+def _small_parameters(enc: NetworkEncoding) -> z3.BoolRef:
+    return z3.And(_small_supplies(enc), *(_small(t) for t in enc.edge_terms))
+
+
+def _boundary(
+    enc: NetworkEncoding,
+    inv: InvariantProof,
+    outside: list[tuple[str, z3.BoolRef]],
+    options: ProveOptions,
+    rank: z3.ArithRef | None = None,
+) -> list[Counterexample]:
+    """Z3-BOUNDARY: per region just outside the condition, a deadlock found by BMC with
+    symbolic credits and supplies. An edge that a structural automorphism of the graph
+    maps onto an edge already done gets the mapped witness (replayed like any other)."""
+    found = []
+    done: dict[str, Witness] = {}
+    orbits = _edge_images(enc.graph)
+    for edge, region in outside:
+        image = next(
+            ((phi, done[src]) for src, phi in orbits.get(edge, []) if src in done), None
+        )
+        if image is not None:
+            witness = map_witness(image[1], image[0])
+        else:
+            bmc = bounded_check(
+                enc,
+                BmcOptions(
+                    depth=options.depth or DEFAULT_BOUNDARY_DEPTH,
+                    properties=(),
+                    assume=z3.And(region, _small_supplies(enc)),
+                    invariant=inv.formula,
+                    timeout_ms=options.timeout_ms,
+                    shorten_ms=min(options.shorten_ms, BOUNDARY_SHORTEN_MS),
+                    rank=rank,
+                ),
+            )
+            witness = bmc.witnesses.get(NO_DEADLOCK)
+            if witness is None:
+                continue
+        done[edge] = witness
+        system, finding = finding_from_witness(witness)
+        found.append(Counterexample(system, finding, edge))
+    return found
+
+
+def _edge_images(graph: FlowGraph) -> dict[str, list[tuple[str, dict[str, str]]]]:
+    """Per edge, the edges an automorphism of the labelled graph maps onto it, with that
+    automorphism as a node renaming."""
+    symmetry = network_automorphisms(graph)
+    out: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for phi in symmetry:
+        for e in graph.edges:
+            src = f"{e.sender}->{e.receiver}"
+            dst = f"{phi[e.sender]}->{phi[e.receiver]}"
+            if src != dst:
+                out.setdefault(dst, []).append((src, phi))
+    return out
+
+
+def network_automorphisms(graph: FlowGraph) -> list[dict[str, str]]:
+    """The automorphisms of ``graph`` preserving node attributes, sends per message and
+    each edge's own spec (EXP-SYMMETRY's labelling), as node renamings."""
+    network = CreditNetwork(graph)
+    symmetry = network_symmetry(network)
+    if symmetry is None:
+        return []
+    names = graph.node_names
+    return [
+        {names[frame[j]]: names[j] for j in range(len(names))}
+        for frame in symmetry.node_frames[1:]
+    ]
+
+
+def _symbolic_violations(
+    report: ProveReport,
+    enc: NetworkEncoding,
+    inv: InvariantProof,
+    open_ids: list[str],
+    options: ProveOptions,
+) -> None:
+    """State properties the invariant does not imply for all specs (a mailbox bound):
+    BMC over symbolic credits and supplies."""
+    depth = options.depth or DEFAULT_DEPTH
+    bmc = bounded_check(
+        enc,
+        BmcOptions(
+            depth=depth,
+            mailbox_bound=options.mailbox_bound,
+            deadlock=False,
+            properties=tuple(open_ids),
+            assume=_small_parameters(enc),
+            invariant=inv.formula,
+            timeout_ms=options.timeout_ms,
+        ),
+    )
+    for pid, witness in bmc.witnesses.items():
+        system, finding = finding_from_witness(witness, options.mailbox_bound)
+        report.counterexamples[pid] = Counterexample(system, finding)
+        report.verdicts[pid] = Verdict(pid, VIOLATED, "bmc", "for some credit spec")
+    for pid in open_ids:
+        if pid not in report.verdicts:
+            status = UNKNOWN if bmc.unknown else NONE_FOUND
+            report.verdicts[pid] = Verdict(
+                pid, status, "bmc",
+                f"not implied by the invariant; no counterexample within {depth} steps "
+                f"with credits in [-1, {BOUNDARY_MAX_CREDIT}]",
+            )
+
+
+def summary(report: ProveReport) -> dict[str, Any]:
+    """The verdicts and figures of one ``prove`` run as plain JSON-able data."""
+    primary = report.primary()
+    out: dict[str, Any] = {
+        "graph": report.graph.name,
+        "mode": "symbolic" if report.symbolic else "concrete",
+        "result": report.result,
+        "exit_code": exit_code(report),
+        "seconds": round(report.seconds, 3),
+        "properties": {
+            pid: {"status": v.status, "method": v.method, "detail": v.detail}
+            for pid, v in report.verdicts.items()
+        },
+        "deadlock_rule": report.deadlock.rule if report.deadlock else None,
+        "condition": report.condition,
+        "condition_exact": report.condition_exact,
+        "invariant": sorted(report.invariant.lemmas),
+        "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
+        "ranking": report.termination.rank if report.termination and
+        report.termination.proved else None,
+        "max_steps": str(report.termination.initial_rank) if report.termination and
+        report.termination.proved else None,
+        "bmc": None if report.bmc is None else {
+            "depth": report.depth,
+            "searched": report.bmc.searched,
+            "complete": report.bmc.complete,
+            "seconds": round(report.bmc.seconds, 3),
+        },
+        "counterexample": None,
+        "boundary": [
+            {
+                "edge": c.edge or None,
+                "credits": c.credits,
+                "publishes": c.publishes,
+                "kind": c.finding.kind,
+                "length": c.finding.length,
+                "processes": list(c.finding.processes),
+            }
+            for c in report.boundary
+        ],
+        "backlog": None if report.backlog is None else {
+            "proved": report.backlog.proved,
+            "statements": report.backlog.statements,
+        },
+    }
+    if primary is not None:
+        out["counterexample"] = {
+            "property": primary.finding.property_id,
+            "kind": primary.finding.kind,
+            "length": primary.finding.length,
+            "processes": list(primary.finding.processes),
+            "credits": primary.credits,
+            "publishes": primary.publishes,
+        }
+    return out

@@ -1,0 +1,122 @@
+"""Pictures of a network state (EXP-PICTURE): DOT text, and SVG through Graphviz.
+
+:func:`deadlock_dot` is pure; :func:`write_picture` writes ``.dot`` and, when the
+``dot`` program is installed, ``.svg`` next to it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import networkx as nx
+
+from creditflow.conformance.explore.encoding import (
+    BUMPS,
+    CREDIT_FROM,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    State,
+)
+from creditflow.conformance.explore.network_system import CheckedNetwork
+
+
+def wait_for_edges(system: CheckedNetwork, state: State) -> list[tuple[str, str]]:
+    """The wait-for cycle of ``state`` as edges (sender, receiver); without a cycle, the
+    longest chain of waits from a blocked process (``S`` waits for ``R`` when S is
+    blocked on R)."""
+    net = system.network
+    names = system.process_names
+    waits = nx.DiGraph()
+    for n in range(net.n_nodes):
+        for r in net.blockers(state, n):
+            waits.add_edge(names[n], names[r])
+    if waits.number_of_edges() == 0:
+        return []
+    try:
+        return [(u, v) for u, v, *_ in nx.find_cycle(waits)]
+    except nx.NetworkXNoCycle:
+        path = nx.dag_longest_path(waits)
+        return list(zip(path, path[1:], strict=False))
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + escaped + '"'
+
+
+def deadlock_dot(
+    system: CheckedNetwork,
+    state: State,
+    stuck: Iterable[str] = (),
+    title: str = "",
+) -> str:
+    """DOT text of ``state``: processes blocked forever (``stuck``) red, other blocked
+    ones orange, stalled grey; blocked edges red; the wait-for cycle or chain thick."""
+    net = system.network
+    names = system.process_names
+    stuck = set(stuck)
+    highlight = set(wait_for_edges(system, state))
+    lines = [
+        f"digraph {_quote(system.graph.name)} {{",
+        "  rankdir=LR;",
+        '  node [shape=ellipse, style=filled, fillcolor=white, fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+    ]
+    if title:
+        lines.append(f"  labelloc=t; label={_quote(title)};")
+    for n, spec in enumerate(system.graph.nodes):
+        blocked = net.is_blocked(state, n)
+        color = "white"
+        if spec.stalled:
+            color = "grey80"
+        if blocked:
+            color = "orange"
+        if spec.name in stuck:
+            color = "tomato"
+        label = spec.name + (f"\n({spec.role})" if spec.role else "")
+        if spec.source:
+            label += f"\npublishes left: {net.remaining(state, n)}"
+        if spec.stalled:
+            label += "\nstalled"
+        if blocked:
+            label += "\nBLOCKED FOREVER" if spec.name in stuck else "\nblocked"
+        shape = "box" if spec.source else "ellipse"
+        lines.append(
+            f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, fillcolor={color}];"
+        )
+    for e, (s, r) in enumerate(net.edge_ends):
+        spec = system.graph.edges[e]
+        f = state[EDGE_FIELDS * e : EDGE_FIELDS * (e + 1)]
+        label = (
+            f"{spec.credit} credit {f[CREDIT_FROM]}\n"
+            f"data {f[DATA]}, grants {f[BUMPS]}, deferred {f[DEFERRED]}"
+        )
+        attrs = [f"label={_quote(label)}"]
+        if spec.credit.blocks and f[CREDIT_FROM] <= 0:
+            attrs.append("color=red, fontcolor=red")
+        if (names[s], names[r]) in highlight:
+            attrs.append("penwidth=3.5")
+        lines.append(f"  {_quote(names[s])} -> {_quote(names[r])} [{', '.join(attrs)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:
+    """Write ``path`` (DOT) and, if Graphviz's ``dot`` is on PATH, the SVG next to it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dot_text, encoding="utf-8")
+    dot = shutil.which("dot")
+    if dot is None:
+        return path, None
+    svg = path.with_suffix(".svg")
+    done = subprocess.run(
+        [dot, "-Tsvg", str(path), "-o", str(svg)], capture_output=True, text=True, timeout=60
+    )
+    if done.returncode != 0:
+        return path, None
+    return path, svg

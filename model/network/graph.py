@@ -1,0 +1,246 @@
+"""Process graphs: which processes exist and which pairs use credit flow (NET-GRAPH).
+
+A :class:`FlowGraph` is the validated, immutable form of a networkx ``DiGraph``
+whose nodes are processes and whose edges carry a credit spec. Validation is
+pure; reading files lives in :mod:`creditflow.conformance.inputs.graphs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+import networkx as nx
+
+from creditflow.model.attributes import as_bool, as_int, reject_unknown
+from creditflow.model.credit.spec import CreditSpec
+
+#: NET-SOURCE: supply of a source node that gives no ``publishes`` of its own.
+DEFAULT_PUBLISHES = 3
+
+NODE_ATTRIBUTES = frozenset(
+    {"source", "publishes", "checks_blocked", "stalled", "role", "label", "description"}
+)
+EDGE_ATTRIBUTES = frozenset(
+    {"credit", "initial_credit", "more_credit_after", "sends_per_message", "label", "description"}
+)
+GRAPH_ATTRIBUTES = frozenset(
+    {"name", "description", "credit", "publishes", "label", "node_default", "edge_default"}
+)
+
+
+class GraphError(ValueError):
+    """A graph that does not describe a valid process graph; the message says why."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A process (NET-NODE): a source reads ``publishes`` external messages (NET-SOURCE);
+    ``checks_blocked`` makes it stop taking work while blocked (NET-CHECKS-BLOCKED);
+    a ``stalled`` process handles nothing at all (NET-STALLED)."""
+
+    name: str
+    source: bool = False
+    publishes: int = 0
+    checks_blocked: bool = False
+    stalled: bool = False
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class EdgeSpec:
+    """A credit-flow pair sender -> receiver with its spec (NET-EDGE). The sender calls
+    ``send`` ``sends_per_message`` times per message and the receiver ``ack`` as often
+    (RabbitMQ 3.10.8 debits classic mirrors twice, NET-DEBITS)."""
+
+    sender: str
+    receiver: str
+    credit: CreditSpec
+    sends_per_message: int = 1
+
+
+@dataclass(frozen=True)
+class FlowGraph:
+    """A validated process graph (NET-GRAPH). Node order and edge order are fixed."""
+
+    name: str
+    nodes: tuple[NodeSpec, ...]
+    edges: tuple[EdgeSpec, ...]
+    description: str = ""
+
+    def node(self, name: str) -> NodeSpec:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.nodes)
+
+    @property
+    def sources(self) -> tuple[NodeSpec, ...]:
+        return tuple(n for n in self.nodes if n.source)
+
+    def successors(self, name: str) -> tuple[str, ...]:
+        return tuple(e.receiver for e in self.edges if e.sender == name)
+
+    def predecessors(self, name: str) -> tuple[str, ...]:
+        return tuple(e.sender for e in self.edges if e.receiver == name)
+
+    def is_dag(self) -> bool:
+        return nx.is_directed_acyclic_graph(self.to_networkx())
+
+    def with_credit(self, spec: CreditSpec) -> FlowGraph:
+        """Every edge gets ``spec`` (the CLI's ``--credit``)."""
+        return replace(self, edges=tuple(replace(e, credit=spec) for e in self.edges))
+
+    def with_publishes(self, publishes: int) -> FlowGraph:
+        """Every source gets a supply of ``publishes`` (the CLI's ``--publishes``)."""
+        if publishes < 0:
+            raise GraphError(f"publishes must be >= 0, got {publishes}")
+        return replace(
+            self,
+            nodes=tuple(replace(n, publishes=publishes) if n.source else n for n in self.nodes),
+        )
+
+    def with_all_checking(self) -> FlowGraph:
+        """NET-ALL-CHECK variant: every process stops taking work while blocked."""
+        return replace(self, nodes=tuple(replace(n, checks_blocked=True) for n in self.nodes))
+
+    def to_networkx(self) -> nx.DiGraph:
+        g = nx.DiGraph(name=self.name, description=self.description)
+        for n in self.nodes:
+            attrs: dict[str, object] = {
+                "checks_blocked": n.checks_blocked,
+                "stalled": n.stalled,
+            }
+            if n.source:
+                attrs["source"] = True
+                attrs["publishes"] = n.publishes
+            if n.role:
+                attrs["role"] = n.role
+            g.add_node(n.name, **attrs)
+        for e in self.edges:
+            attrs = {"credit": [e.credit.initial, e.credit.more_after]}
+            if e.sends_per_message != 1:
+                attrs["sends_per_message"] = e.sends_per_message
+            g.add_edge(e.sender, e.receiver, **attrs)
+        return g
+
+
+def _bool(value: object, what: str) -> bool:
+    return as_bool(value, what, GraphError)
+
+
+def _int(value: object, what: str, minimum: int | None = None) -> int:
+    return as_int(value, what, minimum, GraphError)
+
+
+def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
+    reject_unknown(keys, allowed, what, GraphError)
+
+
+def _credit(value: object, what: str) -> CreditSpec:
+    if isinstance(value, str):
+        parts = value.strip().strip("{}[]() ").split(",")
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        raise GraphError(f"{what} must be [InitialCredit, MoreCreditAfter], got {value!r}")
+    if len(parts) != 2:
+        raise GraphError(f"{what} must be [InitialCredit, MoreCreditAfter], got {value!r}")
+    return CreditSpec(_int(parts[0], f"{what}[0]"), _int(parts[1], f"{what}[1]"))
+
+
+def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: str) -> CreditSpec:
+    if "credit" in attrs:
+        return _credit(attrs["credit"], f"{what} credit")
+    if "initial_credit" in attrs or "more_credit_after" in attrs:
+        if "initial_credit" not in attrs or "more_credit_after" not in attrs:
+            raise GraphError(f"{what}: give both initial_credit and more_credit_after")
+        return CreditSpec(
+            _int(attrs["initial_credit"], f"{what} initial_credit"),
+            _int(attrs["more_credit_after"], f"{what} more_credit_after"),
+        )
+    if default is None:
+        raise GraphError(f"{what} has no credit spec (set 'credit': [I, M] or a graph default)")
+    return default
+
+
+def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
+    """Validate a networkx graph into a :class:`FlowGraph` (NET-GRAPH).
+
+    Raises :class:`GraphError` with a one-line reason naming the node or edge.
+    """
+    if not isinstance(g, nx.DiGraph) or g.is_multigraph():
+        raise GraphError("the graph must be directed and not a multigraph")
+    if g.number_of_nodes() == 0:
+        raise GraphError("the graph has no nodes")
+    _unknown(g.graph.keys(), GRAPH_ATTRIBUTES, "graph")
+    graph_name = str(g.graph.get("name") or name)
+    default_credit = (
+        _credit(g.graph["credit"], "graph credit") if "credit" in g.graph else None
+    )
+    default_publishes = (
+        _int(g.graph["publishes"], "graph publishes", 0)
+        if "publishes" in g.graph
+        else DEFAULT_PUBLISHES
+    )
+    names: dict[object, str] = {}
+    nodes: list[NodeSpec] = []
+    for raw, attrs in g.nodes(data=True):
+        if not isinstance(raw, (str, int)) or isinstance(raw, bool):
+            raise GraphError(f"node id {raw!r} must be a string or an integer")
+        node = str(raw)
+        what = f"node {node!r}"
+        if node in names.values():
+            raise GraphError(f"{what} appears twice")
+        names[raw] = node
+        _unknown(attrs.keys(), NODE_ATTRIBUTES, what)
+        has_publishes = "publishes" in attrs
+        source = _bool(attrs["source"], f"{what} source") if "source" in attrs else has_publishes
+        publishes = (
+            _int(attrs["publishes"], f"{what} publishes", 0) if has_publishes else default_publishes
+        )
+        if has_publishes and not source:
+            raise GraphError(f"{what} has publishes but source is false")
+        checks = (
+            _bool(attrs["checks_blocked"], f"{what} checks_blocked")
+            if "checks_blocked" in attrs
+            else source
+        )
+        nodes.append(
+            NodeSpec(
+                name=node,
+                source=source,
+                publishes=publishes if source else 0,
+                checks_blocked=checks,
+                stalled=_bool(attrs.get("stalled", False), f"{what} stalled"),
+                role=str(attrs.get("role", "")),
+            )
+        )
+    edges: list[EdgeSpec] = []
+    for u, v, attrs in g.edges(data=True):
+        what = f"edge {names[u]!r}->{names[v]!r}"
+        if u == v:
+            raise GraphError(f"{what} is a self-loop; a process has no credit toward itself")
+        _unknown(attrs.keys(), EDGE_ATTRIBUTES, what)
+        edges.append(
+            EdgeSpec(
+                sender=names[u],
+                receiver=names[v],
+                credit=_edge_credit(attrs, default_credit, what),
+                sends_per_message=_int(
+                    attrs.get("sends_per_message", 1), f"{what} sends_per_message", 1
+                ),
+            )
+        )
+    if not any(n.source for n in nodes):
+        raise GraphError("no source node: mark at least one node with 'source': true")
+    return FlowGraph(
+        name=graph_name,
+        nodes=tuple(nodes),
+        edges=tuple(edges),
+        description=str(g.graph.get("description", "")),
+    )
