@@ -2,9 +2,9 @@
 from the installed pyspark), against a ``local[*]`` run; and the cluster helper's
 clean-up (SW-CLUSTER). Missing Java or pyspark fails these tests, never skips them.
 
-Cost on the 2-core development machine: about 40 s for the sweep comparison (cluster
-4 s, each `creditflow sweep` process 15-18 s, mostly Spark's start-up), 5-8 s for each
-clean-up test.
+Cost on the 2-core development machine: about 48 s for the sweep comparison (cluster
+4 s, each `creditflow sweep` process 15-18 s, mostly Spark's start-up), 3-5 s for each
+clean-up test (twice that under a load average of 10).
 """
 
 from __future__ import annotations
@@ -143,9 +143,11 @@ SIGNALLED = textwrap.dedent("""
 """)
 
 
-def test_cluster_stops_when_its_process_gets_sigterm(tmp_path):
-    """SW-CLUSTER: SIGTERM to the process that started the cluster stops the daemons,
-    then ends that process as SIGTERM would have."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_cluster_stops_when_its_process_is_signalled(tmp_path, signum):
+    """SW-CLUSTER: SIGTERM (the helper's handler) or SIGINT (KeyboardInterrupt through
+    the `with`) to the process that started the cluster stops the daemons, then that
+    process ends as the signal would have ended it."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SIGNALLED, str(tmp_path / "cluster")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -156,8 +158,8 @@ def test_cluster_stops_when_its_process_gets_sigterm(tmp_path):
         assert line, proc.stderr.read() if proc.stderr else ""
         pids = json.loads(line)
         assert len(pids) == 2 and all(group_members(pid) for pid in pids)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == -signal.SIGTERM
+        proc.send_signal(signum)
+        assert proc.wait(timeout=120) == -signum
     finally:
         if proc.poll() is None:
             proc.kill()
