@@ -229,9 +229,12 @@ class StandaloneSparkCluster:
         if self._stopping:
             return
         self._stopping = True
+        survivors: list[str] = []
         try:
             for daemon in reversed(self.daemons):  # workers, then the master
-                self._terminate(daemon)
+                survivors += self._terminate(daemon)
+            if survivors:
+                raise ClusterError(f"processes survived SIGKILL: {'; '.join(survivors)}")
         finally:
             self._restore_signal_handlers()
             atexit.unregister(self.stop)
@@ -326,7 +329,8 @@ class StandaloneSparkCluster:
                 )
             time.sleep(0.2)
 
-    def _terminate(self, daemon: Daemon) -> None:
+    def _terminate(self, daemon: Daemon) -> list[str]:
+        """Stop one daemon's process group; what survived, as text (normally nothing)."""
         pgid = daemon.pid
         for sig, wait in ((signal.SIGTERM, self.stop_timeout), (signal.SIGKILL, 10.0)):
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -337,8 +341,8 @@ class StandaloneSparkCluster:
             while group_members(pgid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             if not group_members(pgid):
-                return
-        raise ClusterError(f"Spark {daemon.name}: processes {group_members(pgid)} survived SIGKILL")
+                return []
+        return [f"Spark {daemon.name}: {group_members(pgid)}"]
 
     def _install_signal_handlers(self) -> None:
         """On SIGTERM or SIGHUP: stop the cluster, then let the signal do what it did
