@@ -50,7 +50,8 @@ def regressions() -> list[Regression]:
     return [
         Regression(
             "cf4-channel-blocked-on-dead-queue",
-            "spec/sources.md CF4: rabbitmq-server commit dee6c8a198 (2020), regression of f20fa273e9",
+            "spec/sources.md CF4: rabbitmq-server commit dee6c8a198 (2020), "
+            "regression of f20fa273e9",
             "A channel that exhausted its credit to a queue is blocked and defers the grants "
             "it owes the reader; when the queue dies, peer_down must unblock the channel, "
             "flush the deferred grants (newest first) and forget the queue (CF-PEER-DOWN).",
@@ -107,7 +108,8 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "stalled-queue-2-1",
-            "spec/sources.md §1.6 (verified), classic_queue_SUITE:classic_queue_flow_control_enabled",
+            "spec/sources.md §1.6 (verified), "
+            "classic_queue_SUITE:classic_queue_flow_control_enabled",
             "Reader -> channel -> suspended queue with {2,1}: the queue ends with 4 messages, "
             "the channel at credit -2 holding 2 deferred grants, the reader blocked at 0.",
             CreditSpec(2, 1),
