@@ -4,7 +4,7 @@ implementations against the model through the adapter protocol (AD-*)."""
 from __future__ import annotations
 
 import json
-import sys
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from creditflow.adapters.registry import (
     command_factory,
 )
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import Saver, TimeoutParam, fail
 from creditflow.conformance.differential.adapter import Adapter
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
@@ -40,6 +40,7 @@ from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import load_trace, trace_files
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.runtime import signals
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -55,9 +56,10 @@ def adapter_options(command: Callable) -> Callable:
             click.option("--rabbitmq-ebin", type=click.Path(file_okay=False, path_type=Path),
                          help="The rabbit_common ebin folder holding credit_flow.beam "
                          "(default: found in the installed rabbitmq-server package)."),
-            click.option("--timeout", type=click.FloatRange(min=0.01), default=DEFAULT_TIMEOUT,
+            click.option("--timeout", type=TimeoutParam(), default=DEFAULT_TIMEOUT,
                          show_default=True,
-                         help="Seconds without a response before the adapter counts as hung."),
+                         help="Seconds within which each response must arrive in full, "
+                         "or the adapter counts as hung (AD-TRANSPORT-DEADLINE)."),
         ]
     ):
         command = option(command)
@@ -77,6 +79,8 @@ def open_factory(
         return adapter_factory(adapter_name, rabbitmq_ebin=rabbitmq_ebin, timeout=timeout)
     except UnknownAdapter as exc:
         raise click.UsageError(str(exc)) from None
+    except ValueError as exc:  # shlex: an unbalanced quote in --adapter-cmd
+        raise click.UsageError(f"--adapter-cmd: {exc}") from None
 
 
 @click.command()
@@ -126,18 +130,26 @@ def conform(
       creditflow conform --adapter-cmd "python3 my_adapter.py" --corpus traces/
     """
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
+    if seed is None:
+        seed = random.randrange(2**32)
+    # SIG-POLICY: the seed is known before anything runs, and said again if interrupted.
+    click.echo(f"creditflow conform: seed {seed}", err=as_json)
+    signals.note(seed=seed, out=corpus or out)
     options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
                              corpus=corpus, shrink_seconds=shrink_seconds,
                              phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
     result = run_conform(factory, options)
+    saver = Saver()
+    if result.write_error is not None:
+        saver.errors.append(result.write_error)
     if as_json:
-        click.echo(json.dumps(conform_json(result)))
+        click.echo(json.dumps(saver.annotate(conform_json(result))))
     else:
-        _print_conform(result)
-    sys.exit(result.exit_code)
+        _print_conform(result, saver)
+    saver.exit(result.exit_code)
 
 
-def _print_conform(result: ConformResult) -> None:
+def _print_conform(result: ConformResult, saver: Saver) -> None:
     head = f"creditflow conform: {result.adapter}"
     if result.implementation and result.implementation != result.adapter:
         head += f" ({result.implementation})"
@@ -148,6 +160,7 @@ def _print_conform(result: ConformResult) -> None:
     if result.failure is not None:
         if result.trace_path is not None:
             click.echo(f"trace (up to the failure): {result.trace_path}")
+        saver.show_unsaved()
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.divergence is None:
         click.echo(f"CONFORMANT: no divergence in {result.ops:,} ops ({result.seconds:.1f} s)")
@@ -160,6 +173,9 @@ def _print_conform(result: ConformResult) -> None:
                                  f"minimal diverging trace: {len(result.trace.steps)} ops, "
                                  f"default spec {result.trace.spec}"):
         click.echo(line)
+    if result.trace_path is None:
+        saver.show_unsaved()
+        return
     click.echo(f"trace: {result.trace_path}")
     how = f"--adapter {result.adapter}" if ":" in result.adapter or result.adapter in (
         adapter_names()) else "--adapter-cmd ..."
@@ -212,10 +228,14 @@ def replay(
     except (TraceFormatError, ExpectationsError) as exc:
         fail(str(exc), exit_codes.USAGE)
         return
+    if shrink:
+        signals.note(out=out)
     report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
+    saver = Saver()
+    saver.errors.extend(report.write_errors)
     if as_json:
-        click.echo(json.dumps(replay_json(report)))
-        sys.exit(report.exit_code)
+        click.echo(json.dumps(saver.annotate(replay_json(report))))
+        saver.exit(report.exit_code)
     if report.failure is not None and not report.outcomes:
         fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
     click.echo(f"creditflow replay: {report.adapter}"
@@ -243,7 +263,8 @@ def replay(
     click.echo(f"{len(report.outcomes)} traces: {summary}")
     if report.failure is not None:
         fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
-    sys.exit(report.exit_code)
+    saver.show_unsaved()
+    saver.exit(report.exit_code)
 
 
 @click.command()
