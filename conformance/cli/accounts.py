@@ -4,6 +4,7 @@ command line. Exit codes as every command (:mod:`creditflow.conformance.exit_cod
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -314,6 +315,11 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
 
     if (adapter is None) == (adapter_cmd is None):
         fail("give exactly one of --adapter and --adapter-cmd")
+    if adapter_cmd is not None:
+        try:
+            shlex.split(adapter_cmd)
+        except ValueError as exc:  # an unbalanced quote: a usage error, exit 2
+            fail(f"--adapter-cmd: {exc}")
     signals.note(seed=seed)
     try:
         g = load_actor_graph(graph_name)

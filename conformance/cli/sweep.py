@@ -19,6 +19,7 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.runtime import signals
 
 MASTER_HELP = (
     "Spark master: local[*] (default: every core of this machine), local[N], "
@@ -199,11 +200,12 @@ def sweep(
         fail(f"{exc}; rows committed so far are in {out} (rerun to resume)",
               exit_codes.ADAPTER_FAILURE)
         return
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # SIG-POLICY: 130 for SIGINT, 143 for SIGTERM
         done = len(plan.pending) - len(plan_sweep(spec, store, retry).pending)
-        click.echo(f"\ninterrupted: {done:,} of {len(plan.pending):,} cases committed to "
-                   f"{out}; run the same command again to resume", err=True)
-        sys.exit(130)
+        click.echo(f"creditflow: interrupted by {signals.signal_name(exc)}: {done:,} of "
+                   f"{len(plan.pending):,} cases committed to {out}; run the same command "
+                   "again to resume", err=True)
+        sys.exit(signals.exit_code(exc))
     finally:
         handle.stop()
     summary = {

@@ -88,12 +88,13 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
             raise OutputError(target, f"{_show(str(exc.filename))} is not a folder") from None
         if target.is_dir() and not target.is_symlink():
             raise OutputError(target, "it is a folder")
+        if target.exists() and not target.is_symlink() and not target.is_file():
+            # a device, FIFO or socket: renaming over it would replace it (OUT-ATOMIC)
+            raise OutputError(target, "it is not a regular file")
         fd, tmp = tempfile.mkstemp(prefix=".cf-", suffix=".tmp", dir=target.parent)
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as out:
             out.write(payload)
-            out.flush()
-            os.fsync(out.fileno())
         os.replace(tmp, target)
         tmp = None
     except OutputError as exc:

@@ -55,9 +55,9 @@ def misbehave(req: dict) -> str | None:
               + b'"}\n')
         time.sleep(3600)
     if base == "deep":
-        return '{"id":%d,"ok":true,"state":%s}' % (rid, "[" * 100_000 + "]" * 100_000)
+        return f'{{"id":{rid},"ok":true,"state":{"[" * 100_000 + "]" * 100_000}}}'
     if base == "huge-int":
-        return '{"id":%d,"ok":true,"state":{"credit_from":{"a":%s}}}' % (rid, "9" * 5000)
+        return f'{{"id":{rid},"ok":true,"state":{{"credit_from":{{"a":{"9" * 5000}}}}}}}'
     if base == "non-object":
         return "[1, 2, 3]"
     if base == "wrong-types":
