@@ -101,7 +101,10 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
         exc.payload = payload
         raise
     except OSError as exc:
-        raise OutputError(exc.filename or target, exc.strerror or str(exc), payload) from None
+        reason = exc.strerror or str(exc)
+        if exc.filename and str(exc.filename) not in (str(target), tmp):
+            reason += f" ({_show(str(exc.filename))})"  # e.g. the folder that mkdir needed
+        raise OutputError(target, reason, payload) from None
     except ValueError as exc:  # e.g. "embedded null byte" from os functions
         raise OutputError(target, str(exc), payload) from None
     finally:
