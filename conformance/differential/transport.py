@@ -92,6 +92,7 @@ class JsonLinesProcess:
         self._outq: deque[memoryview] = deque()  # request bytes not yet written
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._buffered = 0  # bytes in self._pending
+        self._broken = False  # set by a failure: close() then kills without waiting
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -279,6 +280,7 @@ class JsonLinesProcess:
         self._fail(CRASH, how + (f" after {got} of {count} responses" if count else ""))
 
     def _fail(self, kind: str, message: str) -> None:
+        self._broken = True  # close() kills at once: no grace for a broken adapter
         tail = self.stderr_tail()
         raise AdapterFailure(self.name, kind, message + (f" (stderr: {tail})" if tail else ""))
 
@@ -307,7 +309,7 @@ class JsonLinesProcess:
                 proc.stdin.close()
         except OSError:
             pass
-        children.stop_group(proc, grace=2.0)
+        children.stop_group(proc, grace=0.0 if self._broken else 2.0)
         if proc.stdout:
             proc.stdout.close()
         self._selector.close()

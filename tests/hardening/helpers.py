@@ -59,6 +59,18 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def gone(pids: list[int], within: float = 3.0) -> bool:
+    """Whether every pid has died (SIGKILL is delivered asynchronously)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (from /proc's parent links)."""
     parents: dict[int, int] = {}
