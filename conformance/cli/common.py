@@ -143,6 +143,7 @@ class PolicyGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except KeyboardInterrupt as exc:
+                signals.handled()
                 children.kill_all()
                 facts = signals.notes()
                 parts = [f"creditflow: interrupted by {signals.signal_name(exc)}"]

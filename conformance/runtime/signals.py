@@ -16,10 +16,13 @@ return ``unknown`` as if the solver had given up.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -67,26 +70,90 @@ def notes() -> dict[str, Any]:
     return dict(_notes)
 
 
+class _State:
+    handled = False  #: the command's wrapper caught the interrupt and is stopping
+    ping = False  #: the next handler call is our own re-raise, not a user's signal
+    rearming = False
+
+
+_state = _State()
+
+
+def handled() -> None:
+    """The command's wrapper has caught the interrupt: stop re-raising it; a further
+    signal from now on exits at once."""
+    _state.handled = True
+
+
 def _handler(signum: int, frame: Any) -> None:
-    if _received:  # a second signal while stopping: stop now
-        children.kill_all()
-        os._exit(128 + _received[0])
-    _received.append(signum)
-    raise Interrupted(signum)
+    if _state.handled:
+        if _state.ping:  # our own re-raise arriving late: nothing to do
+            _state.ping = False
+            return
+        children.kill_all()  # a second signal while stopping: stop now
+        os._exit(128 + (_received[0] if _received else signum))
+    _state.ping = False
+    if not _received:
+        _received.append(signum)
+    raise Interrupted(_received[0])
+
+
+def _rearm() -> None:
+    """An exception raised by a signal handler is lost if it lands in a garbage
+    collector callback or a ``__del__`` ("Exception ignored in …"). Until the command's
+    wrapper has caught it, raise it again in the main thread every half second."""
+    while not _state.handled and _received:
+        time.sleep(0.5)
+        if not _state.handled and _received:
+            _state.ping = True
+            _thread.interrupt_main(_received[0])
+    _state.rearming = False
 
 
 def _watch(fd: int) -> None:
-    """The watcher thread: on SIGINT/SIGTERM, call the interrupt hooks (SIG-Z3)."""
+    """The watcher thread: on SIGINT/SIGTERM, call the interrupt hooks (SIG-Z3) and make
+    sure the interrupt reaches the command's wrapper."""
     try:
         while data := os.read(fd, 64):
             if any(b in SIGNALS for b in data):
                 for hook in list(_hooks):
                     with contextlib.suppress(Exception):
                         hook()
+                if not _state.rearming and not _state.handled:
+                    _state.rearming = True
+                    threading.Thread(target=_rearm, daemon=True).start()
     except OSError:
         pass
     finally:
         os.close(fd)
+
+
+def early() -> None:
+    """Before a command starts (while the program is still importing), SIGINT and
+    SIGTERM just exit 130 / 143: nothing has been started or saved yet (SIG-POLICY).
+    Only for the ``creditflow`` program itself, never for a host such as pytest."""
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if program in ("creditflow", "-m") and threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            signal.signal(s, _exit_now)
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    name = signal.Signals(signum).name
+    os.write(2, f"creditflow: interrupted by {name} while starting; nothing was saved\n"
+             .encode())
+    os._exit(128 + signum)
+
+
+def _unraisable(hook: Any) -> Callable[[Any], None]:
+    """An interrupt raised inside a ``__del__`` or a garbage-collector callback cannot
+    propagate and is re-raised by :func:`_rearm`; do not print it as an error."""
+
+    def quiet(info: Any) -> None:
+        if not isinstance(info.exc_value, Interrupted):
+            hook(info)
+
+    return quiet
 
 
 @contextlib.contextmanager
@@ -98,17 +165,22 @@ def policy() -> Iterator[None]:
         return
     _received.clear()
     _notes.clear()
+    _state.handled = _state.ping = False
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read_fd,), name="creditflow-signals",
                      daemon=True).start()
+    previous_unraisable = sys.unraisablehook
+    sys.unraisablehook = _unraisable(previous_unraisable)
     for s in SIGNALS:
         signal.signal(s, _handler)
     try:
         yield
     finally:
+        _state.handled = True
+        sys.unraisablehook = previous_unraisable
         children.kill_all()
         for s, handler in previous.items():
             signal.signal(s, handler)
