@@ -136,24 +136,40 @@ class PolicyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from creditflow.conformance.outputs.writer import WRITTEN
-        from creditflow.conformance.runtime import children, signals
+        from creditflow.conformance.runtime import signals
 
         del WRITTEN[:]
         with signals.policy():
             try:
                 return super().invoke(ctx)
-            except KeyboardInterrupt as exc:
+            except BaseException as exc:
+                # An interrupt may surface as another exception (a library's own error
+                # while it unwinds) or be followed by an exit: the signal decides.
+                if not isinstance(exc, KeyboardInterrupt) and signals.received() is None:
+                    raise
                 signals.handled()
-                children.kill_all()
-                facts = signals.notes()
-                parts = [f"creditflow: interrupted by {signals.signal_name(exc)}"]
-                if "seed" in facts:
-                    parts.append(f"seed {facts['seed']} (rerun with --seed {facts['seed']})")
-                if WRITTEN:
-                    parts.append("saved: " + ", ".join(str(p) for p in WRITTEN[-5:]))
-                elif "out" in facts:
-                    parts.append(f"output folder: {facts['out']}")
-                else:
-                    parts.append("nothing was saved")
-                click.echo("; ".join(parts), err=True)
-                sys.exit(signals.exit_code(exc))
+                if isinstance(exc, SystemExit) and exc.code in (
+                    exit_codes.INTERRUPTED, exit_codes.INTERRUPTED_SIGTERM
+                ):
+                    raise  # the command reported the interrupt itself (sweep)
+                _report_interrupt(exc if isinstance(exc, KeyboardInterrupt) else None)
+
+
+def _report_interrupt(exc: BaseException | None) -> NoReturn:
+    """SIG-POLICY: stop the children, say what was saved, exit 130 / 143."""
+    from creditflow.conformance.outputs.writer import WRITTEN
+    from creditflow.conformance.runtime import children, signals
+
+    children.kill_all()
+    facts = signals.notes()
+    parts = [f"creditflow: interrupted by {signals.signal_name(exc)}"]
+    if "seed" in facts:
+        parts.append(f"seed {facts['seed']} (rerun with --seed {facts['seed']})")
+    if WRITTEN:
+        parts.append("saved: " + ", ".join(str(p) for p in WRITTEN[-5:]))
+    elif "out" in facts:
+        parts.append(f"output folder: {facts['out']}")
+    else:
+        parts.append("nothing was saved")
+    click.echo("; ".join(parts), err=True)
+    sys.exit(signals.exit_code(exc))

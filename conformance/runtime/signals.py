@@ -43,15 +43,15 @@ class Interrupted(KeyboardInterrupt):  # noqa: N818 - a signal, named as one
         self.signum = signum
 
 
-def exit_code(exc: BaseException) -> int:
+def exit_code(exc: BaseException | None = None) -> int:
     """SIG-POLICY: 130 for SIGINT (and a plain ``KeyboardInterrupt``), 143 for SIGTERM."""
-    signum = getattr(exc, "signum", signal.SIGINT)
+    signum = getattr(exc, "signum", None) or received() or signal.SIGINT
     return exit_codes.INTERRUPTED_SIGTERM if signum == signal.SIGTERM else (
         exit_codes.INTERRUPTED)
 
 
-def signal_name(exc: BaseException) -> str:
-    return signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
+def signal_name(exc: BaseException | None = None) -> str:
+    return signal.Signals(getattr(exc, "signum", None) or received() or signal.SIGINT).name
 
 
 def on_interrupt(hook: Callable[[], None]) -> None:
@@ -64,6 +64,11 @@ def on_interrupt(hook: Callable[[], None]) -> None:
 def note(**facts: Any) -> None:
     """Remember what an interrupt message must say (``seed=…``, ``out=…``)."""
     _notes.update(facts)
+
+
+def received() -> int | None:
+    """The signal that interrupted the current command, if any."""
+    return _received[0] if _received else None
 
 
 def notes() -> dict[str, Any]:
