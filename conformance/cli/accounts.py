@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
@@ -20,12 +22,19 @@ from creditflow.conformance.cli.common import (
     fail,
     output_path,
 )
+from creditflow.conformance.differential.accounts_conform import conform
+from creditflow.conformance.differential.accounts_protocol import (
+    AdapterError,
+    ReferenceAccountsAdapter,
+    SubprocessAccountsAdapter,
+)
 from creditflow.conformance.explore.accounts import (
     AccountsOptions,
     accounts_summary,
     check_actor_graph,
 )
 from creditflow.conformance.explore.check import exit_code
+from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
 from creditflow.conformance.inputs.actor_graphs import (
     ActorGraphFileError,
@@ -36,7 +45,10 @@ from creditflow.conformance.inputs.actor_graphs import (
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime import signals
 from creditflow.conformance.traces.models import write_model_trace
-from creditflow.model.accounts.graph import ActorGraphError
+from creditflow.model.accounts.graph import ActorGraphError, seed_example
+from creditflow.model.accounts.rules import AccountsModel
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
 
 
 @click.group()
@@ -127,7 +139,6 @@ def _print_accounts(report: dict[str, Any], primary: Any) -> None:
 def accounts_compare(as_json: bool) -> None:
     """Credit flow vs accounts on two topologies (spec/credit-vs-accounts.md): a
     request/reply cycle (CMP-CYCLE) and a stalled consumer (CMP-SLOW-CONSUMER)."""
-    from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 
     rows = []
     for c in (cycle_comparison(), slow_consumer_comparison()):
@@ -151,8 +162,6 @@ def accounts_compare(as_json: bool) -> None:
 @accounts.command("example")
 def accounts_example() -> None:
     """Replay the flow-control note's worked example (AC-EXAMPLE) step by step."""
-    from creditflow.model.accounts.graph import seed_example
-    from creditflow.model.accounts.rules import AccountsModel
 
     model = AccountsModel(seed_example(fanout=9, limit=5, reads=2))
     state = model.initial()
@@ -191,8 +200,6 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
                  disk: bool, node_down: bool, as_json: bool) -> None:
     """Explore every interleaving of alarms, publishes and deliveries and check the AL
     properties. Publishers and consumers are spread over the nodes."""
-    from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
-    from creditflow.model.alarms.system import CheckedAlarms
 
     conns = [ConnectionSpec(f"pub{i}", node=i % nodes, publishes=publishes)
              for i in range(publishers)]
@@ -248,8 +255,6 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
     model. Exit 0 if they agree, 1 if they differ, 3 if the broker fails."""
     import tempfile
 
-    from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
-    from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 
     expected, _ = model_alarm_run(before, after, empty_body)
     try:
@@ -306,12 +311,6 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
     Example:
       creditflow accounts conform --adapter-cmd "python -m creditflow.adapters.reference.accounts"
     """
-    from creditflow.conformance.differential.accounts_conform import conform
-    from creditflow.conformance.differential.accounts_protocol import (
-        AdapterError,
-        ReferenceAccountsAdapter,
-        SubprocessAccountsAdapter,
-    )
 
     if (adapter is None) == (adapter_cmd is None):
         fail("give exactly one of --adapter and --adapter-cmd")

@@ -14,7 +14,9 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.outputs import OutputError
+from creditflow.conformance.outputs import OutputError, derived_path
+from creditflow.conformance.outputs.writer import WRITTEN
+from creditflow.conformance.runtime import children, signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
 
 T = TypeVar("T")
@@ -123,8 +125,6 @@ def _document(payload: bytes | None) -> Any:
 def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> Path:
     """OUT-NAME: the user's explicit path as given, else a safe file named after the
     input's ``name`` inside ``folder``."""
-    from creditflow.conformance.outputs import derived_path
-
     return explicit if explicit is not None else derived_path(folder, name, suffix)
 
 
@@ -135,8 +135,6 @@ class PolicyGroup(click.Group):
     with the seed and what was saved, and exits 130 (SIGINT) or 143 (SIGTERM)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from creditflow.conformance.outputs.writer import WRITTEN
-        from creditflow.conformance.runtime import signals
 
         del WRITTEN[:]
         with signals.policy():
@@ -157,8 +155,6 @@ class PolicyGroup(click.Group):
 
 def _report_interrupt(exc: BaseException | None) -> NoReturn:
     """SIG-POLICY: stop the children, say what was saved, exit 130 / 143."""
-    from creditflow.conformance.outputs.writer import WRITTEN
-    from creditflow.conformance.runtime import children, signals
 
     children.kill_all()
     facts = signals.notes()

@@ -12,8 +12,11 @@ from typing import Any
 
 import click
 
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
+from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path
+from creditflow.conformance.differential.paging_compare import comparison_document, view_of_state
 from creditflow.conformance.inputs.paging_scenarios import (
     ScenarioError,
     ScenarioRun,
@@ -57,7 +60,6 @@ def _violations(run: ScenarioRun) -> list[str]:
 
 
 def _document(run: ScenarioRun) -> dict[str, Any]:
-    from creditflow.conformance.differential.paging_compare import view_of_state
 
     s = run.scenario
     return {
@@ -163,11 +165,6 @@ def paging(scenario: str | None, as_json: bool, against_broker: bool, out: Path 
 
 
 def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
-    from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
-    from creditflow.conformance.differential.paging_compare import (
-        compare_on_broker,
-        comparison_document,
-    )
 
     try:
         with (

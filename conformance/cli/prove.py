@@ -36,6 +36,7 @@ from creditflow.conformance.symbolic.prove import (
     prove_graph,
     summary,
 )
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace
 from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -280,7 +281,6 @@ def synth(
       creditflow synth rabbitmq-publish --per-edge
       creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
     """
-    from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 
     if goal == "mailbox" and bound is None:
         fail("--goal mailbox needs --bound B")

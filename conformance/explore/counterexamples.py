@@ -83,7 +83,11 @@ def _frame(symmetry: object | None, mask: int, state: Hashable) -> int:
     return symmetry.to_original_frame(mask, symmetry.canonicalize(state)[1])  # type: ignore[attr-defined]
 
 
-def _continuation(system: TransitionSystem, end: Hashable, offset: int) -> tuple[Run, int | None]:
+def lasso_continuation(
+    system: TransitionSystem, end: Hashable, offset: int
+) -> tuple[Run, int | None]:
+    """EXP-LASSO: a run onward from ``end`` that keeps the blocked-forever processes
+    blocked, and the position (counting from ``offset``) its loop returns to."""
     seen = {end: 0}
     run: Run = []
     current = end
@@ -119,7 +123,7 @@ def _finding(
         mask = stuck_mask or system.blocked_mask(end)
         finding.processes = mask_names(mask, system.process_names)
         if kind == "blocked-forever":
-            finding.continuation, finding.loop_start = _continuation(system, end, len(run) - 1)
+            finding.continuation, finding.loop_start = lasso_continuation(system, end, len(run) - 1)
     else:
         finding.detail = _explain(system, end, property_id)
     return finding
