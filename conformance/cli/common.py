@@ -128,11 +128,17 @@ def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> 
     return explicit if explicit is not None else derived_path(folder, name, suffix)
 
 
+def printable_line(text: str) -> str:
+    """``text`` as one printable line (line breaks and control characters escaped)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class PolicyGroup(click.Group):
     """The root command group: every command runs under the one signal policy
-    (SIG-POLICY). Click would turn Ctrl-C into "Aborted!" and exit 1 (the code of a
-    divergence); here an interrupt stops every child process group, prints one line
-    with the seed and what was saved, and exits 130 (SIGINT) or 143 (SIGTERM)."""
+    (SIG-POLICY), and a usage error is one line, exit 2. Click would turn Ctrl-C into
+    "Aborted!" and exit 1 (the code of a divergence); here an interrupt stops every
+    child process group, prints one line with the seed and what was saved, and exits
+    130 (SIGINT) or 143 (SIGTERM)."""
 
     def invoke(self, ctx: click.Context) -> Any:
 
@@ -140,6 +146,9 @@ class PolicyGroup(click.Group):
         with signals.policy():
             try:
                 return super().invoke(ctx)
+            except click.UsageError as exc:  # bad usage: one line, exit 2, like bad input
+                where = exc.ctx.command_path if exc.ctx is not None else "creditflow"
+                fail(printable_line(f"{where}: {exc.format_message()}"), exit_codes.USAGE)
             except BaseException as exc:
                 # An interrupt may surface as another exception (a library's own error
                 # while it unwinds) or be followed by an exit: the signal decides.

@@ -19,7 +19,7 @@ import click
 
 from creditflow.adapters.corpus_replay import resolve
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.cli.common import Saver, console, fail
 from creditflow.conformance.runtime import signals
 from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
 from creditflow.conformance.sweep.engine import EngineError
@@ -265,11 +265,14 @@ def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
         fail(str(exc))
         return
     data = written.data
+    saver = Saver()
+    saver.errors.extend(written.errors)
     if as_json:
-        click.echo(written.json.read_text(encoding="utf-8"))
-        return
-    _print_report(data)
-    click.echo(f"report: {written.html}")
+        click.echo(written.body.rstrip("\n"))
+    else:
+        _print_report(data)
+        click.echo(f"report: {written.html or 'NOT WRITTEN'}")
+    saver.exit(exit_codes.OK)
 
 
 def _print_report(data: Any) -> None:

@@ -136,7 +136,7 @@ def test_bad_timeouts_are_usage_errors(command, value):
             "replay": ["replay", str(CORPUS_TRACE), "--adapter", "reference"],
             "accounts": ["accounts", "conform", "--adapter", "reference"]}[command]
     code, out, err = invoke(*args, f"--timeout={value}")
-    assert code == 2 and "Traceback" not in err and "--timeout" in err and not out
+    assert code == 2 and "--timeout" in one_error_line(err) and not out
 
 
 @pytest.mark.parametrize("command", ["conform", "replay", "accounts"])
@@ -145,7 +145,7 @@ def test_an_unbalanced_quote_in_adapter_cmd_is_a_usage_error(command):
     args = {"conform": ["conform"], "replay": ["replay", str(CORPUS_TRACE)],
             "accounts": ["accounts", "conform"]}[command]
     code, _, err = invoke(*args, "--adapter-cmd", "python3 'adapter.py")
-    assert code == 2 and "Traceback" not in err and "quotation" in err
+    assert code == 2 and "No closing quotation" in one_error_line(err)
 
 
 def test_a_hostile_adapter_in_json_mode_still_gives_one_json_object(tmp_path):
