@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import string
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,21 @@ def test_other_writers_sanitise_hostile_names(tmp_path, monkeypatch, command):
         assert new, (command, kind, code, out[:300])
         assert all(p.parent == work / "counterexamples" for p in new if p.is_file()), new
         assert not (tmp_path / "abs-victim").exists() and not (tmp_path / "escaped").exists()
+
+
+def test_accounts_conform_names_its_divergence_safely(tmp_path, monkeypatch):
+    """OUT-NAME for accounts conform: a hostile actor graph name, a divergence found."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    (work / "g.json").write_text(actor_graph_json("../../escaped"))
+    code, out, err = invoke("accounts", "conform", "--adapter-cmd",
+                            f"{sys.executable} -m creditflow.adapters.reference.accounts "
+                            "--mutant strict-check", "--graph", "g.json", "--json")
+    assert code == 1, err
+    trace = Path(json.loads(out)["trace"])
+    assert trace.parent == Path("counterexamples") and (work / trace).is_file()
+    assert not (tmp_path / "escaped").exists()
 
 
 # -- OUT-SYMLINK -------------------------------------------------------------------------
