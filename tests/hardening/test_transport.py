@@ -155,3 +155,28 @@ def test_a_hostile_adapter_in_json_mode_still_gives_one_json_object(tmp_path):
     assert code == 3 and "Traceback" not in err
     report = json.loads(out)
     assert report["counts"]["adapter-failure"] == 1
+
+
+ESCAPING_ACCOUNTS_ADAPTER = """
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req.get("op") == "hello":
+        out = {"id": req["id"], "ok": True, "name": "esc", "families": ["accounts"]}
+    elif req.get("op") == "reset":
+        out = {"id": req["id"], "ok": False, "error": "\\x1b[2J\\x1b]0;pwn\\x07boom\\nsecond"}
+    else:
+        out = {"id": req["id"], "ok": False, "error": "unknown op"}
+    print(json.dumps(out), flush=True)
+"""
+
+
+def test_accounts_adapter_error_text_is_escaped(tmp_path):
+    """AD-TRANSPORT-STDERR for the accounts family: an error text with escapes and a
+    newline is echoed as one escaped line, exit 3."""
+    script = tmp_path / "esc.py"
+    script.write_text(ESCAPING_ACCOUNTS_ADAPTER)
+    code, _, err = invoke("accounts", "conform", "--adapter-cmd", f"{sys.executable} {script}")
+    assert code == 3
+    line = one_error_line(err)
+    assert "\x1b" not in err and "\\x1b]0;pwn\\x07boom\\nsecond" in line
