@@ -27,6 +27,7 @@ from creditflow.conformance.cli.common import (
 )
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
@@ -158,7 +159,7 @@ def prove(
         out.update(_write(primary, trace_path, graph, saver))
     stem = trace_path.name.removesuffix(".itf.json").removesuffix(".json")
     for entry, cex in zip(out["boundary"], report.boundary, strict=True):
-        path = trace_path.with_name(f"{stem}.boundary-{_slug(cex.edge)}.itf.json")
+        path = derived_path(trace_path.parent, f"{stem}.boundary-{_slug(cex.edge)}", ".itf.json")
         entry["trace"] = _write(cex, path, graph, saver, picture=False)["trace"]
     if as_json:
         click.echo(json.dumps(saver.annotate(out)))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.outputs import write_atomic
+from creditflow.conformance.outputs import safe_stem, write_atomic
 from creditflow.conformance.sweep.schema import rows_to_table
 
 
@@ -88,7 +88,8 @@ class SweepStore:
         return latest
 
     def trace_path(self, family: str, case_id: str) -> Path:
-        return self.traces / family / f"{case_id}.itf.json"
+        # OUT-NAME: a family named ".." stays inside traces/
+        return self.traces / safe_stem(family) / f"{safe_stem(case_id)}.itf.json"
 
     def write_trace(self, family: str, case_id: str, trace_z: bytes) -> str:
         """SW-TRACE: write a counterexample; returns its path relative to the folder."""
