@@ -16,7 +16,7 @@ import click
 from creditflow.conformance import exit_codes
 from creditflow.conformance.outputs import OutputError, derived_path
 from creditflow.conformance.outputs.writer import WRITTEN
-from creditflow.conformance.runtime import children, signals
+from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
 
 T = TypeVar("T")
@@ -165,7 +165,7 @@ class PolicyGroup(click.Group):
 def _report_interrupt(exc: BaseException | None) -> NoReturn:
     """SIG-POLICY: stop the children, say what was saved, exit 130 / 143."""
 
-    children.kill_all()
+    signals.kill_ours()
     facts = signals.notes()
     parts = [f"creditflow: interrupted by {signals.signal_name(exc)}"]
     if "seed" in facts:

@@ -88,10 +88,12 @@ def stop_group(proc: subprocess.Popen, grace: float = 0.0) -> int | None:
     return code
 
 
-def kill_all() -> None:
-    """SIG-CHILDREN: stop every tracked child's process group at once."""
+def kill_all(keep: frozenset[int] = frozenset()) -> None:
+    """SIG-CHILDREN: stop every tracked child's process group at once, except those
+    whose pids are in ``keep`` (children that were running before a command started,
+    e.g. a test's broker when the command runs in-process)."""
     with _lock:
-        procs = list(_live.values())
+        procs = [p for pid, p in _live.items() if pid not in keep]
     for proc in procs:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)

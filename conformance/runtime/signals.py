@@ -79,9 +79,15 @@ class _State:
     handled = False  #: the command's wrapper caught the interrupt and is stopping
     ping = False  #: the next handler call is our own re-raise, not a user's signal
     rearming = False
+    before: frozenset[int] = frozenset()  #: children already running when the command began
 
 
 _state = _State()
+
+
+def kill_ours() -> None:
+    """SIG-CHILDREN: stop the process groups this command started."""
+    children.kill_all(keep=_state.before)
 
 
 def handled() -> None:
@@ -171,6 +177,7 @@ def policy() -> Iterator[None]:
     _received.clear()
     _notes.clear()
     _state.handled = _state.ping = False
+    _state.before = frozenset(children.live_pids())
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
@@ -186,7 +193,7 @@ def policy() -> Iterator[None]:
     finally:
         _state.handled = True
         sys.unraisablehook = previous_unraisable
-        children.kill_all()
+        kill_ours()
         for s, handler in previous.items():
             signal.signal(s, handler)
         signal.set_wakeup_fd(old_fd)

@@ -146,3 +146,23 @@ def test_accounts_conform(tmp_path):
                    "--seed", "7"],
         signal.SIGTERM, lambda proc: bool(descendants(proc.pid)) and time.sleep(0.5) is None)
     assert "seed 7" in line and below
+
+
+def test_a_command_stops_only_the_children_it_started():
+    """SIG-CHILDREN: a command run in-process (as tests do, next to a module's broker)
+    kills its own process groups on the way out, not those that were running before."""
+    from creditflow.conformance.runtime import children
+    from tests.hardening.helpers import alive, invoke
+
+    before = children.track(subprocess.Popen(["sleep", "60"], start_new_session=True))
+    try:
+        pidfile = Path(f"/tmp/cf-hostile-{time.monotonic_ns()}")
+        code, _, _ = invoke("replay", str(TRACE), "--adapter-cmd",
+                            hostile_adapter("grandchild", pidfile))
+        assert code == 0
+        assert gone(list(map(int, pidfile.read_text().split())))
+        pidfile.unlink()
+        assert alive(before.pid)
+    finally:
+        children.stop_group(before)
+    assert gone([before.pid])
