@@ -172,9 +172,8 @@ class BrokerPagingRun:
         delivered = 0
         if step.op == "publish":
             props = pika.BasicProperties(delivery_mode=2 if p["persistent"] else 1)
-            body = b"\0" * p["size"]
-            for _ in range(p["count"]):
-                channel.basic_publish("", self.queue, body, props)
+            for size in step.message_sizes():  # PG-SIZES
+                channel.basic_publish("", self.queue, b"\0" * size, props)
             ready += p["count"]
         elif step.op == "fetch":
             for _ in range(p["count"]):

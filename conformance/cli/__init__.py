@@ -9,7 +9,7 @@ from creditflow.conformance.runtime import signals as _signals
 
 _signals.early()  # SIG-POLICY while the rest is imported (a second or more)
 
-from creditflow.conformance.cli import accounts, conform, paging, prove, sweep  # noqa: E402
+from creditflow.conformance.cli import accounts, conform, observe, paging, prove, sweep  # noqa: E402
 from creditflow.conformance.cli.app import main  # noqa: E402
 
 for _command in (
@@ -24,6 +24,7 @@ for _command in (
     sweep.sweep,
     sweep.report,
     sweep.replay_corpus,
+    observe.observe,
 ):
     main.add_command(_command)
 

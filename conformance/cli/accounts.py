@@ -19,6 +19,7 @@ from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     Saver,
     TimeoutParam,
+    console,
     fail,
     output_path,
 )
@@ -41,6 +42,14 @@ from creditflow.conformance.inputs.actor_graphs import (
     actor_graph_to_node_link,
     actor_preset_names,
     load_actor_graph,
+)
+from creditflow.conformance.inputs.alarm_timelines import (
+    TimelineError,
+    TimelineStuck,
+    load_timeline,
+    run_timeline,
+    state_view,
+    timeline_names,
 )
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime import signals
@@ -236,6 +245,65 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
                        f"{report['trace'] or 'NOT WRITTEN'}")
         saver.show_unsaved()
     saver.exit(exit_code(result))
+
+
+@alarms.command("run")
+@click.argument("timeline", required=False)
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON Lines: a header, one line per step, a summary.")
+def alarms_run(timeline: str | None, as_json: bool) -> None:
+    """Run a TIMELINE (a JSON file of publish / alarm / consume / clear steps, or a
+    shipped one by name) through the alarm model and show the state after each step:
+    each connection's reported state, the frames its client received, messages
+    consumed and queued (AL-TIMELINE). Without TIMELINE, list the shipped ones.
+    Exit 0; 12 if an AL property is violated; 2 for a bad file.
+
+    \b
+    Examples:
+      creditflow alarms run memory-alarm
+      creditflow alarms run my-broker-incident.json --json
+    """
+    if timeline is None:
+        for name in timeline_names():
+            click.echo(f"{name:16} {load_timeline(name).description[:70]}")
+        return
+    try:
+        loaded = load_timeline(timeline)
+        results = list(run_timeline(loaded))
+    except (TimelineError, TimelineStuck) as exc:
+        fail(str(exc))
+        return
+    violations = [f"step {r.index}: {pid}" for r in results for pid in r.violations]
+    code = exit_codes.VIOLATION if violations else exit_codes.OK
+    if as_json:
+        click.echo(json.dumps({"timeline": loaded.name, "source": loaded.source,
+                               "description": loaded.description,
+                               "profile": loaded.config.profile, "steps": len(results)}))
+        for r in results:
+            click.echo(json.dumps({
+                "index": r.index, "step": r.step.describe(),
+                "frames": [[n.connection, n.method, n.reason] for n in r.notices],
+                **state_view(loaded, r.state), "violations": r.violations}))
+        click.echo(json.dumps({"end": True, "steps": len(results), "violations": violations}))
+        sys.exit(code)
+    from rich.table import Table
+
+    names = [c.name for c in loaded.config.connections]
+    table = Table(title=f"creditflow alarms run {loaded.name} (profile {loaded.config.profile})")
+    for column in ("#", "step", "alarms", *names, "frames", "consumed", "queued"):
+        table.add_column(column, justify="left" if column in ("step", "frames") else "right")
+    for r in results:
+        view = state_view(loaded, r.state)
+        frames = ", ".join(f"{n.connection}: {n.method.removeprefix('connection.')}"
+                           + (f" ({n.reason})" if n.reason else "") for n in r.notices)
+        table.add_row(str(r.index), r.step.describe(), " ".join(view["alarms"]) or "-",
+                      *(view["connections"][n] for n in names), frames,
+                      str(sum(view["consumed"].values())), str(view["queued"]))
+    out = console()
+    out.print(table)
+    for line in violations:
+        out.print(f"[red]{line}")
+    sys.exit(code)
 
 
 @alarms.command("broker")

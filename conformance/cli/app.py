@@ -31,7 +31,7 @@ from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.traces.network import write_network_trace
-from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -179,8 +179,7 @@ def check(
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps; state after {len(run) - 1} steps"
         )
-        files = saver.attempt(
-            write_picture, deadlock_dot(system, run[-1][1], primary.processes, title), dot_path
+        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path
         )
         dot_file, svg_file = files or (None, None)
         report["dot"] = str(dot_file) if dot_file else None
@@ -213,10 +212,9 @@ def demo(out: Path) -> None:
         if primary is not None:
             trace = saver.attempt(write_network_trace, system, primary,
                                   derived_path(out, name, ".itf.json"), source=name)
-            run = primary.path + primary.continuation
             picture = saver.attempt(
                 write_picture,
-                deadlock_dot(system, run[-1][1], primary.processes, f"{name}: {primary.kind}"),
+                finding_dot(system, primary, f"{name}: {primary.kind}"),
                 derived_path(out, name, ".dot"),
             )
             dot, svg = picture or (None, None)
@@ -256,6 +254,9 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        later = [p for p in primary.final_processes if p not in primary.processes]
+        if later:
+            who += f" (first; in the drawn state also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )

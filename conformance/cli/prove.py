@@ -39,7 +39,7 @@ from creditflow.conformance.symbolic.prove import (
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace
-from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -65,12 +65,11 @@ def _write(cex: Counterexample, path: Path, source: str, saver: Saver,
     written: dict[str, Any] = {"trace": str(saved) if saved else None}
     if picture:
         finding = cex.finding
-        run = finding.path + finding.continuation
         title = (f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
                  f"{finding.length} steps (found by Z3)")
         files = saver.attempt(
             write_picture,
-            deadlock_dot(cex.system, run[-1][1], finding.processes, title),
+            finding_dot(cex.system, finding, title),
             path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
         )
         dot, svg = files or (None, None)

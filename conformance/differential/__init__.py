@@ -30,6 +30,7 @@ from creditflow.conformance.differential.conform import (
     PHASES,
     ConformOptions,
     ConformResult,
+    KnownDivergence,
     run_conform,
 )
 from creditflow.conformance.differential.model_side import ProcessModel
@@ -58,6 +59,7 @@ from creditflow.conformance.differential.protocol import (
 from creditflow.conformance.differential.replay import (
     DIVERGED,
     FAILED,
+    NOT_OFFERED,
     PASS,
     XFAIL,
     XPASS,
@@ -86,12 +88,14 @@ __all__ = [
     "Comparison",
     "ConformOptions",
     "ConformResult",
+    "KnownDivergence",
     "DEFAULT_MAX_EXAMPLES",
     "DEFAULT_SPEC",
     "DEFAULT_STEPS",
     "DIVERGED",
     "DifferentialRun",
     "FAILED",
+    "NOT_OFFERED",
     "FAMILY",
     "HANG",
     "MISSING",

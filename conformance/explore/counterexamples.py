@@ -49,6 +49,10 @@ class Finding:
     detail: str = ""
     continuation: Run = field(default_factory=list)
     loop_start: int | None = None
+    #: Who is blocked forever in the last state of ``path + continuation`` (the state
+    #: a picture draws, EXP-PICTURE): ``processes`` and any process that became
+    #: blocked forever along the continuation.
+    final_processes: tuple[str, ...] = ()
 
     @property
     def length(self) -> int:
@@ -116,17 +120,47 @@ def _finding(
     kind: str,
     run: Run,
     stuck_mask: int = 0,
+    stuck_at: Callable[[Hashable], int] | None = None,
 ) -> Finding:
     end = run[-1][1]
     finding = Finding(property_id=property_id, kind=kind, path=run)
     if property_id == NO_DEADLOCK:
         mask = stuck_mask or system.blocked_mask(end)
         finding.processes = mask_names(mask, system.process_names)
+        finding.final_processes = finding.processes
         if kind == "blocked-forever":
-            finding.continuation, finding.loop_start = lasso_continuation(system, end, len(run) - 1)
+            finding.continuation, finding.loop_start = lasso_continuation(
+                system, end, len(run) - 1
+            )
+            if finding.continuation and stuck_at is not None:
+                # EXP-PICTURE: blocked forever stays blocked forever, so the drawn
+                # state's set holds ``processes`` and whoever joined them later.
+                final = stuck_at(finding.continuation[-1][1]) | mask
+                finding.final_processes = mask_names(final, system.process_names)
     else:
         finding.detail = _explain(system, end, property_id)
     return finding
+
+
+def _stuck_at_function(
+    system: TransitionSystem, graph: StateGraph, symmetry: object | None, safe: frozenset[int]
+) -> Callable[[Hashable], int]:
+    """Who is blocked forever in any reachable concrete state (EXP-PICTURE), read off
+    the explored graph's verdicts at the state's safe closure (EXP-SAFE)."""
+    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+
+    def stuck_at(state: Hashable) -> int:
+        blocked = system.blocked_mask(state)
+        if not blocked or not graph.stuck:
+            return 0
+        closed = _safe_closure(system, state, safe) if safe else state
+        key = canon(closed)[0] if canon is not None else closed
+        j = graph.index.get(key)
+        if j is None:
+            return 0
+        return blocked & _frame(symmetry, graph.stuck[j], closed)
+
+    return stuck_at
 
 
 def find_counterexamples(
@@ -157,9 +191,14 @@ def _chain(graph: StateGraph, i: int) -> list[tuple[int, Hashable]]:
 
 
 def _from_graph(
-    system: TransitionSystem, graph: StateGraph, wanted: set[str], symmetry: object | None
+    system: TransitionSystem,
+    graph: StateGraph,
+    wanted: set[str],
+    symmetry: object | None,
+    safe: frozenset[int] = frozenset(),
 ) -> dict[str, Finding]:
     found: dict[str, Finding] = {}
+    stuck_at = _stuck_at_function(system, graph, symmetry, safe)
     for i, state in enumerate(graph.states):
         if len(found) == len(wanted):
             break
@@ -173,6 +212,7 @@ def _from_graph(
             expanded and graph.is_terminal(i) and system.pending_work(state),
             lambda i=i: graph.stuck[i] if graph.stuck else 0,
             symmetry,
+            stuck_at,
         )
     return found
 
@@ -186,6 +226,7 @@ def _record(
     terminal: bool,
     stuck_of: Callable[[], int],
     symmetry: object | None,
+    stuck_at: Callable[[Hashable], int] | None = None,
 ) -> None:
     """Record the first witness of each wanted property that ``state`` violates."""
     for pid in system.violations(state):
@@ -201,6 +242,7 @@ def _record(
                 "terminal" if terminal else "blocked-forever",
                 run,
                 _frame(symmetry, stuck, run[-1][1]),
+                stuck_at,
             )
 
 
@@ -260,6 +302,7 @@ def _search_full(
             raise RuntimeError("internal error: a safe closure is missing from the reduced graph")
         return blocked & _frame(symmetry, reduced.stuck[j], closed)
 
+    stuck_at = _stuck_at_function(system, reduced, symmetry, safe)
     i = 0
     while i < len(states) and len(found) < len(wanted) and len(states) <= max_states:
         state = states[i]
@@ -273,6 +316,7 @@ def _search_full(
             not nexts and system.pending_work(state),
             lambda state=state: stuck_in(state),
             symmetry,
+            stuck_at,
         )
         for a, nxt in nexts:
             if canon is not None:
@@ -287,7 +331,7 @@ def _search_full(
     if missing:
         # The full search ran out of budget: fall back to the reduced graph's runs,
         # which are counterexamples but perhaps not the shortest.
-        for pid, finding in _from_graph(system, reduced, missing, symmetry).items():
+        for pid, finding in _from_graph(system, reduced, missing, symmetry, safe).items():
             finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
             found[pid] = finding
     return found

@@ -15,7 +15,7 @@ from creditflow.conformance.traces.network import (
     run_states,
     write_network_trace,
 )
-from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.conformance.traces.pictures import deadlock_dot, finding_dot, write_picture
 
 __all__ = [
     "ACTION_VAR",
@@ -24,6 +24,7 @@ __all__ = [
     "PICKS_VAR",
     "TraceReplayError",
     "deadlock_dot",
+    "finding_dot",
     "network_trace",
     "replay_network_document",
     "replay_network_trace",
