@@ -27,6 +27,7 @@ from typing import Any
 
 from creditflow.adapters.rabbitmq.broker import INSTALL_HINT, PrivateBroker
 from creditflow.conformance.outputs import write_atomic
+from creditflow.conformance.runtime import children
 
 #: RabbitMQ versions whose internals (record layouts, message shapes) OBS-* was written for
 SUPPORTED_VERSIONS = ("3.10.",)
@@ -123,11 +124,11 @@ class ObserveAgent:
                     "CF_COOKIE": self.target.cookie, "CF_SRC": str(erlang_source()),
                     "ERL_AFLAGS": "-start_epmd false"})
         me = f"cfobserve{secrets.token_hex(3)}@{host}"
-        self._proc = subprocess.Popen(
+        self._proc = children.track(subprocess.Popen(  # SIG-CHILDREN
             [erl, "-noshell", "-hidden", name_flag, me, "-setcookie", "cf_placeholder",
              "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", _BOOT],
             env=env, cwd=self._home, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
+            stderr=subprocess.STDOUT, text=True, start_new_session=True))
         threading.Thread(target=self._pump, daemon=True).start()
         self._answer(60.0, "connect")
         self.info = json.loads(self.request("info"))
@@ -219,11 +220,7 @@ class ObserveAgent:
             with contextlib.suppress(OSError):
                 if proc.stdin is not None:
                     proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            children.stop_group(proc, grace=10.0)
         shutil.rmtree(self._home, ignore_errors=True)
 
     def wait(self, seconds: float) -> None:
