@@ -37,6 +37,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from creditflow.conformance.runtime import children
 from creditflow.conformance.sweep.spark import SparkSetupError, java_version
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -65,7 +66,7 @@ class ClusterError(SparkSetupError):
 def spark_home() -> Path:
     """pyspark's package folder, which holds ``bin/spark-class`` and ``jars/``."""
     try:
-        import pyspark
+        import pyspark  # deferred: an optional dependency (creditflow[spark])
     except ImportError:
         raise SparkSetupError(
             "pyspark is not installed: pip install 'creditflow[spark]' (scripts/setup.sh does)"
@@ -106,7 +107,7 @@ def _die_with_parent() -> None:
     """In the daemon, before exec: SIGTERM when the process that started it dies (Linux
     ``PR_SET_PDEATHSIG``), a last resort should this process be killed by SIGKILL."""
     if sys.platform.startswith("linux"):
-        import ctypes
+        import ctypes  # deferred: Linux only, in the daemon just before exec
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
@@ -306,6 +307,7 @@ class StandaloneSparkCluster:
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=_die_with_parent,
             )
+        children.track(process)  # SIG-CHILDREN: a command's interrupt or exit reaches it
         daemon = Daemon(name, process, log)
         self.daemons.append(daemon)
         return daemon
@@ -330,19 +332,23 @@ class StandaloneSparkCluster:
             time.sleep(0.2)
 
     def _terminate(self, daemon: Daemon) -> list[str]:
-        """Stop one daemon's process group; what survived, as text (normally nothing)."""
+        """Stop one daemon's process group; what survived, as text (normally nothing).
+        The leader is reaped only once its group is empty: until then it is at most a
+        zombie, so its pid (the group's id) cannot be reused by another group."""
         pgid = daemon.pid
+        survivors: list[int] = []
         for sig, wait in ((signal.SIGTERM, self.stop_timeout), (signal.SIGKILL, 10.0)):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, sig)
             deadline = time.monotonic() + wait
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                daemon.process.wait(timeout=wait)  # reap the leader
-            while group_members(pgid) and time.monotonic() < deadline:
+            while (survivors := group_members(pgid)) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if not group_members(pgid):
-                return []
-        return [f"Spark {daemon.name}: {group_members(pgid)}"]
+            if not survivors:
+                break
+        with contextlib.suppress(subprocess.TimeoutExpired, ChildProcessError):
+            daemon.process.wait(timeout=5)
+        children.untrack(daemon.process)
+        return [f"Spark {daemon.name}: {survivors}"] if survivors else []
 
     def _install_signal_handlers(self) -> None:
         """On SIGTERM or SIGHUP: stop the cluster, then let the signal do what it did
