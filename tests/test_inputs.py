@@ -241,7 +241,7 @@ def test_absurd_command_line_values(tmp_path):
     bad(tmp_path, ["check", "cycle2", "--credit", "3000000000,1"], "IN-LIMITS")
     for value in ("inf", "nan", "1e308"):
         result = run_cli(["prove", "cycle2", "--timeout", value], tmp_path)
-        assert result.exit_code == 2 and "finite number of seconds" in result.stderr
+        assert result.exit_code == 2 and "seconds" in result.stderr
 
 
 def test_too_many_nodes(tmp_path):

@@ -1,4 +1,4 @@
-"""A whole-command wall-clock budget and finite-seconds options (IN-WORK).
+"""A whole-command wall-clock budget (IN-WORK).
 
 ``--timeout`` of ``prove``/``synth`` bounds each solver call *and* the whole command:
 :func:`wall_clock` arms a real-time timer that interrupts Python code (encoding a
@@ -9,17 +9,11 @@ one line and exits 4 (no answer within the budget), never runs on for minutes.
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-import click
-
-#: IN-LIMITS: the largest number of seconds any option accepts (about 11.5 days).
-MAX_SECONDS = 1e6
 
 
 class OutOfTime(BaseException):
@@ -48,23 +42,3 @@ def wall_clock(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-class Seconds(click.ParamType):
-    """A finite number of seconds in ``[minimum, MAX_SECONDS]`` (IN-FINITE, IN-LIMITS):
-    ``inf``, ``nan`` and ``1e308`` are usage errors, not tracebacks."""
-
-    name = "SECONDS"
-
-    def __init__(self, minimum: float = 0.0) -> None:
-        self.minimum = minimum
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(number) or not self.minimum <= number <= MAX_SECONDS:
-            self.fail(f"{value!r} must be a finite number of seconds in "
-                      f"[{self.minimum:g}, {MAX_SECONDS:g}]", param, ctx)
-        return number

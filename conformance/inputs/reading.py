@@ -170,8 +170,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_json(text: str, where: str) -> Any:
-    """IN-DEPTH, IN-INT, IN-FINITE, IN-DUPLICATE: ``text`` as a JSON value, or one line."""
+def parse_json(text: str, where: str, strict: bool = True) -> Any:
+    """IN-DEPTH, IN-INT, IN-FINITE, IN-DUPLICATE: ``text`` as a JSON value, or one line.
+    ``strict=False`` accepts raw control characters inside strings (Graphviz's output)."""
     check_json_depth(text, where)
     if not text.strip():
         raise InputError(where, "empty file (expected JSON)")
@@ -182,6 +183,7 @@ def parse_json(text: str, where: str) -> Any:
             parse_float=_parse_float,
             parse_constant=_parse_constant,
             object_pairs_hook=_no_duplicates,
+            strict=strict,
         )
     except _Refused as exc:
         raise InputError(where, str(exc)) from None
