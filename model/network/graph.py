@@ -40,7 +40,7 @@ MAX_PUBLISHES = 1_000_000
 #: IN-LIMITS: the most ``credit_flow:send`` calls per message on one edge.
 MAX_SENDS_PER_MESSAGE = 64
 #: IN-LIMITS: the longest graph or node name (characters).
-MAX_NAME_LENGTH = 256
+MAX_NAME_LENGTH = 1024
 
 
 class GraphError(ValueError):
