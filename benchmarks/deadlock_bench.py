@@ -1,7 +1,8 @@
 """Time to a deadlock verdict on seeded random cyclic graphs, OLD commit vs this tree.
 
-Each graph (:func:`random_cyclic_graph`): 3-6 processes on a directed cycle plus random
-chords, one source, every process checking blocked, a random credit spec and supply.
+Each graph (:func:`random_cyclic_graph`): 3-6 processes on a directed cycle, one source,
+a random credit spec and supply; even graphs with every process checking blocked and
+random chords, odd ones RabbitMQ-faithful (only the source checks).
 Both sides run ``check``'s :func:`check_graph` with the same options on the same graphs,
 each side in its own
 process (``sides.py``), and report per graph: exit code, deadlock kind, who is blocked
@@ -24,27 +25,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sides import DEFAULT_OLD, old_tree, run_side, use_tree  # noqa: E402
 
 
-def random_cyclic_graph(rng: random.Random, name: str):  # type: ignore[no-untyped-def]
+def random_cyclic_graph(rng: random.Random, name: str, faithful: bool = False):  # type: ignore[no-untyped-def]
     """A seeded random strongly connected process graph: a directed cycle through every
-    process plus random chords, one source, every process checking blocked
-    (NET-ALL-CHECK). Checking senders keep every FIFO within its window and there is no
-    sink, so the protocol is finite for the old checker too (no consumed counter)."""
+    process, one source, a random credit spec and supply. Either every process checks
+    blocked (NET-ALL-CHECK) and random chords are added, or (``faithful``) only the
+    source checks, as RabbitMQ's reader, and there are no chords (a fan-out inside a
+    cycle whose processes do not check would copy messages forever). Either way there
+    is no sink, so the protocol is finite for the old checker too (no consumed counter)."""
     import networkx as nx
 
     n = rng.randint(3, 6)
     nodes = [f"p{i}" for i in range(n)]
     g = nx.DiGraph()
     for v in nodes:
-        g.add_node(v, checks_blocked=True)
+        g.add_node(v, checks_blocked=not faithful)
     order = nodes[:]
     rng.shuffle(order)
     for a, b in zip(order, order[1:] + order[:1], strict=True):
         g.add_edge(a, b)
-    for _ in range(rng.randint(0, 2)):
+    for _ in range(0 if faithful else rng.randint(0, 2)):
         a, b = rng.sample(nodes, 2)
         g.add_edge(a, b)
     source = order[0]
     g.nodes[source]["source"] = True
+    g.nodes[source]["checks_blocked"] = True
     g.nodes[source]["publishes"] = rng.randint(2, 8)
     initial = rng.randint(1, 4)
     g.graph.update(name=name, credit=[initial, rng.randint(1, initial)])
@@ -57,7 +61,8 @@ def worker(args: argparse.Namespace) -> None:
     from creditflow.model.network.graph import flow_graph_from_networkx
 
     rng = random.Random(args.seed)
-    graphs = [random_cyclic_graph(rng, f"g{i:02d}") for i in range(args.graphs)]
+    graphs = [random_cyclic_graph(rng, f"g{i:02d}", faithful=i % 2 == 1)
+              for i in range(args.graphs)]
     total = 0.0
     for g in graphs:
         started = time.perf_counter()

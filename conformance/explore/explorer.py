@@ -247,19 +247,74 @@ class _Search:
     candidate: tuple[int, str] | None = None
 
 
+#: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
+#: explored state
+LOCAL_SEARCH_FACTOR = 1
+
+
 def _resolve(
     system: TransitionSystem, graph: StateGraph, expanded: int, symmetry: object | None,
     certify: Callable[[Hashable], int],
-) -> tuple[int, str, int] | None | bool:
+) -> tuple[int, str, int] | None:
     """EXP-ONLINE: the first state (in breadth-first order) that violates
     PROP-NO-DEADLOCK, if it is certain from the explored prefix; ``None`` if not yet.
 
     A state is resolved when it is expanded and terminal with work (a terminal
-    deadlock), or when the over-approximation of :func:`_stuck` on the prefix clears it,
-    or when the certificate (EXP-CERTIFICATE) names exactly the processes the
-    over-approximation calls blocked forever."""
+    deadlock); when each process the over-approximation of :func:`_stuck` calls blocked
+    forever in it is shown free, by the prefix or by a bounded local search for a
+    reachable state where it is unblocked; or when the certificate (EXP-CERTIFICATE)
+    names exactly the processes that remain."""
     stuck = _stuck(system, graph, symmetry)
     offsets = graph.offsets
+    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    index = graph.index
+    budget = [LOCAL_SEARCH_FACTOR * len(graph.states)]
+
+    def frame(mask: int, state: Hashable) -> int:
+        if canon is None:
+            return mask
+        return symmetry.to_original_frame(mask, canon(state)[1])  # type: ignore[attr-defined]
+
+    def still_stuck(start: Hashable, needed: int) -> int:
+        """Processes of ``needed`` no state reachable from ``start`` (found within the
+        budget) unblocks or the prefix shows free."""
+        seen = {start}
+        queue = [start]
+        while queue and needed and budget[0] > 0:
+            u = queue.pop()
+            budget[0] -= 1
+            j = index.get(canon(u)[0] if canon is not None else u)
+            if j is not None:
+                needed &= frame(stuck[j], u)
+            else:
+                needed &= system.blocked_mask(u)
+            for _, v in system.successors(u):
+                if v not in seen:
+                    seen.add(v)
+                    queue.append(v)
+        return needed
+
+    def proven_stuck(start: Hashable, needed: int) -> bool:
+        """Whether every state reachable from ``start`` keeps ``needed`` blocked: the
+        states reachable before EXP-CERTIFICATE certifies them all, within the budget,
+        block them, and certified ones stay blocked by the certificate's soundness."""
+        seen = {start}
+        stack = [start]
+        while stack:
+            if budget[0] <= 0:
+                return False
+            u = stack.pop()
+            budget[0] -= 1
+            if needed & ~system.blocked_mask(u):
+                return False
+            if not needed & ~certify(u):
+                continue
+            for _, v in system.successors(u):
+                if v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        return True
+
     for k in range(len(graph.states)):
         if k >= expanded:
             return None
@@ -268,9 +323,15 @@ def _resolve(
             return (k, "terminal", 0)
         if stuck[k]:
             cert = certify(state)
-            if cert == stuck[k]:
+            rest = stuck[k] & ~cert
+            if rest:
+                rest = still_stuck(state, rest)
+            if rest and proven_stuck(state, rest):
+                cert, rest = cert | rest, 0
+            if rest:
+                return None
+            if cert:
                 return (k, "blocked-forever", cert)
-            return None
     return None
 
 
