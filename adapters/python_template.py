@@ -111,6 +111,9 @@ class Adapter:
 
     name = NAME
     process_class = CreditFlowProcess
+    #: The ops this implementation offers, declared in hello (AD-CAPABILITIES): drop
+    #: the ones your implementation lacks (e.g. ``peer_down``); ``state`` is required.
+    ops = OPS_OF_FAMILY
 
     def __init__(self) -> None:
         self.spec = DEFAULT_SPEC
@@ -126,13 +129,16 @@ class Adapter:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "hello":
-            return {"ok": True, "name": self.name, "families": ["credit_flow"]}
+            return {"ok": True, "name": self.name, "families": ["credit_flow"],
+                    "ops": list(self.ops)}
         if op == "reset":
             self.spec = spec_of(req.get("spec", list(DEFAULT_SPEC)))
             self.procs = {}
             return {"ok": True}
         if op not in OPS_OF_FAMILY:
             raise ValueError(f"unknown op {op!r}")
+        if op not in self.ops:
+            raise ValueError(f"op {op!r} is not offered by this implementation")
         proc = self.process(req.get("proc"))
         if op != "state":
             peer = req.get("peer")

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from creditflow.adapters.mutants import mutants
+from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
+from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 from creditflow.conformance.differential.adapter import Adapter
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT, SubprocessAdapter
 
@@ -41,7 +43,6 @@ def adapter_factory(
     reported as an adapter failure, exit 3); :class:`UnknownAdapter` at once if the
     name is unknown."""
     if name == "reference":
-        from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 
         return ReferenceAdapter
     if name == "reference-process":
@@ -51,7 +52,6 @@ def adapter_factory(
         argv = [sys.executable, "-m", "creditflow.adapters.python_template"]
         return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
     if name == "rabbitmq":
-        from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
 
         return lambda: RabbitMQAdapter(rabbitmq_ebin, timeout=timeout)
     if name.startswith(MUTANT_PREFIX):

@@ -59,7 +59,7 @@ def explorer_figures() -> tuple[int, float]:
 def broker_figures() -> dict[str, float]:
     from creditflow.adapters.rabbitmq.broker import PrivateBroker
     from creditflow.adapters.rabbitmq.erlang import ErlangSession
-    from creditflow.conformance.differential.paging_compare import compare_on_broker
+    from creditflow.adapters.rabbitmq.paging import compare_on_broker
     from creditflow.conformance.inputs.paging_scenarios import load_scenario
 
     with tempfile.TemporaryDirectory() as workdir, PrivateBroker(Path(workdir)) as broker:

@@ -22,7 +22,12 @@ import pytest
 
 from creditflow.adapters.registry import UnknownAdapter, adapter_factory, command_factory
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
-from creditflow.conformance.differential.replay import DIVERGED, ReplayOutcome, replay_trace
+from creditflow.conformance.differential.replay import (
+    DIVERGED,
+    NOT_OFFERED,
+    ReplayOutcome,
+    replay_trace,
+)
 from creditflow.conformance.differential.report import divergence_lines
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import SUFFIX, load_trace
@@ -146,6 +151,10 @@ class TraceItem(pytest.Item):
             raise
         if outcome.status == DIVERGED:
             raise TraceDiverged(outcome)
+        if outcome.status == NOT_OFFERED:
+            # AD-CAPABILITIES: shown as skipped, with the ops, never as passed.
+            pytest.skip(f"needs {', '.join(outcome.missing_ops)}, which the implementation "
+                        f"does not offer (AD-CAPABILITIES)")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         exc = excinfo.value

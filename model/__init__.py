@@ -1,5 +1,3 @@
-"""The executable model: pure, deterministic state machines with no I/O.
-
-``credit_flow`` (the per-process RabbitMQ API, CF-*), ``graph`` and ``network``
-(credit flow over a process graph, NET-*), ``network_properties`` (PROP-*).
-"""
+"""The executable model: pure, deterministic state machines with no I/O, one package per
+modelled mechanism (``credit``, ``network``, ``paging``, ``accounts``, ``alarms``) and the
+transition-system shape the explorer runs (:mod:`.system`)."""

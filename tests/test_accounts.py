@@ -311,9 +311,9 @@ class CrashLeaksLoans(AccountsModel):
 class RepaysOnDequeue(AccountsModel):
     def turn(self, state, x):
         loan = state.actors[x].mailbox[0]
-        from creditflow.model.accounts.rules import _Builder
+        from creditflow.model.accounts.rules import StateBuilder
 
-        b = _Builder(state)
+        b = StateBuilder(state)
         self._repay(b, loan.account, loan.cost)
         actor = b.actors[x]
         b.actors[x] = actor._replace(mailbox=actor.mailbox[1:])

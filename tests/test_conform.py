@@ -45,7 +45,7 @@ def test_conform_the_real_rabbitmq_module(tmp_path):
     report = json.loads(out)
     assert code == 0, (report, err)
     assert report["verdict"] == "conformant"
-    assert report["implementation"] == "rabbitmq credit_flow 3.10.8"
+    assert report["implementation"].startswith("rabbitmq credit_flow 3.10.8 (beam md5 ")
     assert report["ops"] > 1500
     assert not list(tmp_path.iterdir())
 
@@ -123,9 +123,11 @@ def test_adapter_failure_exits_3_with_one_line_and_a_trace(tmp_path):
     assert code == 3 and "protocol error" in err
 
 
-def test_missing_module_is_exit_3_with_the_install_hint(tmp_path):
-    """AD-RABBITMQ, AD-FAILURE: --rabbitmq-ebin without the module."""
-    code, _, err = invoke("conform", "--adapter", "rabbitmq", "--rabbitmq-ebin", str(tmp_path))
+def test_missing_module_is_exit_3_with_the_install_hint(tmp_path, monkeypatch):
+    """AD-RABBITMQ, AD-FAILURE: CREDITFLOW_RABBITMQ_EBIN without the module (an empty
+    --rabbitmq-ebin is a bad input instead: test_conform_usability.py)."""
+    monkeypatch.setenv("CREDITFLOW_RABBITMQ_EBIN", str(tmp_path))
+    code, _, err = invoke("conform", "--adapter", "rabbitmq", "--out", str(tmp_path))
     assert code == 3
     assert "apt-get install rabbitmq-server" in err and len(err.strip().splitlines()) == 1
 

@@ -9,12 +9,12 @@ import json
 import pytest
 
 from creditflow.adapters.rabbitmq.broker import BrokerError
+from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance.cli import main
 from creditflow.conformance.cli import paging as cli_paging
 from creditflow.conformance.differential.paging_compare import (
     COMPARED,
     compare,
-    compare_on_broker,
     view_of_probe,
 )
 from creditflow.conformance.inputs.paging_scenarios import load_scenario

@@ -29,11 +29,15 @@ def test_table_shows_each_step_and_the_one_pass_state():
 
 
 def test_json_has_views_and_passes():
+    """PG-STREAM: JSON Lines: a header, one line per step, a summary."""
     result = run("small-embedded", "--json")
     assert result.exit_code == 0
-    doc = json.loads(result.output)
-    assert doc["scenario"] == "small-embedded" and doc["violations"] == []
-    step2 = doc["steps"][1]
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    doc, steps, end = lines[0], lines[1:-1], lines[-1]
+    assert doc["scenario"] == "small-embedded" and doc["steps"] == len(steps)
+    assert end == {"end": True, "steps": len(steps), "violation_count": 0, "violations": []}
+    assert [s["index"] for s in steps] == list(range(1, len(steps) + 1))
+    step2 = steps[1]
     assert step2["step"] == "target 0"
     assert [p["alphas_moved"] for p in step2["passes"]][:1] == [20]
     assert len(step2["after"]["q3"]) == 20 and len(step2["settled"]["q3"]) == 16
@@ -46,7 +50,7 @@ def test_bad_scenario_is_exit_2_with_one_line(tmp_path):
     result = CliRunner().invoke(main, ["paging", str(bad)])
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0
-    assert f"{bad}: step 1 (publish): missing 'size'" in result.stderr
+    assert f"{bad}: step 1 (publish): give exactly one of 'size' or 'sizes'" in result.stderr
 
 
 def test_model_only_scenario_refuses_a_broker():

@@ -74,7 +74,7 @@ def test_deliveries_follow_the_client_order():
         ([], "a scenario must be a JSON object"),
         ({"steps": []}, "steps must be a non-empty list"),
         ({"steps": [{"op": "jump"}]}, "unknown op 'jump'"),
-        ({"steps": [{"op": "publish"}]}, "missing 'size'"),
+        ({"steps": [{"op": "publish"}]}, "give exactly one of 'size' or 'sizes'"),
         ({"steps": [{"op": "publish", "size": "big"}]}, "size must be int"),
         ({"steps": [{"op": "publish", "size": 1, "count": 0}]}, "count must be >= 1"),
         ({"steps": [{"op": "publish", "size": 1, "persistent": 1}]}, "persistent must be bool"),

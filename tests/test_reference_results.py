@@ -26,7 +26,7 @@ def backlog(i: int, m: int) -> int:
 def test_stalled_queue_backlog_in_every_terminal_state(spec, expected):
     """PROP-NO-DEADLOCK, PROP-MAILBOX-BOUND: reader -> channel -> stalled queue ends with
     I + M*floor(I/M) messages queued, channel credit -M*floor(I/M), the reader blocked
-    forever, in *every* terminal state (semantics.md 1.6)."""
+    forever, in *every* terminal state (spec/sources.md 1.6)."""
     assert backlog(*spec) == expected
     graph = load_preset("stalled-queue")
     system, result = check_graph(

@@ -90,9 +90,33 @@ load_credit_flow(Ebin) ->
               {ok, [{application, rabbit_common, Props}]} -> proplists:get_value(vsn, Props, "?");
               _ -> "?"
           end,
+    Path = code:which(credit_flow),
+    %% The beam's own identity (AD-RABBITMQ): its module checksum and vsn attribute, so
+    %% that a copied ebin with another credit_flow.beam is not named by the .app alone.
+    Md5 = case beam_lib:md5(Path) of
+              {ok, {credit_flow, Digest}} -> md5_hex(Digest);
+              _ -> <<"?">>
+          end,
+    BeamVsn = case beam_lib:version(Path) of
+                  {ok, {credit_flow, Versions}} -> iolist_to_binary(io_lib:format("~p", [Versions]));
+                  _ -> <<"?">>
+              end,
     #{version => unicode:characters_to_binary(Vsn),
-      module => unicode:characters_to_binary(code:which(credit_flow)),
+      module => unicode:characters_to_binary(Path),
+      md5 => Md5,
+      vsn => BeamVsn,
+      ops => supported_ops(),
       otp => unicode:characters_to_binary(erlang:system_info(otp_release))}.
+
+md5_hex(Bin) -> iolist_to_binary([io_lib:format("~2.16.0b", [B]) || <<B>> <= Bin]).
+
+%% AD-CAPABILITIES: the ops whose credit_flow function the loaded module exports
+%% (modules before RabbitMQ 3.8.0 have no block/1 and unblock/1).
+supported_ops() ->
+    Needs = [{<<"send">>, send, 2}, {<<"ack">>, ack, 2}, {<<"bump">>, handle_bump_msg, 1},
+             {<<"block">>, block, 1}, {<<"unblock">>, unblock, 1},
+             {<<"peer_down">>, peer_down, 1}],
+    [Op || {Op, F, A} <- Needs, erlang:function_exported(credit_flow, F, A)] ++ [<<"state">>].
 
 sink() ->
     receive _ -> sink() end.
@@ -199,10 +223,18 @@ error_response(Id, Why) ->
 
 %% AD-HELLO, AD-RESET and the AD-OPS of family credit_flow.
 request(#{<<"op">> := <<"hello">>}, St = #st{info = Info}) ->
-    Name = <<"rabbitmq credit_flow ", (maps:get(version, Info))/binary>>,
+    %% The .app's version names the folder, the md5 the beam actually loaded.
+    Name = <<"rabbitmq credit_flow ", (maps:get(version, Info))/binary, " (beam md5 ",
+             (binary:part(maps:get(md5, Info), 0, min(8, byte_size(maps:get(md5, Info)))))/binary,
+             ")">>,
     {ok, [<<",\"name\":">>, enc_string(Name),
-          <<",\"families\":[\"credit_flow\"],\"implementation\":{\"module\":">>,
-          enc_string(maps:get(module, Info)), <<",\"otp\":">>, enc_string(maps:get(otp, Info)),
+          <<",\"families\":[\"credit_flow\"],\"ops\":[">>,
+          lists:join($,, [enc_string(Op) || Op <- maps:get(ops, Info)]),
+          <<"],\"implementation\":{\"module\":">>,
+          enc_string(maps:get(module, Info)), <<",\"md5\":">>, enc_string(maps:get(md5, Info)),
+          <<",\"vsn\":">>, enc_string(maps:get(vsn, Info)),
+          <<",\"app_version\":">>, enc_string(maps:get(version, Info)),
+          <<",\"otp\":">>, enc_string(maps:get(otp, Info)),
           <<"}">>], St};
 request(Req = #{<<"op">> := <<"reset">>}, St = #st{pids = Pids}) ->
     Spec = case maps:find(<<"spec">>, Req) of
@@ -219,6 +251,8 @@ request(Req = #{<<"op">> := Op}, St) when is_binary(Op) ->
     P ! {op, Call, St2#st.sink},
     {Emitted, Dict} = collect(P, []),
     case Dict of
+        {crashed, {not_exported, F, A}} ->
+            throw({error, io_lib:format("this credit_flow module does not export ~p/~p", [F, A])});
         {crashed, Why} -> throw({error, io_lib:format("credit_flow crashed: ~p", [Why])});
         _ -> ok
     end,
@@ -284,6 +318,10 @@ actor_loop() ->
     receive
         {op, Call, Sink} ->
             Report = case catch run(Call) of
+                         %% AD-CAPABILITIES: an op whose function this module does not
+                         %% export (hello leaves it out), said in one line.
+                         {'EXIT', {undef, [{credit_flow, F, A, _} | _]}} ->
+                             {crashed, {not_exported, F, length(A)}};
                          {'EXIT', Why} -> {crashed, Why};
                          _ -> get()
                      end,

@@ -55,6 +55,13 @@ def _version_key(path: str) -> tuple[int, ...]:
     return tuple(int(x) for x in match.group(1).strip(".").split(".")) if match else ()
 
 
+def ebin_problem(folder: Path) -> str:
+    """The one line for a ``--rabbitmq-ebin`` folder without the module (AD-RABBITMQ)."""
+    what = "does not exist" if not folder.is_dir() else "holds no credit_flow.beam"
+    return (f"--rabbitmq-ebin {folder}: {what} (give the rabbit_common ebin folder that "
+            f"holds the credit_flow.beam to check)")
+
+
 def locate_ebin(explicit: str | Path | None = None) -> Path:
     """The ``rabbit_common`` ebin folder holding ``credit_flow.beam``; raises
     :class:`AdapterFailure` (kind ``missing``) with the install hint."""
@@ -62,8 +69,7 @@ def locate_ebin(explicit: str | Path | None = None) -> Path:
         folder = Path(explicit)
         if _has_beam(folder):
             return folder
-        raise AdapterFailure("rabbitmq", MISSING, f"{folder}/credit_flow.beam not found; "
-                             + INSTALL_HINT)
+        raise AdapterFailure("rabbitmq", MISSING, ebin_problem(folder))
     env = os.environ.get(ENV_EBIN)
     if env:
         if _has_beam(Path(env)):

@@ -20,6 +20,7 @@ from typing import Any
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.erlang import ErlangSession
 from creditflow.adapters.rabbitmq.paging_probe import probe_expression, run_probe
+from creditflow.conformance.differential.paging_compare import Comparison, compare
 from creditflow.conformance.inputs.paging_scenarios import Scenario, ScenarioStep
 
 QUEUE_NAME = "cf-paging"
@@ -171,9 +172,8 @@ class BrokerPagingRun:
         delivered = 0
         if step.op == "publish":
             props = pika.BasicProperties(delivery_mode=2 if p["persistent"] else 1)
-            body = b"\0" * p["size"]
-            for _ in range(p["count"]):
-                channel.basic_publish("", self.queue, body, props)
+            for size in step.message_sizes():  # PG-SIZES
+                channel.basic_publish("", self.queue, b"\0" * size, props)
             ready += p["count"]
         elif step.op == "fetch":
             for _ in range(p["count"]):
@@ -197,3 +197,18 @@ class BrokerPagingRun:
         # rates and settle: nothing to do on the broker (rates are measured, and the
         # broker settles by itself; the probe waits for it)
         return ready, delivered
+
+
+def compare_on_broker(broker: Any, scenario: Scenario, attempts: int = 2) -> Comparison:
+    """Run ``scenario`` on ``broker`` (a started
+    :class:`~creditflow.adapters.rabbitmq.broker.PrivateBroker`) and compare; a run the
+    broker interfered with (PG-OBSERVE-INTERFERENCE) is repeated on a fresh vhost, up to
+    ``attempts`` runs in all. Raises ``BrokerError`` when the broker fails."""
+    comparison: Comparison | None = None
+    for _ in range(max(1, attempts)):
+        observations = BrokerPagingRun(broker, scenario).run().observations
+        comparison = compare(scenario, observations)
+        if not comparison.interference:
+            break
+    assert comparison is not None
+    return comparison

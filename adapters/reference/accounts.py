@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from creditflow.adapters.reference.accounts_mutants import MUTANTS
 from creditflow.conformance.differential.accounts_protocol import ReferenceAccountsAdapter
-from creditflow.conformance.inputs.graphs import _node_link
+from creditflow.conformance.inputs.graphs import networkx_from_node_link
 from creditflow.model.accounts.graph import actor_graph_from_networkx
 from creditflow.model.accounts.rules import AccountsModel
 
@@ -26,7 +26,7 @@ def answer(adapter: ReferenceAccountsAdapter, request: dict[str, Any]) -> dict[s
     if op == "hello":
         return adapter.hello()
     if op == "reset":
-        adapter.reset(actor_graph_from_networkx(_node_link(request.get("graph"))))
+        adapter.reset(actor_graph_from_networkx(networkx_from_node_link(request.get("graph"))))
         return {"ok": True}
     reply = adapter.step(request)
     return {"ok": True, "observations": list(reply.observations), "state": reply.state}

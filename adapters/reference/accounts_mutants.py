@@ -18,7 +18,7 @@ from creditflow.model.accounts.rules import (
     Loan,
     Observation,
     Outcome,
-    _Builder,
+    StateBuilder,
 )
 
 
@@ -37,7 +37,7 @@ class StrictCheck(AccountsModel):
 class ForgetsNotify(AccountsModel):
     """Repays without waking a waiter or storing a permit."""
 
-    def _repay(self, b: _Builder, account: int, amount: int) -> None:
+    def _repay(self, b: StateBuilder, account: int, amount: int) -> None:
         b.debt[account] -= amount
         b.obs.append(Observation("repay", self.account_names[account], amount, b.debt[account]))
 
@@ -46,7 +46,7 @@ class RepaysOnDequeue(AccountsModel):
     """Repays a turn's loan when it is taken from the mailbox, before borrowing."""
 
     def turn(self, state: AccountsState, x: int) -> Outcome:
-        b = _Builder(state)
+        b = StateBuilder(state)
         actor = b.actors[x]
         loan = actor.mailbox[0]
         self._repay(b, loan.account, loan.cost)
@@ -59,7 +59,7 @@ class CrashLeaks(AccountsModel):
     """A crashing actor's queued turns are never repaid."""
 
     def crash(self, state: AccountsState, x: int) -> Outcome:
-        b = _Builder(state)
+        b = StateBuilder(state)
         actor = b.actors[x]
         b.actors[x] = ActorState(False, (), NO_LOAN, actor.timer_account, 0)
         if actor.held.account >= 0:
@@ -70,21 +70,21 @@ class CrashLeaks(AccountsModel):
 class ChargesFirstAccount(AccountsModel):
     """Charges every send to the first account, not the triggering one."""
 
-    def _send(self, b: _Builder, sender: int, loan: Loan) -> None:
+    def _send(self, b: StateBuilder, sender: int, loan: Loan) -> None:
         super()._send(b, sender, Loan(0, loan.cost, loan.hop))
 
 
 class CountsTurnsNotEvents(AccountsModel):
     """Borrows 1 per turn instead of the number of events in it."""
 
-    def _borrow(self, b: _Builder, account: int, amount: int) -> None:
+    def _borrow(self, b: StateBuilder, account: int, amount: int) -> None:
         super()._borrow(b, account, 1 if amount else 0)
 
 
 class NoPermit(AccountsModel):
     """Never stores a permit (a Notify that forgets notifications nobody waited for)."""
 
-    def _repay(self, b: _Builder, account: int, amount: int) -> None:
+    def _repay(self, b: StateBuilder, account: int, amount: int) -> None:
         had = b.permit[account]
         super()._repay(b, account, amount)
         if not had and b.permit[account]:

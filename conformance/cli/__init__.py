@@ -5,7 +5,7 @@ capabilities below it and to the adapters. Nothing imports the CLI.
 :mod:`.app` (``check``, ``presets``, ``demo``) with every other group attached.
 """
 
-from creditflow.conformance.cli import accounts, conform, paging, prove, sweep
+from creditflow.conformance.cli import accounts, conform, observe, paging, prove, sweep
 from creditflow.conformance.cli.app import main
 
 for _command in (
@@ -20,6 +20,7 @@ for _command in (
     sweep.sweep,
     sweep.report,
     sweep.replay_corpus,
+    observe.observe,
 ):
     main.add_command(_command)
 

@@ -11,14 +11,23 @@ from typing import Any
 
 import click
 
+from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.differential.accounts_conform import conform
+from creditflow.conformance.differential.accounts_protocol import (
+    AdapterError,
+    ReferenceAccountsAdapter,
+    SubprocessAccountsAdapter,
+)
 from creditflow.conformance.explore.accounts import (
     AccountsOptions,
     accounts_summary,
     check_actor_graph,
 )
 from creditflow.conformance.explore.check import exit_code
+from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
 from creditflow.conformance.inputs.actor_graphs import (
     ActorGraphFileError,
@@ -26,8 +35,19 @@ from creditflow.conformance.inputs.actor_graphs import (
     actor_preset_names,
     load_actor_graph,
 )
+from creditflow.conformance.inputs.alarm_timelines import (
+    TimelineError,
+    TimelineStuck,
+    load_timeline,
+    run_timeline,
+    state_view,
+    timeline_names,
+)
 from creditflow.conformance.traces.models import write_model_trace
-from creditflow.model.accounts.graph import ActorGraphError
+from creditflow.model.accounts.graph import ActorGraphError, seed_example
+from creditflow.model.accounts.rules import AccountsModel
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
 
 
 @click.group()
@@ -116,7 +136,6 @@ def _print_accounts(report: dict[str, Any], primary: Any) -> None:
 def accounts_compare(as_json: bool) -> None:
     """Credit flow vs accounts on two topologies (spec/credit-vs-accounts.md): a
     request/reply cycle (CMP-CYCLE) and a stalled consumer (CMP-SLOW-CONSUMER)."""
-    from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 
     rows = []
     for c in (cycle_comparison(), slow_consumer_comparison()):
@@ -140,8 +159,6 @@ def accounts_compare(as_json: bool) -> None:
 @accounts.command("example")
 def accounts_example() -> None:
     """Replay the flow-control note's worked example (AC-EXAMPLE) step by step."""
-    from creditflow.model.accounts.graph import seed_example
-    from creditflow.model.accounts.rules import AccountsModel
 
     model = AccountsModel(seed_example(fanout=9, limit=5, reads=2))
     state = model.initial()
@@ -180,8 +197,6 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
                  disk: bool, node_down: bool, as_json: bool) -> None:
     """Explore every interleaving of alarms, publishes and deliveries and check the AL
     properties. Publishers and consumers are spread over the nodes."""
-    from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
-    from creditflow.model.alarms.system import CheckedAlarms
 
     conns = [ConnectionSpec(f"pub{i}", node=i % nodes, publishes=publishes)
              for i in range(publishers)]
@@ -216,6 +231,65 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
     sys.exit(exit_code(result))
 
 
+@alarms.command("run")
+@click.argument("timeline", required=False)
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON Lines: a header, one line per step, a summary.")
+def alarms_run(timeline: str | None, as_json: bool) -> None:
+    """Run a TIMELINE (a JSON file of publish / alarm / consume / clear steps, or a
+    shipped one by name) through the alarm model and show the state after each step:
+    each connection's reported state, the frames its client received, messages
+    consumed and queued (AL-TIMELINE). Without TIMELINE, list the shipped ones.
+    Exit 0; 12 if an AL property is violated; 2 for a bad file.
+
+    \b
+    Examples:
+      creditflow alarms run memory-alarm
+      creditflow alarms run my-broker-incident.json --json
+    """
+    if timeline is None:
+        for name in timeline_names():
+            click.echo(f"{name:16} {load_timeline(name).description[:70]}")
+        return
+    try:
+        loaded = load_timeline(timeline)
+        results = list(run_timeline(loaded))
+    except (TimelineError, TimelineStuck) as exc:
+        fail(str(exc))
+        return
+    violations = [f"step {r.index}: {pid}" for r in results for pid in r.violations]
+    code = exit_codes.VIOLATION if violations else exit_codes.OK
+    if as_json:
+        click.echo(json.dumps({"timeline": loaded.name, "source": loaded.source,
+                               "description": loaded.description,
+                               "profile": loaded.config.profile, "steps": len(results)}))
+        for r in results:
+            click.echo(json.dumps({
+                "index": r.index, "step": r.step.describe(),
+                "frames": [[n.connection, n.method, n.reason] for n in r.notices],
+                **state_view(loaded, r.state), "violations": r.violations}))
+        click.echo(json.dumps({"end": True, "steps": len(results), "violations": violations}))
+        sys.exit(code)
+    from rich.table import Table
+
+    names = [c.name for c in loaded.config.connections]
+    table = Table(title=f"creditflow alarms run {loaded.name} (profile {loaded.config.profile})")
+    for column in ("#", "step", "alarms", *names, "frames", "consumed", "queued"):
+        table.add_column(column, justify="left" if column in ("step", "frames") else "right")
+    for r in results:
+        view = state_view(loaded, r.state)
+        frames = ", ".join(f"{n.connection}: {n.method.removeprefix('connection.')}"
+                           + (f" ({n.reason})" if n.reason else "") for n in r.notices)
+        table.add_row(str(r.index), r.step.describe(), " ".join(view["alarms"]) or "-",
+                      *(view["connections"][n] for n in names), frames,
+                      str(sum(view["consumed"].values())), str(view["queued"]))
+    out = console()
+    out.print(table)
+    for line in violations:
+        out.print(f"[red]{line}")
+    sys.exit(code)
+
+
 @alarms.command("broker")
 @click.option("--before", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Messages published before the alarm.")
@@ -233,8 +307,6 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
     model. Exit 0 if they agree, 1 if they differ, 3 if the broker fails."""
     import tempfile
 
-    from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
-    from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 
     expected, _ = model_alarm_run(before, after, empty_body)
     try:
@@ -291,12 +363,6 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
     Example:
       creditflow accounts conform --adapter-cmd "python -m creditflow.adapters.reference.accounts"
     """
-    from creditflow.conformance.differential.accounts_conform import conform
-    from creditflow.conformance.differential.accounts_protocol import (
-        AdapterError,
-        ReferenceAccountsAdapter,
-        SubprocessAccountsAdapter,
-    )
 
     if (adapter is None) == (adapter_cmd is None):
         fail("give exactly one of --adapter and --adapter-cmd")

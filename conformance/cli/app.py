@@ -22,7 +22,7 @@ from creditflow.conformance.explore.check import CheckOptions, check_graph, exit
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.traces.network import write_network_trace
-from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -175,7 +175,7 @@ def check(
             f"{primary.length} steps; state after {len(run) - 1} steps"
         )
         dot_file, svg_file = write_picture(
-            deadlock_dot(system, run[-1][1], primary.processes, title), dot_path
+            finding_dot(system, primary, title), dot_path
         )
         report["dot"] = str(dot_file)
         report["svg"] = str(svg_file) if svg_file else None
@@ -204,9 +204,8 @@ def demo(out: Path) -> None:
         files = ""
         if primary is not None:
             trace = write_network_trace(system, primary, out / f"{name}.itf.json", source=name)
-            run = primary.path + primary.continuation
             dot, svg = write_picture(
-                deadlock_dot(system, run[-1][1], primary.processes, f"{name}: {primary.kind}"),
+                finding_dot(system, primary, f"{name}: {primary.kind}"),
                 out / f"{name}.dot",
             )
             files = f"{trace}  {svg or dot}"
@@ -244,6 +243,9 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        later = [p for p in primary.final_processes if p not in primary.processes]
+        if later:
+            who += f" (first; in the drawn state also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )

@@ -4,12 +4,14 @@ implementations against the model through the adapter protocol (AD-*)."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
     UnknownAdapter,
     adapter_factory,
@@ -30,6 +32,7 @@ from creditflow.conformance.differential.conform import (
 from creditflow.conformance.differential.replay import (
     DIVERGED,
     FAILED,
+    NOT_OFFERED,
     PASS,
     XFAIL,
     XPASS,
@@ -74,6 +77,8 @@ def open_factory(
         if adapter_cmd is not None:
             return command_factory(adapter_cmd, timeout=timeout)
         assert adapter_name is not None
+        if rabbitmq_ebin is not None and not (rabbitmq_ebin / "credit_flow.beam").is_file():
+            fail(ebin_problem(rabbitmq_ebin), exit_codes.USAGE)
         return adapter_factory(adapter_name, rabbitmq_ebin=rabbitmq_ebin, timeout=timeout)
     except UnknownAdapter as exc:
         raise click.UsageError(str(exc)) from None
@@ -97,6 +102,9 @@ def open_factory(
               help="Run only this phase (repeatable; default: all three, in order).")
 @click.option("--shrink-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Time budget of Hypothesis's shrinking (delta debugging follows).")
+@click.option("--expectations", type=click.Path(dir_okay=False, path_type=Path),
+              help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
+              "divergences their traces show are reported as expected, not failures.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def conform(
     adapter_name: str | None,
@@ -110,6 +118,7 @@ def conform(
     out: Path,
     phases: tuple[str, ...],
     shrink_seconds: float,
+    expectations: Path | None,
     as_json: bool,
 ) -> None:
     """Search for op sequences on which an implementation and the model disagree.
@@ -118,30 +127,85 @@ def conform(
     them after every op: random protocol ops over several processes, then process-graph
     runs projected to per-process ops, then the explorer's runs of the presets. The
     first divergence is shrunk to a minimal trace, written to disk (ITF) and shown as
-    model vs implementation. Exit 0: conformant; 1: divergence; 3: adapter failure.
+    model vs implementation. With --expectations, divergences that the listed traces
+    show are expected (exit 0) and a listed trace that passes is an unexpected pass.
+    Exit 0: conformant; 1: divergence or unexpected pass; 2: bad expectations file;
+    3: adapter failure.
 
     \b
     Examples:
       creditflow conform --adapter rabbitmq --seed 1
       creditflow conform --adapter-cmd "python3 my_adapter.py" --corpus traces/
+      creditflow conform --adapter-cmd "./my_port" --expectations known.json
     """
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
+    try:
+        known = load_expectations(expectations) if expectations else None
+    except ExpectationsError as exc:
+        fail(str(exc), exit_codes.USAGE)
+        return
     options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
-                             corpus=corpus, shrink_seconds=shrink_seconds,
+                             corpus=corpus, shrink_seconds=shrink_seconds, expectations=known,
                              phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
-    result = run_conform(factory, options)
+    try:
+        result = run_conform(factory, options)
+    except ExpectationsError as exc:
+        fail(str(exc), exit_codes.USAGE)
+        return
+    how = _adapter_args(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
     if as_json:
-        click.echo(json.dumps(conform_json(result)))
+        out_json = conform_json(result)
+        if result.trace_path is not None:
+            out_json["replay"] = f"creditflow replay {shlex.quote(str(result.trace_path))} {how}"
+        click.echo(json.dumps(out_json))
     else:
-        _print_conform(result)
+        _print_conform(result, how, expectations)
     sys.exit(result.exit_code)
 
 
-def _print_conform(result: ConformResult) -> None:
+def _adapter_args(
+    adapter_name: str | None, adapter_cmd: str | None, rabbitmq_ebin: Path | None, timeout: float
+) -> str:
+    """The options that select the same implementation again (for the printed replay
+    command, AD-REPRODUCE): the adapter, its ebin folder, a non-default timeout."""
+    if adapter_cmd is not None:
+        args = ["--adapter-cmd", adapter_cmd]
+    else:
+        assert adapter_name is not None
+        args = ["--adapter", adapter_name]
+    if rabbitmq_ebin is not None:
+        args += ["--rabbitmq-ebin", str(rabbitmq_ebin.resolve())]
+    if timeout != DEFAULT_TIMEOUT:
+        args += ["--timeout", f"{timeout:g}"]
+    return shlex.join(args)
+
+
+def implementation_lines(info: dict) -> list[str]:
+    """What the implementation says it is beyond its name (AD-HELLO's
+    ``implementation``): for the rabbitmq adapter the beam's path, md5 and vsn."""
+    impl = info.get("implementation")
+    if not isinstance(impl, dict):
+        return []
+    return [f"  {key}: {value}" for key, value in impl.items()]
+
+
+def _print_conform(result: ConformResult, how: str, expectations: Path | None) -> None:
     head = f"creditflow conform: {result.adapter}"
     if result.implementation and result.implementation != result.adapter:
         head += f" ({result.implementation})"
     click.echo(f"{head}, seed {result.seed}")
+    for line in implementation_lines(result.info):
+        click.echo(line)
+    if result.unexercised:
+        click.echo(f"ops not exercised (not offered by the implementation, AD-CAPABILITIES): "
+                   f"{', '.join(result.unexercised)}")
+    for known in result.known:
+        hits = result.expected_hits.get(known.name, 0)
+        click.echo(f"  EXPECTED  {known.name} ({known.op}: {', '.join(sorted(known.fields))}): "
+                   f"met in {hits} run{'s' * (hits != 1)}; {known.reason}")
+    for name in result.unexpected_passes:
+        click.echo(f"  XPASS     {name}: passes, but the expectations list it; remove it "
+                   f"from {expectations}")
     for p in result.phases:
         unit = "runs" if p.name == "explorer-runs" else "examples"
         click.echo(f"  {p.name:14} {p.examples:6,} {unit:8} {p.ops:9,} ops {p.seconds:7.2f} s")
@@ -150,7 +214,13 @@ def _print_conform(result: ConformResult) -> None:
             click.echo(f"trace (up to the failure): {result.trace_path}")
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.divergence is None:
-        click.echo(f"CONFORMANT: no divergence in {result.ops:,} ops ({result.seconds:.1f} s)")
+        if result.unexpected_passes:
+            click.echo(f"UNEXPECTED PASS: {len(result.unexpected_passes)} listed trace(s) no "
+                       f"longer diverge")
+            return
+        known = " but the expected ones" if result.expected_hits else ""
+        click.echo(f"CONFORMANT: no divergence{known} in {result.ops:,} ops "
+                   f"({result.seconds:.1f} s)")
         return
     assert result.trace is not None
     click.echo(f"DIVERGENCE found by {result.found_by}")
@@ -161,9 +231,7 @@ def _print_conform(result: ConformResult) -> None:
                                  f"default spec {result.trace.spec}"):
         click.echo(line)
     click.echo(f"trace: {result.trace_path}")
-    how = f"--adapter {result.adapter}" if ":" in result.adapter or result.adapter in (
-        adapter_names()) else "--adapter-cmd ..."
-    click.echo(f"replay: creditflow replay {result.trace_path} {how}")
+    click.echo(f"replay: creditflow replay {shlex.quote(str(result.trace_path))} {how}")
 
 
 @click.command()
@@ -231,6 +299,9 @@ def replay(
                        f"({o.reason}); remove it from {expectations}")
         elif o.status == FAILED:
             click.echo(f"  FAILED    {o.trace.path}: {o.failure}")
+        elif o.status == NOT_OFFERED:
+            click.echo(f"  NOT RUN   {o.trace.path}: needs {', '.join(o.missing_ops)}, which "
+                       f"the implementation does not offer (AD-CAPABILITIES)")
         elif o.status == DIVERGED:
             assert o.divergence is not None and o.executed is not None
             click.echo(f"  DIVERGED  {o.trace.path}")

@@ -12,11 +12,17 @@ from typing import Any
 
 import click
 
+from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
+from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import console
+from creditflow.conformance.differential.paging_compare import comparison_document, view_of_state
 from creditflow.conformance.inputs.paging_scenarios import (
+    Scenario,
     ScenarioError,
     ScenarioRun,
+    StepResult,
+    iter_scenario,
     load_scenario,
     preset_names,
     run_scenario,
@@ -45,38 +51,53 @@ COLUMNS = ("#", "step", "q1", "q2", "delta", "q3", "q4", "len", "messages_ram", 
            "pending", "target", "credit", "writes", "blocked")
 
 
-def _violations(run: ScenarioRun) -> list[str]:
+def _step_violations(profile: Any, res: StepResult) -> list[str]:
     found = []
-    profile = run.scenario.profile
-    for res in run.results:
-        for phase, st in (("after", res.after), ("settled", res.settled)):
-            for pid, why in check(profile, st, res.reports).items():
-                found.append(f"step {res.index} ({phase}): {pid}: {why}")
+    for phase, st in (("after", res.after), ("settled", res.settled)):
+        for pid, why in check(profile, st, res.reports).items():
+            found.append(f"step {res.index} ({phase}): {pid}: {why}")
     return found
 
 
-def _document(run: ScenarioRun) -> dict[str, Any]:
-    from creditflow.conformance.differential.paging_compare import view_of_state
+def _violations(run: ScenarioRun) -> list[str]:
+    profile = run.scenario.profile
+    return [v for res in run.results for v in _step_violations(profile, res)]
 
-    s = run.scenario
-    return {
-        "scenario": s.name,
-        "source": s.source,
-        "description": s.description,
+
+#: PG-STREAM: the violations quoted in the last line (all are counted).
+MAX_QUOTED_VIOLATIONS = 100
+
+
+def _stream_json(loaded: Scenario) -> int:
+    """PG-STREAM: JSON Lines, a header, one line per step as it is computed, and a
+    summary; nothing of earlier steps is kept. The exit code."""
+    s = loaded
+    header = {
+        "scenario": s.name, "source": s.source, "description": s.description,
         "profile": s.profile._asdict() | {"store_credit": list(s.profile.store_credit)},
-        "durable": s.config.durable,
-        "steps": [
-            {
-                "index": r.index,
-                "step": r.step.describe(),
-                "delivered": r.delivered,
-                "passes": [p._asdict() for rep in r.reports for p in rep.passes],
-                "after": view_of_state(r.after),
-                "settled": view_of_state(r.settled),
-            }
-            for r in run.results
-        ],
+        "durable": s.config.durable, "steps": len(s.steps),
     }
+    write = sys.stdout.write
+    write(json.dumps(header) + "\n")
+    quoted: list[str] = []
+    count = 0
+    for r in iter_scenario(s):
+        violations = _step_violations(s.profile, r)
+        count += len(violations)
+        quoted += violations[: MAX_QUOTED_VIOLATIONS - len(quoted)]
+        write(json.dumps({
+            "index": r.index,
+            "step": r.step.describe(),
+            "delivered": r.delivered,
+            "passes": [p._asdict() for rep in r.reports for p in rep.passes],
+            "after": view_of_state(r.after),
+            "settled": view_of_state(r.settled),
+            "violations": violations,
+        }) + "\n")
+    write(json.dumps({"end": True, "steps": len(s.steps), "violation_count": count,
+                      "violations": quoted}) + "\n")
+    sys.stdout.flush()
+    return exit_codes.VIOLATION if count else exit_codes.OK
 
 
 def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
@@ -108,7 +129,9 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
 
 @click.command()
 @click.argument("scenario", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON Lines: a header, one line per step as it runs, a summary "
+                   "(with --against-broker: one JSON object).")
 @click.option("--against-broker", is_flag=True,
               help="Also run the scenario on a private RabbitMQ 3.10.8 broker (Debian's "
                    "package, on loopback) and diff the observed states.")
@@ -146,27 +169,18 @@ def paging(scenario: str | None, as_json: bool, against_broker: bool, out: Path 
             sys.exit(exit_codes.USAGE)
         _against_broker(loaded, as_json, out)
         return
+    if as_json:
+        sys.exit(_stream_json(loaded))
     run = run_scenario(loaded)
     violations = _violations(run)
-    if as_json:
-        doc = _document(run)
-        doc["violations"] = violations
-        click.echo(json.dumps(doc))
-    else:
-
-        out_console = console()
-        out_console.print(_table(run))
-        for line in violations:
-            out_console.print(f"[red]{line}")
+    out_console = console()
+    out_console.print(_table(run))
+    for line in violations:
+        out_console.print(f"[red]{line}")
     sys.exit(exit_codes.VIOLATION if violations else exit_codes.OK)
 
 
 def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
-    from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
-    from creditflow.conformance.differential.paging_compare import (
-        compare_on_broker,
-        comparison_document,
-    )
 
     try:
         with (

@@ -29,8 +29,9 @@ from creditflow.conformance.symbolic.prove import (
     prove_graph,
     summary,
 )
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace
-from creditflow.conformance.traces.pictures import deadlock_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -53,11 +54,10 @@ def _write(cex: Counterexample, path: Path, source: str, picture: bool = True) -
     written: dict[str, Any] = {"trace": str(write_document(doc, path))}
     if picture:
         finding = cex.finding
-        run = finding.path + finding.continuation
         title = (f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
                  f"{finding.length} steps (found by Z3)")
         dot, svg = write_picture(
-            deadlock_dot(cex.system, run[-1][1], finding.processes, title),
+            finding_dot(cex.system, finding, title),
             path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
         )
         written["dot"] = str(dot)
@@ -266,7 +266,6 @@ def synth(
       creditflow synth rabbitmq-publish --per-edge
       creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
     """
-    from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 
     if goal == "mailbox" and bound is None:
         fail("--goal mailbox needs --bound B")

@@ -17,8 +17,24 @@ from typing import Any
 
 import click
 
+from creditflow.adapters.corpus_replay import resolve
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
+from creditflow.conformance.sweep.engine import EngineError
+from creditflow.conformance.sweep.replay import (
+    ReplayError,
+    corpus_files,
+    run_replay,
+    summary_exit_code,
+)
+from creditflow.conformance.sweep.report import ReportError
+from creditflow.conformance.sweep.report_files import write_report
+from creditflow.conformance.sweep.runners import SparkRunner
+from creditflow.conformance.sweep.spark import SparkSetupError, start_spark
+from creditflow.conformance.sweep.store import StoreError, SweepStore
+from creditflow.conformance.sweep.sweepfile import SweepFileError, load_sweep
+from creditflow.model.network.graph import GraphError
 
 MASTER_HELP = (
     "Spark master: local[*] (default: every core of this machine), local[N], "
@@ -139,11 +155,6 @@ def sweep(
       creditflow sweep my-sweep.toml --master spark://head:7077 --out /shared/sweeps/x
       creditflow report sweeps/smoke
     """
-    from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
-    from creditflow.conformance.sweep.engine import EngineError
-    from creditflow.conformance.sweep.store import StoreError, SweepStore
-    from creditflow.conformance.sweep.sweepfile import SweepFileError, load_sweep
-    from creditflow.model.network.graph import GraphError
 
     try:
         spec = load_sweep(sweepfile)
@@ -178,8 +189,6 @@ def sweep(
             click.echo(json.dumps({"out": str(out), "cases": len(plan.cases), "pending": 0}))
         return
 
-    from creditflow.conformance.sweep.runners import SparkRunner
-    from creditflow.conformance.sweep.spark import SparkSetupError, start_spark
 
     try:
         with _status(show, f"starting Spark ({master or 'local[*]'})…"):
@@ -247,7 +256,6 @@ def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
     credit per family, the slowest cases and the failures, with plots (PNG and SVG)
     and an HTML page (SWEEP_DIR/report/index.html). Queries run on DuckDB over the
     Parquet rows; only each case's latest attempt counts."""
-    from creditflow.conformance.sweep.report import ReportError, write_report
 
     try:
         written = write_report(sweep_dir, out, top)
@@ -339,19 +347,9 @@ def replay_corpus(
     Exit codes: 0 every trace replayed, 1 some trace diverged, 2 some file is not a
     usable trace (and nothing diverged), 3 the replay function failed or crashed.
     """
-    from creditflow.conformance.sweep.engine import EngineError
-    from creditflow.conformance.sweep.replay import (
-        ReplayError,
-        corpus_files,
-        resolve_replay,
-        run_replay,
-        summary_exit_code,
-    )
-    from creditflow.conformance.sweep.runners import SparkRunner
-    from creditflow.conformance.sweep.spark import SparkSetupError, start_spark
 
     try:
-        resolve_replay(replay_fn)
+        resolve(replay_fn)
         files = corpus_files(corpus, pattern)
     except ReplayError as exc:
         fail(str(exc))
@@ -367,7 +365,7 @@ def replay_corpus(
     try:
         with _sweep_progress(show, len(files)) as update:
             result = run_replay(files, replay_fn, SparkRunner(handle.sc), out,
-                                batch_size=batch_size, progress=update)
+                                batch_size=batch_size, progress=update, resolver=resolve)
     except EngineError as exc:
         fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return

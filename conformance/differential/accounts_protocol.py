@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.transport import JsonLinesProcess
+from creditflow.conformance.inputs.actor_graphs import actor_graph_to_node_link
 from creditflow.model.accounts.graph import ActorGraph
 from creditflow.model.accounts.rules import (
     ACTION_SHIFT,
@@ -205,7 +206,6 @@ class SubprocessAccountsAdapter:
         return self._hello
 
     def reset(self, graph: ActorGraph) -> None:
-        from creditflow.conformance.inputs.actor_graphs import actor_graph_to_node_link
 
         self.request({"op": "reset", "graph": actor_graph_to_node_link(graph)})
 

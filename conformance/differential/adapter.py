@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from creditflow.conformance.differential.protocol import Observation, Op
+from creditflow.conformance.differential.protocol import OP_KINDS, Observation, Op
 from creditflow.model.credit.spec import CreditSpec
 
 #: AD-FAILURE kinds.
@@ -23,6 +23,21 @@ class AdapterFailure(Exception):
         self.adapter = adapter
         self.kind = kind
         self.message = message
+
+
+def hello_ops_problem(info: dict[str, Any]) -> str | None:
+    """What is wrong with ``hello``'s ``ops`` member (AD-CAPABILITIES), or ``None``."""
+    ops = info.get("ops")
+    if ops is None:
+        return None
+    if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
+        return f'hello "ops" must be a list of op names, got {ops!r}'
+    unknown = sorted(set(ops) - set(OP_KINDS))
+    if unknown:
+        return f'hello "ops" names ops the protocol does not define: {", ".join(unknown)}'
+    if "state" not in ops:
+        return 'hello "ops" must include "state" (AD-CAPABILITIES)'
+    return None
 
 
 class Adapter(ABC):
@@ -44,6 +59,20 @@ class Adapter(ABC):
 
     def close(self) -> None:  # noqa: B027 - most adapters have nothing to release
         """Release the implementation (stop its process)."""
+
+    @property
+    def supported_ops(self) -> tuple[str, ...]:
+        """The ops the implementation offers (AD-CAPABILITIES): ``hello``'s ``ops``, in
+        protocol order; every op of AD-OPS when ``hello`` does not say."""
+        declared = getattr(self, "info", {}).get("ops")
+        if declared is None:
+            return OP_KINDS
+        return tuple(k for k in OP_KINDS if k in declared)
+
+    @property
+    def missing_ops(self) -> tuple[str, ...]:
+        """The ops of AD-OPS the implementation does not offer (AD-CAPABILITIES)."""
+        return tuple(k for k in OP_KINDS if k not in self.supported_ops)
 
     @property
     def description(self) -> str:

@@ -29,6 +29,7 @@ from hypothesis.stateful import get_state_machine_test
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.corpus import corpus_dir
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
     DivergenceFound,
@@ -46,10 +47,17 @@ from creditflow.conformance.differential.session import (
     model_trace,
 )
 from creditflow.conformance.differential.shrink import shrink_sequence
-from creditflow.conformance.differential.traces import SUFFIX, trace_digest, write_process_trace
+from creditflow.conformance.differential.traces import (
+    SUFFIX,
+    load_trace,
+    trace_digest,
+    write_process_trace,
+)
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.encoding import CreditNetwork, Step
+from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
 from creditflow.conformance.inputs.graphs import load_preset, preset_names
+from creditflow.conformance.inputs.itf import TraceFormatError
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
 
@@ -61,6 +69,8 @@ EXPLORER_SETTINGS = ((CreditSpec(2, 1), 6), (CreditSpec(3, 2), 8), (CreditSpec(1
 RANDOM_RUN_SETTINGS = ((CreditSpec(2, 1), 40), (CreditSpec(5, 3), 60), (CreditSpec(4, 1), 60),
                        (CreditSpec(0, 0), 10))
 RUN_LIMIT = 600
+#: The ops a network run's projection uses (TRACE-PROJECTION).
+NETWORK_OPS = frozenset({"send", "ack", "bump", "state"})
 PHASES = ("process-ops", "network-runs", "explorer-runs")
 
 
@@ -76,6 +86,30 @@ class ConformOptions:
     network_examples: int | None = None  #: default: half of ``max_examples``
     phases: tuple[str, ...] = PHASES  #: which phases to run, in this order
     shrink_seconds: float = 5.0  #: Hypothesis's shrinking budget per divergence
+    #: Known divergences of the implementation (AD-EXPECTATIONS-CONFORM).
+    expectations: Expectations | None = None
+    #: Folders searched for the traces the expectations name (after the expectations
+    #: file's own folder and ``corpus``; the shipped corpus last).
+    trace_dirs: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class KnownDivergence:
+    """A divergence listed in the expectations (AD-EXPECTATIONS-CONFORM): the trace
+    that shows it, why, and its signature: the op kind at which it diverges and the
+    fields that differ there."""
+
+    name: str
+    reason: str
+    op: str
+    fields: frozenset[str]
+
+    def covers(self, divergence: Divergence) -> bool:
+        """An instance of this known divergence: same op kind, and no field differs
+        that does not differ in the listed trace."""
+        return divergence.op.kind == self.op and {
+            d.field for d in divergence.diffs
+        } <= self.fields
 
 
 @dataclass
@@ -101,18 +135,32 @@ class ConformResult:
     found_by: str = ""
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: AD-CAPABILITIES: the ops the implementation does not offer (never exercised).
+    unexercised: tuple[str, ...] = ()
+    #: AD-EXPECTATIONS-CONFORM: the known divergences, and how often each was met.
+    known: list[KnownDivergence] = field(default_factory=list)
+    expected_hits: dict[str, int] = field(default_factory=dict)
+    #: Listed traces that no longer diverge (unexpected passes: exit 1).
+    unexpected_passes: list[str] = field(default_factory=list)
+    #: ``hello``'s whole answer (AD-HELLO), for reports.
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
         if self.failure is not None:
             return "adapter-failure"
-        return "divergence" if self.divergence is not None else "conformant"
+        if self.divergence is not None:
+            return "divergence"
+        if self.unexpected_passes:
+            return "unexpected-pass"
+        return "conformant"
 
     @property
     def exit_code(self) -> int:
         return {
             "conformant": exit_codes.OK,
             "divergence": exit_codes.DIVERGENCE,
+            "unexpected-pass": exit_codes.DIVERGENCE,
             "adapter-failure": exit_codes.ADAPTER_FAILURE,
         }[self.verdict]
 
@@ -296,7 +344,7 @@ def _shrink_run(
 
 
 def _explorer_phase(
-    adapter: Adapter, run_seed: int, report: PhaseReport
+    adapter: Adapter, run_seed: int, report: PhaseReport, result: ConformResult
 ) -> tuple[str, Divergence, ProcessTrace] | None:
     for label, graph, steps in _explorer_runs(run_seed):
         ops = run_ops(graph, steps)
@@ -308,9 +356,63 @@ def _explorer_phase(
             raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
         if found is None:
             continue
-
+        known = _known_for(result, found)
+        if known is not None:
+            result.expected_hits[known] = result.expected_hits.get(known, 0) + 1
+            continue
         return _shrink_run(adapter, label, ops, report)
     return None
+
+
+# -- known divergences (AD-EXPECTATIONS-CONFORM) ----------------------------------------
+
+
+def _known_for(result: ConformResult, divergence: Divergence) -> str | None:
+    for known in result.known:
+        if known.covers(divergence):
+            return known.name
+    return None
+
+
+def _find_trace(name: str, options: ConformOptions) -> Path | None:
+    assert options.expectations is not None
+    folders: list[Path] = []
+    if options.expectations.path is not None:
+        folders.append(options.expectations.path.parent)
+    if options.corpus is not None:
+        folders.append(options.corpus)
+    folders += [*options.trace_dirs, corpus_dir()]
+    for folder in folders:
+        for candidate in (folder / f"{name}{SUFFIX}", *folder.rglob(f"{name}{SUFFIX}")):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+    """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM): one that
+    diverges gives a known divergence's signature; one that passes is an unexpected
+    pass. Raises :class:`ExpectationsError` for a trace that cannot be found or read."""
+    if options.expectations is None:
+        return
+    for name, reason in options.expectations.known.items():
+        path = _find_trace(name, options)
+        if path is None:
+            raise ExpectationsError(
+                f"{options.expectations.path}: no trace {name}{SUFFIX} in the expectations' "
+                f"folder, --corpus or the shipped corpus"
+            )
+        try:
+            loaded = load_trace(path)
+        except TraceFormatError as exc:
+            raise ExpectationsError(str(exc)) from None
+        divergence, _ = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
+        if divergence is None:
+            result.unexpected_passes.append(name)
+        else:
+            result.known.append(KnownDivergence(
+                name, reason, divergence.op.kind, frozenset(d.field for d in divergence.diffs)
+            ))
 
 
 # -- the whole run -----------------------------------------------------------------------
@@ -326,8 +428,16 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
         result = ConformResult(exc.adapter, "", run_seed, failure=exc)
         result.seconds = time.perf_counter() - started
         return result
-    result = ConformResult(adapter.name, adapter.description, run_seed)
+    result = ConformResult(adapter.name, adapter.description, run_seed,
+                           info=dict(getattr(adapter, "info", {})))
+    result.unexercised = adapter.missing_ops
     try:
+        try:
+            known_divergences(adapter, options, result)
+        except AdapterFailure as exc:
+            result.failure = exc
+            result.found_by = "the traces of the expectations file"
+            return result
         _run_phases(adapter, options, result)
     finally:
         adapter.close()
@@ -343,21 +453,34 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
     )
     machines = (
         ("process-ops", ProcessOpsMachine, options.max_examples, result.seed),
-        ("network-runs", NetworkRunMachine, network_examples, result.seed + 1),
+        # AD-REPRODUCE: one seed for both machines, the one printed and given with --seed.
+        ("network-runs", NetworkRunMachine, network_examples, result.seed),
     )
+    offered = frozenset(adapter.supported_ops)
+    network_ops = offered >= NETWORK_OPS
+    if not network_ops:
+        result.notes.append(
+            "network-runs and explorer-runs skipped: they need "
+            f"{', '.join(sorted(NETWORK_OPS))}, and the implementation does not offer "
+            f"{', '.join(sorted(NETWORK_OPS - offered))}")
     for name, factory, examples, machine_seed in machines:
-        if name not in options.phases:
+        if name not in options.phases or (name != "process-ops" and not network_ops):
             continue
         report = PhaseReport(name)
         result.phases.append(report)
         t0 = time.perf_counter()
-        context = MachineContext(adapter, shrink_seconds=options.shrink_seconds)
+        context = MachineContext(
+            adapter, shrink_seconds=options.shrink_seconds, offered=offered,
+            expected=(lambda d: _known_for(result, d)) if result.known else None,
+        )
         outcome, reproducible = _run_machine(factory, context, options, examples, machine_seed)
         report.examples, report.ops = context.examples, context.ops
         report.seconds = time.perf_counter() - t0
+        for known, hits in context.expected_hits.items():
+            result.expected_hits[known] = result.expected_hits.get(known, 0) + hits
         if outcome is None:
             continue
-        result.found_by = f"{name} ({outcome.machine}, Hypothesis seed {machine_seed})"
+        result.found_by = f"{name} ({outcome.machine}, seed {machine_seed})"
         if not reproducible:
             result.notes.append("Hypothesis could not reproduce the divergence when it "
                                 "replayed the shrunk example: the implementation may be "
@@ -377,13 +500,13 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             result.divergence, result.trace = polished
         result.trace_path = write_failure_trace(result, result.trace, options, "divergence")
         return
-    if "explorer-runs" not in options.phases:
+    if "explorer-runs" not in options.phases or not network_ops:
         return
     report = PhaseReport("explorer-runs")
     result.phases.append(report)
     t0 = time.perf_counter()
     try:
-        found = _explorer_phase(adapter, result.seed, report)
+        found = _explorer_phase(adapter, result.seed, report, result)
     except ExplorerRunFailure as exc:
         report.seconds = time.perf_counter() - t0
         result.failure, result.trace = exc.failure, exc.trace

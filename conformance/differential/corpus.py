@@ -31,7 +31,7 @@ class Regression:
     """One scenario: where it comes from and the ops that reproduce it."""
 
     name: str
-    source: str  #: the bug or the verified fact (semantics.md ids: CF4, §1.3, ...)
+    source: str  #: the bug or the verified fact (spec/sources.md ids: CF4, §1.3, ...)
     description: str
     spec: CreditSpec
     ops: tuple[Op, ...]
@@ -50,7 +50,8 @@ def regressions() -> list[Regression]:
     return [
         Regression(
             "cf4-channel-blocked-on-dead-queue",
-            "semantics.md CF4: rabbitmq-server commit dee6c8a198 (2020), regression of f20fa273e9",
+            "spec/sources.md CF4: rabbitmq-server commit dee6c8a198 (2020), "
+            "regression of f20fa273e9",
             "A channel that exhausted its credit to a queue is blocked and defers the grants "
             "it owes the reader; when the queue dies, peer_down must unblock the channel, "
             "flush the deferred grants (newest first) and forget the queue (CF-PEER-DOWN).",
@@ -61,7 +62,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf3-syncer-blocked-on-two-mirrors",
-            "semantics.md CF3: commit 60b6ee19fb (2013), the mirror syncer",
+            "spec/sources.md CF3: commit 60b6ee19fb (2013), the mirror syncer",
             "A process blocked on two peers stays blocked when one of them dies and flushes "
             "its deferred grants only when the other one bumps (CF-UNBLOCK, CF-FLUSH).",
             CreditSpec(1, 1),
@@ -70,7 +71,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf7-quorum-queue-pseudo-peer",
-            "semantics.md CF6/CF7: PR #1883, commit e06d3e7069 (3.12.0)",
+            "spec/sources.md CF6/CF7: PR #1883, commit e06d3e7069 (3.12.0)",
             "A channel blocked twice by a quorum queue's name (a pseudo-peer) needs two "
             "unblocks; its grants stay deferred until the last one (CF-MULTISET, CF-FLUSH). "
             "In 3.10.8 nothing unblocks it when the queue is deleted: only an explicit unblock.",
@@ -81,7 +82,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf13-disabled-0-0",
-            "semantics.md CF13: PRs #13055/#13067 (2025) re-allow {0,0}; verified on 3.10.8",
+            "spec/sources.md CF13: PRs #13055/#13067 (2025) re-allow {0,0}; verified on 3.10.8",
             "{0,0} disables credit flow: ten sends leave credit -10 without blocking, ten acks "
             "leave credit_to -10 without a grant (CF-DISABLED, CF-NEGATIVE).",
             CreditSpec(0, 0),
@@ -89,7 +90,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf13-negative-initial-credit",
-            "semantics.md CF13: PR #144 discussion (negative InitialCredit disables blocking)",
+            "spec/sources.md CF13: PR #144 discussion (negative InitialCredit disables blocking)",
             "A negative InitialCredit never blocks; acks still grant every MoreCreditAfter-th "
             "time (CF-DISABLED).",
             CreditSpec(-1, 2),
@@ -98,7 +99,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf5-mirror-double-debit",
-            "semantics.md CF5: PR #6110 (3.10.10/3.11.2); 3.10.8 debits mirrors twice",
+            "spec/sources.md CF5: PR #6110 (3.10.10/3.11.2); 3.10.8 debits mirrors twice",
             "3.10.8 sends twice per message to a classic mirror and the mirror acks twice: "
             "debits equal acks, so the pair's credit is conserved (CF-SEND, CF-ACK, CF-BUMP).",
             CreditSpec(4, 2),
@@ -107,7 +108,8 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "stalled-queue-2-1",
-            "semantics.md §1.6 (verified), classic_queue_SUITE:classic_queue_flow_control_enabled",
+            "spec/sources.md §1.6 (verified), "
+            "classic_queue_SUITE:classic_queue_flow_control_enabled",
             "Reader -> channel -> suspended queue with {2,1}: the queue ends with 4 messages, "
             "the channel at credit -2 holding 2 deferred grants, the reader blocked at 0.",
             CreditSpec(2, 1),
@@ -122,7 +124,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "bump-unblocks-only-on-crossing",
-            "semantics.md §1.3 (verified): spec {3,2}",
+            "spec/sources.md §1.3 (verified): spec {3,2}",
             "Five sends give 2, 1, 0 (blocked), -1, -2; a bump of 2 gives 0 and does not "
             "unblock; another bump of 2 gives 2 and unblocks (CF-BUMP, CF-NEGATIVE).",
             CreditSpec(3, 2),
@@ -130,7 +132,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "bump-from-unknown-peer",
-            "semantics.md §1.3, §1.7 (verified)",
+            "spec/sources.md §1.3, §1.7 (verified)",
             "A bump from a peer never sent to, or forgotten by peer_down, starts from 0, not "
             "from InitialCredit: the next send uses it (CF-BUMP-UNKNOWN).",
             CreditSpec(5, 3),
@@ -140,7 +142,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "peer-down-keeps-deferred-grants",
-            "semantics.md §1.3: peer_down does not purge credit_deferred",
+            "spec/sources.md §1.3: peer_down does not purge credit_deferred",
             "Grants deferred for a peer that dies stay deferred and go out (into the void) "
             "at the next flush (CF-PEER-DOWN, CF-FLUSH).",
             CreditSpec(1, 1),
@@ -149,7 +151,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "flush-newest-first",
-            "semantics.md §1.3 (verified): deferred grants go out in list order",
+            "spec/sources.md §1.3 (verified): deferred grants go out in list order",
             "Grants deferred to several peers are sent newest first when the last blocker "
             "goes (CF-DEFER, CF-FLUSH).",
             CreditSpec(1, 1),
@@ -158,7 +160,7 @@ def regressions() -> list[Regression]:
         ),
         Regression(
             "cf2-msg-store-client-down",
-            "semantics.md CF2: commits d84c12bce4 / 4918d0ecb0 (2014)",
+            "spec/sources.md CF2: commits d84c12bce4 / 4918d0ecb0 (2014)",
             "The message store acks a queue with {4000,800}; when the queue dies, peer_down "
             "erases its counter and a new client starts over from MoreCreditAfter (CF-ACK, "
             "CF-PEER-DOWN).",
@@ -181,7 +183,7 @@ def _network_document() -> tuple[str, dict]:
     doc = network_trace(
         system, finding, source=f"creditflow check {preset} --credit 2,1 --publishes 10",
         description="The explorer's shortest deadlock of reader -> channel -> suspended queue "
-        "with {2,1} (semantics.md §1.6), replayed as per-process ops (TRACE-PROJECTION).",
+        "with {2,1} (spec/sources.md §1.6), replayed as per-process ops (TRACE-PROJECTION).",
     )
     return name, doc
 

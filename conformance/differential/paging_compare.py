@@ -164,23 +164,6 @@ def compare(scenario: Scenario, observations: list[Any]) -> Comparison:
     return result
 
 
-def compare_on_broker(broker: Any, scenario: Scenario, attempts: int = 2) -> Comparison:
-    """Run ``scenario`` on ``broker`` (a started
-    :class:`~creditflow.adapters.rabbitmq.broker.PrivateBroker`) and compare; a run the
-    broker interfered with (PG-OBSERVE-INTERFERENCE) is repeated on a fresh vhost, up to
-    ``attempts`` runs in all. Raises ``BrokerError`` when the broker fails."""
-    from creditflow.adapters.rabbitmq.paging import BrokerPagingRun
-
-    comparison: Comparison | None = None
-    for _ in range(max(1, attempts)):
-        observations = BrokerPagingRun(broker, scenario).run().observations
-        comparison = compare(scenario, observations)
-        if not comparison.interference:
-            break
-    assert comparison is not None
-    return comparison
-
-
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
     """The JSON document of a comparison: per step the model's and the broker's views."""
     steps = []

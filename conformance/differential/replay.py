@@ -25,6 +25,8 @@ from creditflow.conformance.differential.traces import (
 from creditflow.conformance.inputs.expectations import Expectations
 
 PASS, DIVERGED, XFAIL, XPASS, FAILED = "pass", "diverged", "xfail", "xpass", "adapter-failure"
+#: AD-CAPABILITIES: the trace needs ops the implementation does not offer; not run.
+NOT_OFFERED = "not-offered"
 
 
 @dataclass
@@ -36,10 +38,11 @@ class ReplayOutcome:
     failure: AdapterFailure | None = None
     reason: str | None = None  #: the expectation, if the trace is listed
     shrunk: Path | None = None  #: where the shrunk trace was written (``--shrink``)
+    missing_ops: tuple[str, ...] = ()  #: NOT_OFFERED: the ops the trace needs
 
     @property
     def ok(self) -> bool:
-        return self.status in (PASS, XFAIL)
+        return self.status in (PASS, XFAIL, NOT_OFFERED)
 
 
 @dataclass
@@ -65,6 +68,11 @@ def replay_trace(
     (checked when the trace was loaded), so comparing with the model compares with the
     trace. Raises :class:`AdapterFailure`."""
     reason = expectations.reason(loaded.name) if expectations else None
+    offered = set(adapter.supported_ops)
+    missing = tuple(sorted({op.kind for op in loaded.trace.ops} - offered))
+    if missing:
+        # AD-CAPABILITIES: reported as not run, never sent (and never a pass).
+        return ReplayOutcome(loaded, NOT_OFFERED, reason=reason, missing_ops=missing)
     divergence, executed = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
     if divergence is None:
         return ReplayOutcome(loaded, XPASS if reason else PASS, reason=reason)

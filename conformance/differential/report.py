@@ -68,6 +68,14 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
         "trace": str(result.trace_path) if result.trace_path else None,
         "found_by": result.found_by or None,
         "notes": result.notes,
+        "implementation_info": result.info.get("implementation"),
+        "ops_not_exercised": list(result.unexercised),
+        "expected_divergences": [
+            {"trace": k.name, "why": k.reason, "op": k.op, "fields": sorted(k.fields),
+             "runs": result.expected_hits.get(k.name, 0)}
+            for k in result.known
+        ],
+        "unexpected_passes": list(result.unexpected_passes),
     }
     if result.divergence is not None:
         d = result.divergence
@@ -78,6 +86,9 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
             "model": d.model.to_json(),
             "implementation": d.implementation.to_json(),
             "ops": [op.request() for op in result.trace.ops] if result.trace else [],
+            # AD-RESET: the default spec the ops run under (send/ack without "spec").
+            "spec": ([result.trace.spec.initial, result.trace.spec.more_after]
+                     if result.trace else None),
         }
     if result.failure is not None:
         out["failure"] = {"kind": result.failure.kind, "message": str(result.failure)}
@@ -103,6 +114,8 @@ def replay_json(report: ReplayReport) -> dict[str, Any]:
             entry["failure"] = str(o.failure)
         if o.shrunk is not None:
             entry["shrunk"] = str(o.shrunk)
+        if o.missing_ops:
+            entry["ops_not_offered"] = list(o.missing_ops)
         traces.append(entry)
     out: dict[str, Any] = {
         "adapter": report.adapter,
@@ -110,7 +123,8 @@ def replay_json(report: ReplayReport) -> dict[str, Any]:
         "exit_code": report.exit_code,
         "traces": traces,
         "counts": {s: sum(1 for o in report.outcomes if o.status == s)
-                   for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure")},
+                   for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure",
+                             "not-offered")},
     }
     if report.failure is not None:
         out["failure"] = str(report.failure)

@@ -7,8 +7,14 @@ subprocess (AD-TRANSPORT) whose process ops are sent in pipelined batches
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from creditflow.conformance.differential.adapter import PROTOCOL, REFUSED, Adapter
+from creditflow.conformance.differential.adapter import (
+    PROTOCOL,
+    REFUSED,
+    Adapter,
+    hello_ops_problem,
+)
 from creditflow.conformance.differential.protocol import (
     Observation,
     Op,
@@ -29,6 +35,14 @@ __all__ = ["DEFAULT_START_TIMEOUT", "DEFAULT_TIMEOUT", "PROBE_OP", "SubprocessAd
 class SubprocessAdapter(JsonLinesProcess, Adapter):
     """An implementation of the ``credit_flow`` family speaking the protocol on a
     subprocess's stdin/stdout."""
+
+    def _hello(self, start_timeout: float) -> dict[str, Any]:
+        """AD-HELLO, and the ops it declares (AD-CAPABILITIES)."""
+        info = super()._hello(start_timeout)
+        problem = hello_ops_problem(info)
+        if problem is not None:
+            self._fail(PROTOCOL, problem)
+        return info
 
     def reset(self, spec: CreditSpec) -> None:
         resp = self.request({"op": "reset", "spec": [spec.initial, spec.more_after]})
@@ -58,7 +72,11 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
         """A process op's response line as an :class:`Observation` (AD-RESPONSE)."""
         resp = self._parse(raw, request_id, str(op))
         if resp["ok"] is not True:
-            self._fail(REFUSED, f"{op} refused: {resp.get('error', resp)!r}")
+            hint = ""
+            if op.kind not in self.supported_ops:
+                hint = (f" ({op.kind} is not among the ops this implementation declares "
+                        f"in hello: {', '.join(self.supported_ops)})")
+            self._fail(REFUSED, f"{op} refused: {resp.get('error', resp)!r}{hint}")
         try:
             return observation_from_response(resp)
         except ProtocolError as exc:

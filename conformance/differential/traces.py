@@ -32,9 +32,9 @@ from creditflow.conformance.differential.session import ProcessTrace
 from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
-    Variant,
     decoded_states,
-    option,
+    pick_value,
+    picks_record,
     read_document,
     trace_document,
     write_document,
@@ -70,12 +70,13 @@ def _state_record(view: ProcessView) -> Record:
 
 
 def _picks(op: Op | None, spec: CreditSpec | None) -> Record:
-    return Record(
+    """TRACE-OPTIONS: the op's arguments, those it has."""
+    return picks_record(
         {
-            "proc": option(op.proc if op else None),
-            "peer": option(op.peer if op else None),
-            "amount": option(op.amount if op else None),
-            "spec": option(tuple(spec) if spec is not None else None),
+            "proc": op.proc if op else None,
+            "peer": op.peer if op else None,
+            "amount": op.amount if op else None,
+            "spec": tuple(spec) if spec is not None else None,
         }
     )
 
@@ -159,12 +160,7 @@ class LoadedTrace:
 
 
 def _pick(picks: Mapping[str, Any], key: str) -> Any:
-    value = picks.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, Variant):
-        raise TraceFormatError(f"pick {key!r} is not an option")
-    return None if value.tag == "None" else value.value
+    return pick_value(picks, key)
 
 
 def _spec(value: Any, where: str) -> CreditSpec:

@@ -93,6 +93,7 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> dict[str, Any]
         "deadlock": deadlock is not None if decided or deadlock else None,
         "deadlock_kind": deadlock.kind if deadlock else None,
         "blocked_forever": list(deadlock.processes) if deadlock else [],
+        "blocked_forever_drawn": list(deadlock.final_processes) if deadlock else [],
         "conservation": CONSERVATION not in result.findings
         if decided or CONSERVATION in result.findings
         else None,

@@ -49,6 +49,10 @@ class Finding:
     detail: str = ""
     continuation: Run = field(default_factory=list)
     loop_start: int | None = None
+    #: Who is blocked forever in the last state of ``path + continuation`` (the state
+    #: a picture draws, EXP-PICTURE): ``processes`` and any process that became
+    #: blocked forever along the continuation.
+    final_processes: tuple[str, ...] = ()
 
     @property
     def length(self) -> int:
@@ -83,7 +87,11 @@ def _frame(symmetry: object | None, mask: int, state: Hashable) -> int:
     return symmetry.to_original_frame(mask, symmetry.canonicalize(state)[1])  # type: ignore[attr-defined]
 
 
-def _continuation(system: TransitionSystem, end: Hashable, offset: int) -> tuple[Run, int | None]:
+def lasso_continuation(
+    system: TransitionSystem, end: Hashable, offset: int
+) -> tuple[Run, int | None]:
+    """EXP-LASSO: a run onward from ``end`` that keeps the blocked-forever processes
+    blocked, and the position (counting from ``offset``) its loop returns to."""
     seen = {end: 0}
     run: Run = []
     current = end
@@ -112,17 +120,47 @@ def _finding(
     kind: str,
     run: Run,
     stuck_mask: int = 0,
+    stuck_at: Callable[[Hashable], int] | None = None,
 ) -> Finding:
     end = run[-1][1]
     finding = Finding(property_id=property_id, kind=kind, path=run)
     if property_id == NO_DEADLOCK:
         mask = stuck_mask or system.blocked_mask(end)
         finding.processes = mask_names(mask, system.process_names)
+        finding.final_processes = finding.processes
         if kind == "blocked-forever":
-            finding.continuation, finding.loop_start = _continuation(system, end, len(run) - 1)
+            finding.continuation, finding.loop_start = lasso_continuation(
+                system, end, len(run) - 1
+            )
+            if finding.continuation and stuck_at is not None:
+                # EXP-PICTURE: blocked forever stays blocked forever, so the drawn
+                # state's set holds ``processes`` and whoever joined them later.
+                final = stuck_at(finding.continuation[-1][1]) | mask
+                finding.final_processes = mask_names(final, system.process_names)
     else:
         finding.detail = _explain(system, end, property_id)
     return finding
+
+
+def _stuck_at_function(
+    system: TransitionSystem, graph: StateGraph, symmetry: object | None, safe: frozenset[int]
+) -> Callable[[Hashable], int]:
+    """Who is blocked forever in any reachable concrete state (EXP-PICTURE), read off
+    the explored graph's verdicts at the state's safe closure (EXP-SAFE)."""
+    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+
+    def stuck_at(state: Hashable) -> int:
+        blocked = system.blocked_mask(state)
+        if not blocked or not graph.stuck:
+            return 0
+        closed = _safe_closure(system, state, safe) if safe else state
+        key = canon(closed)[0] if canon is not None else closed
+        j = graph.index.get(key)
+        if j is None:
+            return 0
+        return blocked & _frame(symmetry, graph.stuck[j], closed)
+
+    return stuck_at
 
 
 def find_counterexamples(
@@ -184,12 +222,17 @@ def _chain(graph: StateGraph, i: int) -> list[tuple[int, Hashable]]:
 
 
 def _from_graph(
-    system: TransitionSystem, graph: StateGraph, wanted: set[str], symmetry: object | None
+    system: TransitionSystem,
+    graph: StateGraph,
+    wanted: set[str],
+    symmetry: object | None,
+    safe: frozenset[int] = frozenset(),
 ) -> dict[str, Finding]:
     found: dict[str, Finding] = {}
     for pid, (i, _) in graph.step_witness.items():
         if pid in wanted:
             found[pid] = _step_finding(system, pid, _run(system, graph, i, symmetry))
+    stuck_at = _stuck_at_function(system, graph, symmetry, safe)
     for i, state in enumerate(graph.states):
         if len(found) == len(wanted):
             break
@@ -203,6 +246,7 @@ def _from_graph(
             expanded and graph.is_terminal(i) and system.pending_work(state),
             lambda i=i: graph.stuck[i] if graph.stuck else 0,
             symmetry,
+            stuck_at,
         )
     return found
 
@@ -216,6 +260,7 @@ def _record(
     terminal: bool,
     stuck_of: Callable[[], int],
     symmetry: object | None,
+    stuck_at: Callable[[Hashable], int] | None = None,
 ) -> None:
     """Record the first witness of each wanted property that ``state`` violates."""
     for pid in system.violations(state):
@@ -231,6 +276,7 @@ def _record(
                 "terminal" if terminal else "blocked-forever",
                 run,
                 _frame(symmetry, stuck, run[-1][1]),
+                stuck_at,
             )
 
 
@@ -291,6 +337,7 @@ def _search_full(
         return blocked & _frame(symmetry, reduced.stuck[j], closed)
 
     step_violations = getattr(system, "step_violations", None)
+    stuck_at = _stuck_at_function(system, reduced, symmetry, safe)
     i = 0
     while i < len(states) and len(found) < len(wanted) and len(states) <= max_states:
         state = states[i]
@@ -311,6 +358,7 @@ def _search_full(
             not nexts and system.pending_work(state),
             lambda state=state: stuck_in(state),
             symmetry,
+            stuck_at,
         )
         for a, nxt in nexts:
             if canon is not None:
@@ -325,7 +373,7 @@ def _search_full(
     if missing:
         # The full search ran out of budget: fall back to the reduced graph's runs,
         # which are counterexamples but perhaps not the shortest.
-        for pid, finding in _from_graph(system, reduced, missing, symmetry).items():
+        for pid, finding in _from_graph(system, reduced, missing, symmetry, safe).items():
             finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
             found[pid] = finding
     return found

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from creditflow.conformance.inputs.graphs import _node_link
+from creditflow.conformance.inputs.graphs import networkx_from_node_link
 from creditflow.model.accounts.graph import ActorGraph, ActorGraphError, actor_graph_from_networkx
 from creditflow.model.network.graph import GraphError
 from creditflow.spec import spec_dir
@@ -56,7 +56,7 @@ def load_actor_graph(graph: str | Path) -> ActorGraph:
             except json.JSONDecodeError as exc:
                 raise ActorGraphError(f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
             try:
-                g = _node_link(data)
+                g = networkx_from_node_link(data)
             except GraphError as exc:
                 raise ActorGraphError(str(exc)) from None
         return actor_graph_from_networkx(g, name=path.stem)

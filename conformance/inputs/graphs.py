@@ -51,7 +51,9 @@ def load_graph(graph: str | Path) -> FlowGraph:
     return load_preset(str(graph))
 
 
-def _node_link(data: object) -> nx.DiGraph:
+def networkx_from_node_link(data: object) -> nx.DiGraph:
+    """NET-FILE: a networkx graph from a node-link JSON object (``edges`` or ``links``);
+    :class:`GraphError` if the object is not a directed, simple node-link graph."""
     if not isinstance(data, dict):
         raise GraphError("expected a node-link JSON object with 'nodes' and 'edges'")
     if "nodes" not in data:
@@ -160,7 +162,7 @@ def load_graph_file(path: str | Path) -> FlowGraph:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise GraphError(f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
-            g = _node_link(data)
+            g = networkx_from_node_link(data)
         return flow_graph_from_networkx(g, name=path.stem)
     except GraphError as exc:
         raise GraphFileError(f"{path}: {exc}") from None
@@ -168,7 +170,7 @@ def load_graph_file(path: str | Path) -> FlowGraph:
 
 def graph_from_node_link(data: object, name: str = "graph") -> FlowGraph:
     """Validate a node-link document already parsed from JSON (raises :class:`GraphError`)."""
-    return flow_graph_from_networkx(_node_link(data), name=name)
+    return flow_graph_from_networkx(networkx_from_node_link(data), name=name)
 
 
 def graph_to_node_link(graph: FlowGraph) -> dict:

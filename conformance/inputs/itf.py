@@ -41,6 +41,26 @@ def option(value: Any) -> Variant:
     return NONE if value is None else some(value)
 
 
+def picks_record(picks: Mapping[str, Any]) -> Record:
+    """``mbt::nondetPicks`` of one state (TRACE-OPTIONS): the picks the action made, as
+    plain values; a pick it did not make (``None``) is left out. Not Quint's
+    ``{"tag": "Some"/"None", ...}`` options: itf-py cannot decode those."""
+    return Record({k: v for k, v in picks.items() if v is not None})
+
+
+def pick_value(picks: Mapping[str, Any], key: str) -> Any:
+    """A pick read back (TRACE-OPTIONS): missing -> ``None``; also reads the Quint
+    option form of older traces (``Some(v)`` -> ``v``, ``None`` -> ``None``)."""
+    value = picks.get(key)
+    if isinstance(value, Variant):
+        if value.tag == "None":
+            return None
+        if value.tag == "Some":
+            return value.value
+        raise TraceFormatError(f"pick {key!r}: unknown option tag {value.tag!r}")
+    return value
+
+
 class TraceFormatError(ValueError):
     """A document that is not a valid ITF trace; the message says where."""
 

@@ -14,6 +14,7 @@ Every error names the file and the problem in one line.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -46,6 +47,7 @@ _PARAMS: dict[str, dict[str, tuple[type | tuple[type, ...], object]]] = {
     "publish": {
         "count": (int, 1),
         "size": (int, None),
+        "sizes": (list, None),  # PG-SIZES: a size pattern, cycled; instead of "size"
         "persistent": (bool, False),
         "props_bytes": (int, paging.DEFAULT_PROPS_BYTES),
     },
@@ -78,10 +80,22 @@ class ScenarioStep:
     params: dict[str, Any]
     settle: bool = True
 
+    def message_sizes(self) -> list[int]:
+        """A publish step's body size per message: ``size`` each, or the ``sizes``
+        pattern cycled over ``count`` messages (PG-SIZES)."""
+        p = self.params
+        if p.get("sizes") is None:
+            return [p["size"]] * p["count"]
+        pattern = p["sizes"]
+        return [pattern[i % len(pattern)] for i in range(p["count"])]
+
     def describe(self) -> str:
         p = self.params
         if self.op == "publish":
             kind = "persistent" if p["persistent"] else "transient"
+            if p.get("sizes") is not None:
+                pattern = "/".join(str(n) for n in p["sizes"])
+                return f"publish {p['count']} x {pattern} B {kind}"
             return f"publish {p['count']} x {p['size']} B {kind}"
         if self.op == "fetch":
             return f"fetch {p['count']}" + ("" if p["ack"] else " (no ack)")
@@ -162,12 +176,16 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
         if name in raw:
             _check_type(source, f"{where} ({op}) {name}", raw[name], kind)
             params[name] = raw[name]
+        elif op == "publish" and name in ("size", "sizes"):
+            params[name] = None  # exactly one of the two: _check_sizes
         elif default is None and not (op == "target" and name == "duration"):
             raise _fail(source, f"{where} ({op}): missing {name!r}")
         else:
             params[name] = default
+    if op == "publish":
+        _check_sizes(source, where, params)
     for name in ("count", "size", "props_bytes"):
-        if name in params and params[name] < (1 if name == "count" else 0):
+        if params.get(name) is not None and params[name] < (1 if name == "count" else 0):
             raise _fail(source, f"{where} ({op}): {name} must be >= "
                                 f"{1 if name == 'count' else 0}")
     if op in ("ack", "requeue") and params["from"] not in ("oldest", "newest"):
@@ -189,6 +207,18 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
     if not isinstance(settle, bool):
         raise _fail(source, f"{where}: settle must be true or false")
     return ScenarioStep(op, params, settle)
+
+
+def _check_sizes(source: str, where: str, params: dict[str, Any]) -> None:
+    """PG-SIZES: a publish step gives ``size`` or a non-empty ``sizes`` list of sizes
+    (integers >= 0), not both."""
+    size, sizes = params["size"], params["sizes"]
+    if (size is None) == (sizes is None):
+        raise _fail(source, f"{where} (publish): give exactly one of 'size' or 'sizes'")
+    if sizes is not None and (not sizes or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes)):
+        raise _fail(source, f"{where} (publish): sizes must be a non-empty list of "
+                            f"integers >= 0, got {sizes!r}")
 
 
 def _parse_settings(source: str, profile: PagingProfile, raw: Any) -> tuple[PagingProfile, dict]:
@@ -313,7 +343,12 @@ def apply_step(
     p = step.params
     reports: list[Report] = []
     delivered: list[int] = []
-    if step.op == "publish":
+    if step.op == "publish" and p.get("sizes") is not None:
+        for size in step.message_sizes():  # PG-SIZES: one message at a time
+            done = paging.basic_publish(cfg, st, size, p["persistent"], p["props_bytes"])
+            st = done.state
+            reports += done.reports
+    elif step.op == "publish":
         done = paging.basic_publish(cfg, st, p["size"], p["persistent"], p["props_bytes"],
                                     count=p["count"])
         st, reports = done.state, list(done.reports)
@@ -354,11 +389,18 @@ def run_scenario(
 ) -> ScenarioRun:
     """Run every step through the model (PG-SCENARIO). ``rates_before[i]`` (1-based),
     when given, sets the rates before step ``i`` (a broker's measured rates)."""
+    return ScenarioRun(scenario, initial_state(),
+                       list(iter_scenario(scenario, rates_before)))
+
+
+def iter_scenario(
+    scenario: Scenario, rates_before: dict[int, Rates] | None = None
+) -> Iterator[StepResult]:
+    """The steps' results one at a time, keeping none (PG-STREAM): what
+    ``paging --json`` streams."""
     cfg = scenario.config
     st = initial_state()
-    first = st
     deliveries = Deliveries()
-    results: list[StepResult] = []
     for i, step in enumerate(scenario.steps, 1):
         if rates_before and i in rates_before and step.op != "rates":
             st = paging.set_rates(cfg, st, rates_before[i]).state
@@ -368,6 +410,5 @@ def run_scenario(
             s = paging.settle(cfg, after)
             settled = s.state
             reports.append(s.report)
-        results.append(StepResult(i, step, after, settled, reports, delivered))
+        yield StepResult(i, step, after, settled, reports, delivered)
         st = settled
-    return ScenarioRun(scenario, first, results)

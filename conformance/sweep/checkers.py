@@ -20,6 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
+from creditflow.conformance.traces.network import network_trace
 from creditflow.model.network.graph import FlowGraph
 
 
@@ -77,8 +80,6 @@ def explore_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
     """SW-CHECKER ``explore``: :func:`~creditflow.conformance.explore.check.check_graph` and
     :func:`~creditflow.conformance.explore.check.summary`, with the shortest counterexample as an
     ITF trace (TRACE-ITF)."""
-    from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
-    from creditflow.conformance.traces.network import network_trace
 
     system, result = check_graph(
         graph,
@@ -122,8 +123,6 @@ def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
     when it is ``proved`` or ``violated``; a bounded search or a solver that gave up
     leaves it undecided (``incomplete``). A counterexample is replayed through the model
     by ``prove`` itself and written as the explorer's are (TRACE-ITF)."""
-    from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
-    from creditflow.conformance.traces.network import network_trace
 
     budget.tick(0)
     seconds = max(1.0, min(PROVE_QUERY_SECONDS, budget.remaining()))

@@ -11,7 +11,7 @@ Example::
     >>> import random
     >>> g = FAMILY_KINDS["broker"].build(
     ...     {**FAMILY_KINDS["broker"].defaults(), "mirrors": 1}, random.Random(0))
-    >>> sorted(d["sends_per_message"] for _, _, d in g.edges(data=True))[-1]
+    >>> sorted(d.get("sends_per_message", 1) for _, _, d in g.edges(data=True))[-1]
     2
 """
 

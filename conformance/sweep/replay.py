@@ -21,7 +21,6 @@ process (restarted after it fails). Any other function: ``package.module:functio
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import socket
@@ -35,6 +34,8 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.sweep.driver import SweepProgress, auto_batch_size, new_run_id
+from creditflow.conformance.sweep.engine import run_waves, waves_of
 from creditflow.conformance.traces.network import TraceReplayError
 
 BUILTIN_REPLAY = {"network": "creditflow.conformance.traces.network:replay_network_trace"}
@@ -48,64 +49,15 @@ class ReplayError(ValueError):
     """Bad usage of the replay job; the message is one line."""
 
 
-@dataclass
-class AdapterReplayed:
-    """What an adapter replay returns (SW-REPLAY's ``ok``/``message``/``steps``)."""
-
-    ok: bool
-    status: str
-    steps: int
-    message: str = ""
-
-
-_open_adapters: dict[str, Any] = {}
-
-
-def adapter_replay(adapter_name: str) -> ReplayFn:
-    """SW-REPLAY: replay a trace file against the named adapter (issue 4's adapters). A
-    failing adapter raises ``AdapterFailure`` (an ``error`` row) and is restarted for the
-    next trace."""
-    from creditflow.adapters.registry import UnknownAdapter, adapter_factory
-
-    try:
-        factory = adapter_factory(adapter_name)
-    except UnknownAdapter as exc:
-        raise ReplayError(str(exc)) from None
-
-    def replay(path: str) -> AdapterReplayed:
-        from creditflow.conformance.differential.adapter import AdapterFailure
-        from creditflow.conformance.differential.replay import replay_trace
-        from creditflow.conformance.differential.traces import load_trace
-
-        loaded = load_trace(path)
-        adapter = _open_adapters.get(adapter_name)
-        if adapter is None:
-            adapter = _open_adapters[adapter_name] = factory()
-        try:
-            outcome = replay_trace(adapter, loaded)
-        except AdapterFailure:
-            _open_adapters.pop(adapter_name, None)
-            with contextlib.suppress(Exception):
-                adapter.close()
-            raise
-        message = ""
-        if outcome.divergence is not None:
-            d = outcome.divergence
-            fields = ", ".join(
-                f"{f.field}: model {f.model!r}, implementation {f.implementation!r}"
-                for f in d.diffs
-            )
-            message = f"after op {d.index + 1} ({d.op}): {fields}"
-        return AdapterReplayed(outcome.ok, outcome.status, len(loaded.trace.ops), message)
-
-    return replay
-
-
 def resolve_replay(name: str) -> ReplayFn:
-    """SW-REPLAY: the replay function called ``name`` (built in, ``adapter:NAME``, or
-    module:function)."""
+    """SW-REPLAY: the replay function called ``name`` (built in, or module:function).
+    ``adapter:NAME`` lives one layer up: :func:`creditflow.adapters.corpus_replay.resolve`
+    handles it and hands everything else to this function."""
     if name.startswith(ADAPTER_PREFIX):
-        return adapter_replay(name.removeprefix(ADAPTER_PREFIX))
+        raise ReplayError(
+            f"replay function {name!r}: adapters are resolved by the command line "
+            "(creditflow.adapters.corpus_replay.resolve), not here"
+        )
     target = BUILTIN_REPLAY.get(name, name)
     if ":" not in target:
         raise ReplayError(
@@ -132,8 +84,12 @@ def corpus_files(corpus: Path, pattern: str) -> list[str]:
 
 
 class ReplayBatch(NamedTuple):
+    """One executor task: ``resolver(replay)`` is the replay function for ``paths``
+    (a module-level function, so that it pickles by reference)."""
+
     replay: str
     paths: tuple[str, ...]
+    resolver: Callable[[str], ReplayFn] = resolve_replay
 
 
 def _steps(outcome: Any) -> int | None:
@@ -190,7 +146,7 @@ def replay_one(fn: ReplayFn, path: str, replay: str) -> dict[str, Any]:
 def replay_batch(batch: ReplayBatch) -> list[dict[str, Any]]:
     """The function executors run: every trace of ``batch``, in order."""
     try:
-        fn = resolve_replay(batch.replay)
+        fn = batch.resolver(batch.replay)
     except ReplayError as exc:
         return [_row(p, batch.replay, "error", str(exc), None, None) for p in batch.paths]
     return [replay_one(fn, path, batch.replay) for path in batch.paths]
@@ -224,22 +180,25 @@ def run_replay(
     *,
     batch_size: int | None = None,
     progress: Callable[[Any], None] | None = None,
+    resolver: Callable[[str], ReplayFn] = resolve_replay,
 ) -> ReplayRun:
     """SW-REPLAY: replay ``files`` on ``runner``; rows go to ``out`` as Parquet parts,
-    committed as each job finishes (SW-COMMIT), crashes isolated (SW-FAILURE)."""
+    committed as each job finishes (SW-COMMIT), crashes isolated (SW-FAILURE).
+    ``resolver`` turns the replay name into a function on each executor."""
     import datetime
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from creditflow.conformance.sweep.driver import SweepProgress, auto_batch_size, new_run_id
-    from creditflow.conformance.sweep.engine import run_waves, waves_of
 
     run_id = new_run_id()
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     size = batch_size or auto_batch_size(len(files), runner.parallelism)
-    batches = [ReplayBatch(replay, tuple(files[i : i + size])) for i in range(0, len(files), size)]
+    batches = [
+        ReplayBatch(replay, tuple(files[i : i + size]), resolver)
+        for i in range(0, len(files), size)
+    ]
     state = SweepProgress(total=len(files))
     run = ReplayRun(run_id, out, Counter(), 0.0)
     seq = 0
@@ -266,7 +225,8 @@ def run_replay(
 
     def halves(batch: ReplayBatch) -> tuple[ReplayBatch, ReplayBatch]:
         mid = len(batch.paths) // 2
-        return ReplayBatch(replay, batch.paths[:mid]), ReplayBatch(replay, batch.paths[mid:])
+        return (ReplayBatch(replay, batch.paths[:mid], resolver),
+                ReplayBatch(replay, batch.paths[mid:], resolver))
 
     def crashed(batch: ReplayBatch, reason: str, seconds: float) -> list[dict[str, Any]]:
         return [_row(batch.paths[0], replay, "crashed", f"task failed: {reason}", None, seconds)]
@@ -275,7 +235,7 @@ def run_replay(
         progress(state)
     run_waves(waves_of(batches, 2 * runner.parallelism), runner, replay_batch,
               size=lambda b: len(b.paths), split=halves, failure_results=crashed,
-              on_results=commit, probe=ReplayBatch(replay, ()))
+              on_results=commit, probe=ReplayBatch(replay, (), resolver))
     run.seconds = time.monotonic() - started
     return run
 

@@ -18,8 +18,7 @@ Definitions (SW-REPORT):
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -190,36 +189,7 @@ def minimal_safe_credit(credit_grid: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return str(value)
-
-
-@dataclass
-class WrittenReport:
-    data: ReportData
-    html: Path
-    json: Path
-    plots: list[Path]
-
-
-def write_report(sweep_dir: str | Path, out: str | Path | None = None, top: int = 20
-                 ) -> WrittenReport:
-    """SW-REPORT: the tables, the plots (PNG and SVG), ``index.html`` and ``report.json``
-    under ``out`` (default ``sweep_dir/report``)."""
-    from creditflow.conformance.sweep.page import render_html
-    from creditflow.conformance.sweep.plots import draw_plots
-
-    data = sweep_report(sweep_dir, top)
-    out = Path(out) if out is not None else Path(sweep_dir) / "report"
-    out.mkdir(parents=True, exist_ok=True)
-    plots = draw_plots(data, out / "plots")
-    html_path = out / "index.html"
-    html_path.write_text(render_html(data, plots, out), encoding="utf-8")
-    json_path = out / "report.json"
-    body = asdict(data)
-    body.pop("case_times")
-    json_path.write_text(json.dumps(body, indent=1, default=_json_default) + "\n",
-                         encoding="utf-8")
-    return WrittenReport(data, html_path, json_path, plots)

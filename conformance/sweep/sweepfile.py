@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.sweep.checkers import CheckerError, resolve_checker
 from creditflow.conformance.sweep.families import FAMILY_KINDS, FamilyKind, ParamError
 from creditflow.spec import spec_dir
 
@@ -231,7 +232,6 @@ def _strings(value: Any, what: str, allowed: tuple[str, ...] | None = None) -> t
 
 
 def _settings(table: Mapping[str, Any], base: Settings, what: str) -> Settings:
-    from creditflow.conformance.sweep.checkers import CheckerError, resolve_checker
 
     credits = _credits(table["credits"], f"{what}.credits") if "credits" in table else base.credits
     variants = (

@@ -3,7 +3,7 @@
 
 For a chain ``reader -> channel -> queue`` where the reader checks its blocked state,
 the channel does not, and the queue is stalled (the ``stalled-queue`` preset,
-semantics.md 1.6), with one spec ``{I, M}`` on both hops and any supply ``P``:
+spec/sources.md 1.6), with one spec ``{I, M}`` on both hops and any supply ``P``:
 
 * ``I >= 1, M >= 1``: the queue's mailbox never exceeds ``I + M*q`` with
   ``q = floor(I/M)``, and every terminal state of a run with ``P >= I + M*q`` has

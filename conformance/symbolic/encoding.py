@@ -1,7 +1,8 @@
 """The NET transition system of a process graph as Z3 formulas (Z3-ENCODING).
 
 :class:`NetworkEncoding` is generated from the same
-:class:`~creditflow.model.network.graph.FlowGraph` and by running the same rule code as the Python model: the state vector is
+:class:`~creditflow.model.network.graph.FlowGraph` and by running the same rule code as the
+Python model: the state vector is
 :class:`~creditflow.conformance.explore.encoding.CreditNetwork`'s (five integers per edge, then the
 sources' supplies, then the sinks' counts), and each action's guard and effect are
 obtained by executing ``CreditNetwork.is_enabled`` and ``CreditNetwork.apply`` on

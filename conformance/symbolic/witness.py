@@ -1,7 +1,7 @@
 """Z3 witnesses as explorer counterexamples (Z3-WITNESS).
 
 A run that Z3 found (its credit values, supplies, actions and states) is replayed
-step by step through the Python model 
+step by step through the Python model
 (:class:`~creditflow.conformance.explore.network_system.CheckedNetwork`
 of the concrete graph). Every action must be enabled there and every state must equal
 Z3's; otherwise :class:`EncodingDriftError` is raised, since the encoding and the
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from creditflow.conformance.explore.counterexamples import Finding, Run, _continuation
+from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
 from creditflow.conformance.explore.encoding import EDGE_FIELDS, CreditNetwork, Step
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -80,7 +80,7 @@ def finding_from_witness(
     if witness.property_id == NO_DEADLOCK:
         finding.processes = witness.processes
         if witness.kind == "blocked-forever":
-            finding.continuation, finding.loop_start = _continuation(system, end, len(run) - 1)
+            finding.continuation, finding.loop_start = lasso_continuation(system, end, len(run) - 1)
         finding.detail = witness.detail
     else:
         violated = system.violations(end)

@@ -14,12 +14,12 @@ from creditflow.conformance.explore.encoding import Step
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.graphs import graph_from_node_link, graph_to_node_link
 from creditflow.conformance.inputs.itf import (
-    Record,
     TraceFormatError,
     decode,
     decoded_states,
     encode,
-    option,
+    pick_value,
+    picks_record,
     read_document,
     trace_document,
     write_document,
@@ -40,11 +40,11 @@ def run_states(system: TransitionSystem, run: Run) -> list[dict[str, Any]]:
         values = dict(system.render(state))
         if action is None:
             values[ACTION_VAR] = "init"
-            values[PICKS_VAR] = Record({"node": option(None), "peer": option(None)})
+            values[PICKS_VAR] = picks_record({})
         else:
             name, picks = system.action_record(action)
             values[ACTION_VAR] = name
-            values[PICKS_VAR] = Record({k: option(v) for k, v in picks.items()})
+            values[PICKS_VAR] = picks_record(picks)
         out.append(values)
     return out
 
@@ -112,10 +112,8 @@ def _step(values: Mapping[str, Any], i: int) -> Step:
         raise TraceReplayError(f"states[{i}]: unknown action {kind!r}")
 
     def pick(name: str) -> str | None:
-        value = picks.get(name)
-        if value is None or value.tag == "None":
-            return None
-        return value.value
+        value = pick_value(picks, name)
+        return value if value is None else str(value)
 
     node = pick("node")
     if node is None:

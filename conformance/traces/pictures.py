@@ -13,6 +13,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.encoding import (
     BUMPS,
     CREDIT_FROM,
@@ -53,12 +54,16 @@ def deadlock_dot(
     state: State,
     stuck: Iterable[str] = (),
     title: str = "",
+    first: Iterable[str] = (),
 ) -> str:
-    """DOT text of ``state``: processes blocked forever (``stuck``) red, other blocked
-    ones orange, stalled grey; blocked edges red; the wait-for cycle or chain thick."""
+    """DOT text of ``state`` (EXP-PICTURE): every process blocked forever in it
+    (``stuck``) red, those blocked forever first (``first``, at the first violating
+    state) labelled so, other blocked ones orange, stalled grey; blocked edges red; the
+    wait-for cycle or chain thick."""
     net = system.network
     names = system.process_names
-    stuck = set(stuck)
+    first = set(first)
+    stuck = set(stuck) | first
     highlight = set(wait_for_edges(system, state))
     lines = [
         f"digraph {_quote(system.graph.name)} {{",
@@ -82,8 +87,12 @@ def deadlock_dot(
             label += f"\npublishes left: {net.remaining(state, n)}"
         if spec.stalled:
             label += "\nstalled"
-        if blocked:
-            label += "\nBLOCKED FOREVER" if spec.name in stuck else "\nblocked"
+        if spec.name in first and len(first) < len(stuck):
+            label += "\nBLOCKED FOREVER (first)"
+        elif spec.name in stuck:
+            label += "\nBLOCKED FOREVER"
+        elif blocked:
+            label += "\nblocked"
         shape = "box" if spec.source else "ellipse"
         lines.append(
             f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, fillcolor={color}];"
@@ -103,6 +112,15 @@ def deadlock_dot(
         lines.append(f"  {_quote(names[s])} -> {_quote(names[r])} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
+    """The picture of a counterexample's last state (EXP-PICTURE): the state after
+    ``path + continuation``, every process blocked forever there marked, and which ones
+    were blocked forever first."""
+    run = finding.path + finding.continuation
+    return deadlock_dot(system, run[-1][1], finding.final_processes or finding.processes,
+                        title, first=finding.processes)
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:

@@ -1,6 +1,6 @@
 """Syndicate-style accounts: debt, loans, and readers waiting for clear funds (AC-*).
 
-Read next to ``spec/accounts.md``. The model follows syndicate-rs (semantics.md §4):
+Read next to ``spec/accounts.md``. The model follows syndicate-rs (spec/sources.md §4):
 every event sent in a turn is a *loan* charged to the account the turn runs under,
 borrowed when the turn commits and repaid when the receiving actor's turn that
 handles it completes; readers call ``ensure_clear_funds`` before each read and wait
@@ -199,12 +199,12 @@ class AccountsModel:
 
     # -- bookkeeping shared by the steps ----------------------------------------------------
 
-    def _borrow(self, b: _Builder, account: int, amount: int) -> None:
+    def _borrow(self, b: StateBuilder, account: int, amount: int) -> None:
         """AC-BORROW: ``LoanedItem::new`` adds the cost to the account's debt."""
         b.debt[account] += amount
         b.obs.append(Observation("borrow", self.account_names[account], amount, b.debt[account]))
 
-    def _repay(self, b: _Builder, account: int, amount: int) -> None:
+    def _repay(self, b: StateBuilder, account: int, amount: int) -> None:
         """AC-REPAY and AC-NOTIFY: dropping a loan subtracts its cost; if the new debt is
         at most the limit, ``notify_one``: wake the longest waiter, or store one permit."""
         b.debt[account] -= amount
@@ -222,7 +222,7 @@ class AccountsModel:
                 b.permit[account] = True
                 b.obs.append(Observation("notify", name, 0, b.debt[account]))
 
-    def _send(self, b: _Builder, sender: int, loan: Loan) -> None:
+    def _send(self, b: StateBuilder, sender: int, loan: Loan) -> None:
         """AC-FANOUT: for each of ``loan.cost`` handled events, ``events`` events to each
         successor, grouped into one turn per destination (cost ``loan.cost * events``),
         charged to ``loan.account``; AC-DEAD-SEND: a send to a dead actor is borrowed
@@ -246,7 +246,7 @@ class AccountsModel:
         """AC-READ: a ready reader whose account's debt is at most the limit reads one
         packet of ``batch`` events and handles it in an inline turn under its account:
         the inline turn is no loan, what it sends is (AC-FANOUT)."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         account = self.reader_account[r]
         rs = b.readers[r]
         b.readers[r] = rs._replace(left=rs.left - 1)
@@ -257,7 +257,7 @@ class AccountsModel:
         """AC-WAIT (``ensure_clear_funds``): a ready reader whose account's debt exceeds the
         limit consumes a stored permit and re-checks, or, without one, suspends until a
         repay to at most the limit wakes it (AC-NOTIFY)."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         account = self.reader_account[r]
         who = self.actor_names[self.reader_actor[r]]
         if b.permit[account]:
@@ -277,7 +277,7 @@ class AccountsModel:
         the turn's account (AC-FANOUT), while the turn's own loan is still held
         (AC-BORROW-BEFORE-REPAY). The actor's first turn arms its timer with the turn's
         account (AC-TIMER)."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         actor = b.actors[x]
         loan = actor.mailbox[0]
         timer_account = actor.timer_account
@@ -291,7 +291,7 @@ class AccountsModel:
     def repay(self, state: AccountsState, x: int) -> Outcome:
         """AC-REPAY: the actor drops the loan of the turn it ran (the ``LoanedItem`` goes
         out of scope) and repays its cost (AC-NOTIFY)."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         loan = b.actors[x].held
         b.actors[x] = b.actors[x]._replace(held=NO_LOAN)
         self._repay(b, loan.account, loan.cost)
@@ -300,7 +300,7 @@ class AccountsModel:
     def fire(self, state: AccountsState, x: int) -> Outcome:
         """AC-TIMER: an armed timer fires: one event handled by its actor in a turn under
         the account it was armed with (no loan itself); what it sends is charged there."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         actor = b.actors[x]
         b.actors[x] = actor._replace(timer_left=actor.timer_left - 1)
         self._send(b, x, Loan(actor.timer_account, 1, 0))
@@ -310,7 +310,7 @@ class AccountsModel:
         """AC-CRASH: the actor dies. Its mailbox is dropped, so every queued loan is
         repaid (oldest first), then the loan it held; its timer is cancelled; if it is a
         reader its input loop ends. Later sends to it are AC-DEAD-SEND."""
-        b = _Builder(state)
+        b = StateBuilder(state)
         actor = b.actors[x]
         b.actors[x] = ActorState(False, (), NO_LOAN, actor.timer_account, 0)
         for loan in (*actor.mailbox, actor.held):
@@ -362,7 +362,7 @@ class AccountsModel:
         return mask
 
 
-class _Builder:
+class StateBuilder:
     """Mutable copy of a state inside one step (never escapes a step)."""
 
     def __init__(self, state: AccountsState) -> None:

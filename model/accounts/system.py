@@ -9,7 +9,7 @@ is the model's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from creditflow.model.accounts.graph import ActorGraph
@@ -27,11 +27,12 @@ from creditflow.model.accounts.rules import (
     AccountsModel,
     AccountsState,
 )
+from creditflow.model.system import StepChecked
 
 CheckedState = tuple[AccountsState, int]
 
 
-class CheckedAccounts:
+class CheckedAccounts(StepChecked):
     """The AC transition system of an actor graph plus its AC properties."""
 
     def __init__(
@@ -41,35 +42,11 @@ class CheckedAccounts:
         self.model = model if model is not None else AccountsModel(graph)
         self.properties = AccountsProperties(self.model, naive=naive_bound)
         self.process_names = graph.actor_names
+        self.step_property_ids = STEP_PROPERTIES
         self.property_ids = (*self.properties.state_ids, *STEP_PROPERTIES)
-
-    def initial(self) -> CheckedState:
-        return (self.model.initial(), 0)
-
-    def successors(self, state: CheckedState) -> Sequence[tuple[int, CheckedState]]:
-        s, bits = state
-        out = []
-        for action in self.model.enabled(s):
-            outcome = self.model.apply(s, action)
-            bad = bits
-            for pid in self.properties.step_violations(s, action, outcome):
-                bad |= 1 << STEP_PROPERTIES.index(pid)
-            out.append((action, (outcome.state, bad)))
-        return out
 
     def describe(self, action: int) -> str:
         return str(self.model.decode(action))
-
-    def violations(self, state: CheckedState) -> tuple[str, ...]:
-        s, bits = state
-        stepped = tuple(pid for i, pid in enumerate(STEP_PROPERTIES) if bits >> i & 1)
-        return self.properties.violations(s) + stepped
-
-    def blocked_mask(self, state: CheckedState) -> int:
-        return self.model.blocked_mask(state[0])
-
-    def pending_work(self, state: CheckedState) -> bool:
-        return self.model.pending_work(state[0])
 
     def explain(self, state: CheckedState, property_id: str) -> str:
         s = state[0]

@@ -2,7 +2,7 @@
 
 Read next to ``spec/alarms.md``. Two profiles:
 
-* ``3.10.8`` (semantics.md §3): the memory monitor's watermark check, the cluster-wide
+* ``3.10.8`` (spec/sources.md §3): the memory monitor's watermark check, the cluster-wide
   alarm set of ``rabbit_alarm``, and each reader's throttle (``blocked_by``,
   ``should_block``, ``connection.blocked`` sent once per episode): a reader blocks only
   when it post-processes a content frame while an alarm is on, and then reads nothing

@@ -7,7 +7,7 @@ Processes are the connections' readers; a reader is blocked while its
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from creditflow.model.alarms.properties import (
@@ -24,11 +24,12 @@ from creditflow.model.alarms.rules import (
     alarm_bit,
     reported_state,
 )
+from creditflow.model.system import StepChecked
 
 CheckedState = tuple[AlarmState, int]
 
 
-class CheckedAlarms:
+class CheckedAlarms(StepChecked):
     """The AL transition system of a configuration plus its AL properties."""
 
     def __init__(self, config: AlarmConfig, model: AlarmModel | None = None) -> None:
@@ -37,34 +38,12 @@ class CheckedAlarms:
         self.properties = AlarmProperties(self.model)
         self.process_names = tuple(c.name for c in config.connections)
         self.property_ids = (*STATE_PROPERTIES, *STEP_PROPERTIES)
-
-    def initial(self) -> CheckedState:
-        return (self.model.initial(), 0)
-
-    def successors(self, state: CheckedState) -> Sequence[tuple[int, CheckedState]]:
-        s, bits = state
-        out = []
-        for action in self.model.enabled(s):
-            outcome = self.model.apply(s, action)
-            bad = bits
-            for pid in self.properties.step_violations(s, action, outcome):
-                bad |= 1 << self.property_ids.index(pid)
-            out.append((action, (outcome.state, bad)))
-        return out
+        # a step can also break a state property at a check (AL-WATERMARK): every id
+        # gets a bit
+        self.step_property_ids = self.property_ids
 
     def describe(self, action: int) -> str:
         return self.model.describe(action)
-
-    def violations(self, state: CheckedState) -> tuple[str, ...]:
-        s, bits = state
-        stepped = tuple(pid for i, pid in enumerate(self.property_ids) if bits >> i & 1)
-        return tuple(dict.fromkeys(self.properties.violations(s) + stepped))
-
-    def blocked_mask(self, state: CheckedState) -> int:
-        return self.model.blocked_mask(state[0])
-
-    def pending_work(self, state: CheckedState) -> bool:
-        return self.model.pending_work(state[0])
 
     def render(self, state: CheckedState) -> Mapping[str, Any]:
         s = state[0]

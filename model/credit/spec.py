@@ -25,7 +25,7 @@ class CreditSpec(NamedTuple):
         return self.more_after >= 1
 
 
-#: CF-DEFAULTS: default credit spec per RabbitMQ version line (semantics.md §1.1).
+#: CF-DEFAULTS: default credit spec per RabbitMQ version line (spec/sources.md §1.1).
 DEFAULT_CREDIT_BY_VERSION: dict[str, CreditSpec] = {
     "3.1.0": CreditSpec(200, 50),
     "3.5.5": CreditSpec(200, 50),

@@ -47,7 +47,7 @@ def edge_conserved(
 
     ``credit_from + debits*data + (M - credit_to) + M*(bumps + deferred) = I``.
 
-    >>> edge_conserved(credit_from=1, credit_to=1, data=0, bumps=1, deferred=0,
+    >>> edge_conserved(credit_from=2, credit_to=1, data=0, bumps=1, deferred=0,
     ...                spec_initial=2, spec_more_after=1)
     False
     >>> edge_conserved(0, 1, 1, 1, 0, 2, 1)
