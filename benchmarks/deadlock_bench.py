@@ -67,7 +67,8 @@ def worker(args: argparse.Namespace) -> None:
     for g in graphs:
         started = time.perf_counter()
         graph = flow_graph_from_networkx(g, name=g.graph["name"])
-        system, result = check_graph(graph, CheckOptions(max_states=args.max_states))
+        online = {"stop_at_deadlock": True} if hasattr(CheckOptions, "stop_at_deadlock") else {}
+        system, result = check_graph(graph, CheckOptions(max_states=args.max_states, **online))
         row = summary(system, result)
         seconds = time.perf_counter() - started
         total += seconds

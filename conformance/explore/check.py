@@ -37,8 +37,9 @@ class CheckOptions:
     max_states: int = DEFAULT_MAX_STATES
     symmetry: bool = True
     reduce: bool = True
-    #: EXP-ONLINE: stop at the first certain deadlock (else explore everything)
-    stop_at_deadlock: bool = True
+    #: EXP-ONLINE: stop at the first certain deadlock (``creditflow check`` does unless
+    #: ``--full-search``); by default every state is explored and every property decided
+    stop_at_deadlock: bool = False
 
 
 def prepare_graph(graph: FlowGraph, options: CheckOptions) -> FlowGraph:

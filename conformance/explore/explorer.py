@@ -214,16 +214,22 @@ def explore(
     return result(graph, search.complete, bool(safe), findings)
 
 
-def _stuck(system: TransitionSystem, graph: StateGraph, symmetry: object | None) -> list[int]:
+def _stuck(
+    system: TransitionSystem, graph: StateGraph, symmetry: object | None,
+    blocked: list[int] | None = None,
+) -> list[int]:
     """EXP-DEADLOCK over ``graph``; states not expanded count as having no successors,
-    so on a partial graph the result over-approximates who is blocked forever."""
+    so on a partial graph the result over-approximates who is blocked forever.
+    ``blocked``: the states' blocked masks, if already known (a prefix is enough)."""
     n = len(graph.states)
+    masks = blocked if blocked is not None else []
+    masks.extend(system.blocked_mask(s) for s in graph.states[len(masks):])
     offsets = graph.offsets
     if len(offsets) < n + 1:
         offsets = array("q", offsets)
         offsets.extend([len(graph.targets)] * (n + 1 - len(offsets)))
     return blocked_forever(
-        [system.blocked_mask(s) for s in graph.states],
+        masks,
         offsets,
         graph.targets,
         graph.depth,
@@ -250,11 +256,17 @@ class _Search:
 #: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
 #: explored state
 LOCAL_SEARCH_FACTOR = 1
+#: ... and at most this many
+LOCAL_SEARCH_CAP = 50_000
+#: EXP-ONLINE: after a failed resolution, the next one waits until this many times as
+#: many states are expanded
+RETRY_GROWTH = 4
 
 
 def _resolve(
     system: TransitionSystem, graph: StateGraph, expanded: int, symmetry: object | None,
     certify: Callable[[Hashable], int],
+    blocked: list[int] | None = None,
 ) -> tuple[int, str, int] | None:
     """EXP-ONLINE: the first state (in breadth-first order) that violates
     PROP-NO-DEADLOCK, if it is certain from the explored prefix; ``None`` if not yet.
@@ -264,11 +276,11 @@ def _resolve(
     forever in it is shown free, by the prefix or by a bounded local search for a
     reachable state where it is unblocked; or when the certificate (EXP-CERTIFICATE)
     names exactly the processes that remain."""
-    stuck = _stuck(system, graph, symmetry)
+    stuck = _stuck(system, graph, symmetry, blocked)
     offsets = graph.offsets
     canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
     index = graph.index
-    budget = [LOCAL_SEARCH_FACTOR * len(graph.states)]
+    budget = [min(LOCAL_SEARCH_CAP, LOCAL_SEARCH_FACTOR * len(graph.states))]
 
     def frame(mask: int, state: Hashable) -> int:
         if canon is None:
@@ -385,6 +397,7 @@ def _breadth_first(
     if certify is not None and certify(first):
         candidate = 0
     next_try = 0
+    masks: list[int] = []  # blocked masks of the states, kept across resolutions
     # a model may offer `first_safe(state)`: the first enabled safe action, computed
     # without building every successor
     first_safe = getattr(system, "first_safe", None) if safe else None
@@ -451,12 +464,14 @@ def _breadth_first(
                     candidate=(candidate, candidate_kind),
                 )
             if i > candidate and i >= next_try:
-                resolved = _resolve(system, graph, i, symmetry, certify or (lambda s: 0))
+                resolved = _resolve(
+                    system, graph, i, symmetry, certify or (lambda s: 0), masks
+                )
                 if resolved:
                     return _Search(
                         graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
                     )
-                next_try = 2 * i
+                next_try = RETRY_GROWTH * i
         if len(states) > max_states:
             complete = False
             break
