@@ -5,8 +5,11 @@ DIVERGENCE = 1  #: an implementation diverged from the model (conform, replay)
 USAGE = 2  #: bad usage or bad input (graph, trace, config)
 ADAPTER_FAILURE = 3  #: an adapter or implementation crashed, hung or broke the protocol
 INCOMPLETE = 4  #: the search budget ran out before a verdict; nothing violated so far
+OUTPUT_FAILED = 5  #: OUT-FAILURE: an output file could not be written (verdict printed first)
 DEADLOCK = 10  #: PROP-NO-DEADLOCK violated
 VIOLATION = 12  #: another property violated
+INTERRUPTED = 130  #: SIG-POLICY: stopped by SIGINT (Ctrl-C)
+INTERRUPTED_SIGTERM = 143  #: SIG-POLICY: stopped by SIGTERM (CI cancellation, timeout)
 
 DESCRIPTIONS = {
     OK: "all properties hold",
@@ -14,6 +17,16 @@ DESCRIPTIONS = {
     USAGE: "bad usage or input",
     ADAPTER_FAILURE: "an adapter or implementation failed",
     INCOMPLETE: "search incomplete (budget exhausted), no violation found so far",
+    OUTPUT_FAILED: "an output file could not be written (after the verdict was printed)",
     DEADLOCK: "deadlock found",
     VIOLATION: "a property other than deadlock freedom is violated",
+    INTERRUPTED: "interrupted by SIGINT (Ctrl-C)",
+    INTERRUPTED_SIGTERM: "interrupted by SIGTERM",
 }
+
+
+def with_write_failure(verdict: int) -> int:
+    """OUT-EXIT: the exit code when an output could not be written: the verdict's own
+    code if it is not 0 (a CI gate fails either way and keeps the finding's meaning),
+    else :data:`OUTPUT_FAILED`."""
+    return verdict if verdict != OK else OUTPUT_FAILED

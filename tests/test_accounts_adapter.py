@@ -98,7 +98,8 @@ def test_observations_of_a_turn_follow_the_protocol():
     "program,message",
     [
         ("import sys; sys.exit(4)", "crash: exited with code 4"),
-        ("import sys, time; sys.stdin.readline(); time.sleep(30)", "hang: no response within 2 s"),
+        ("import sys, time; sys.stdin.readline(); time.sleep(30)",
+         "hang: response not complete within 2 s"),
         ("import sys; sys.stdin.readline(); print('hello there', flush=True)", "not JSON"),
         ("import sys; sys.stdin.readline(); print('{\"ok\": false, \"error\": \"nope\"}', "
          "flush=True)", "id"),

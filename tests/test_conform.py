@@ -117,7 +117,7 @@ def test_adapter_failure_exits_3_with_one_line_and_a_trace(tmp_path):
     assert read_document(path)["#meta"]["creditflow"]["failure"]["kind"] == "crash"
     code, _, err = invoke("conform", "--adapter-cmd", f"{FAULTY} hang 3", "--timeout", "0.5",
                           "--out", str(tmp_path))
-    assert code == 3 and "hang: no response within 0.5 s" in err
+    assert code == 3 and "hang: response not complete within 0.5 s" in err
     code, _, err = invoke("conform", "--adapter-cmd", f"{FAULTY} garbage 2",
                           "--out", str(tmp_path))
     assert code == 3 and "protocol error" in err

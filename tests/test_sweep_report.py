@@ -167,3 +167,15 @@ def test_report_command(reported, tmp_path):
     assert empty.stderr.strip() == (
         f"creditflow: error: {tmp_path / 'nothing'}: no sweep results "
         f"(expected {tmp_path / 'nothing'}/results/*.parquet)")
+
+
+def test_report_into_an_unwritable_folder_prints_the_tables_then_one_line(swept, tmp_path):
+    """OUT-FAILURE, OUT-EXIT: `report --out` under a regular file: the tables are still
+    printed, then one line naming the file; exit 5 (the report itself succeeded)."""
+    (tmp_path / "plain").write_text("")
+    result = CliRunner().invoke(main, ["report", str(swept), "--out", str(tmp_path / "plain" /
+                                                                          "r")])
+    assert result.exit_code == 5
+    assert "minimal safe credit" in result.stdout and "report: NOT WRITTEN" in result.stdout
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("creditflow: error: could not write ") and "is not a folder" in line

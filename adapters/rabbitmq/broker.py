@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from creditflow.conformance.runtime import children
+
 #: Where Debian's package keeps the scripts the /usr/sbin wrappers call.
 DEBIAN_SCRIPTS = Path("/usr/lib/rabbitmq/bin")
 INSTALL_HINT = "install Debian's rabbitmq-server package (make test does: scripts/setup.sh)"
@@ -127,12 +129,13 @@ class PrivateBroker:
         epmd = shutil.which("epmd") or "/usr/bin/epmd"
         if not Path(epmd).exists():
             raise BrokerError(f"no epmd program: {INSTALL_HINT}")
-        self._epmd = subprocess.Popen(
+        self._epmd = children.track(subprocess.Popen(  # SIG-CHILDREN
             [epmd, "-port", str(epmd_port), "-address", "127.0.0.1"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )
+            start_new_session=True,
+        ))
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -199,10 +202,7 @@ class PrivateBroker:
     def _stop_epmd(self) -> None:
         if self._epmd is not None:
             self._epmd.terminate()
-            try:
-                self._epmd.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._epmd.kill()
+            children.stop_group(self._epmd, grace=5.0)
             self._epmd = None
 
     def __enter__(self) -> PrivateBroker:

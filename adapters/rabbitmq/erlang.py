@@ -24,6 +24,7 @@ import threading
 import time
 
 from creditflow.adapters.rabbitmq.broker import INSTALL_HINT, BrokerError, PrivateBroker
+from creditflow.conformance.runtime import children
 
 READY = "@@CF-READY@@"
 END = "@@CF-END@@"
@@ -73,12 +74,13 @@ class ErlangSession:
         env["CF_BROKER_NODE"] = self.broker.node
         name = f"cfsession{secrets.token_hex(3)}@localhost"
         loop = _LOOP.replace("@TIMEOUT@", str(int(self.timeout * 1000)))
-        self._proc = subprocess.Popen(
+        self._proc = children.track(subprocess.Popen(  # SIG-CHILDREN
             [erl, "-noshell", "-hidden", "-sname", name,
              "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", loop],
             env=env, cwd=self.broker.workdir, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
+            start_new_session=True,
+        ))
         threading.Thread(target=self._pump, daemon=True).start()
         first = self._next_line(30.0)
         while first is not None and READY not in first:
@@ -132,11 +134,7 @@ class ErlangSession:
         if proc.stdin is not None:
             with contextlib.suppress(OSError):
                 proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        children.stop_group(proc, grace=5.0)
 
     def __enter__(self) -> ErlangSession:
         return self.start()

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.adapters.rabbitmq.broker import INSTALL_HINT, PrivateBroker
+from creditflow.conformance.outputs import write_atomic
+from creditflow.conformance.runtime import children
 
 #: RabbitMQ versions whose internals (record layouts, message shapes) OBS-* was written for
 SUPPORTED_VERSIONS = ("3.10.",)
@@ -122,11 +124,11 @@ class ObserveAgent:
                     "CF_COOKIE": self.target.cookie, "CF_SRC": str(erlang_source()),
                     "ERL_AFLAGS": "-start_epmd false"})
         me = f"cfobserve{secrets.token_hex(3)}@{host}"
-        self._proc = subprocess.Popen(
+        self._proc = children.track(subprocess.Popen(  # SIG-CHILDREN
             [erl, "-noshell", "-hidden", name_flag, me, "-setcookie", "cf_placeholder",
              "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", _BOOT],
             env=env, cwd=self._home, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
+            stderr=subprocess.STDOUT, text=True, start_new_session=True))
         threading.Thread(target=self._pump, daemon=True).start()
         self._answer(60.0, "connect")
         self.info = json.loads(self.request("info"))
@@ -218,11 +220,7 @@ class ObserveAgent:
             with contextlib.suppress(OSError):
                 if proc.stdin is not None:
                     proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            children.stop_group(proc, grace=10.0)
         shutil.rmtree(self._home, ignore_errors=True)
 
     def wait(self, seconds: float) -> None:
@@ -275,7 +273,6 @@ def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
     The tracer is started before the first cut and stopped after the last, so every
     event between the two cuts is in the file (OBS-WINDOW)."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     events_path = agent.workdir / "events.jsonl"
     agent.trace_start(events_path)
     stopped = False
@@ -296,9 +293,7 @@ def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
     events = read_events(events_path)
     doc = {"format": TRACE_FORMAT, "node": agent.target.node, "info": agent.info,
            "first": first, "last": last, "events": events}
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text(json.dumps(doc, separators=(",", ":")))
-    tmp.replace(out)
+    write_atomic(out, json.dumps(doc, separators=(",", ":")))  # OUT-ATOMIC
     inside = sum(1 for e in events if first["t_suspended"] < e[0] < last["t_suspended"])
     return {"trace": str(out), "events": len(events), "written": written,
             "events_between_cuts": inside, "workload": extra,

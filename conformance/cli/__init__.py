@@ -5,8 +5,12 @@ capabilities below it and to the adapters. Nothing imports the CLI.
 :mod:`.app` (``check``, ``presets``, ``demo``) with every other group attached.
 """
 
-from creditflow.conformance.cli import accounts, conform, observe, paging, prove, sweep
-from creditflow.conformance.cli.app import main
+from creditflow.conformance.runtime import signals as _signals
+
+_signals.early()  # SIG-POLICY while the rest is imported (a second or more)
+
+from creditflow.conformance.cli import accounts, conform, observe, paging, prove, sweep  # noqa: E402
+from creditflow.conformance.cli.app import main  # noqa: E402
 
 for _command in (
     prove.prove,

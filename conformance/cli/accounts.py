@@ -4,6 +4,7 @@ command line. Exit codes as every command (:mod:`creditflow.conformance.exit_cod
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -14,7 +15,14 @@ import click
 from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_run
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    Saver,
+    TimeoutParam,
+    console,
+    fail,
+    output_path,
+)
 from creditflow.conformance.differential.accounts_conform import conform
 from creditflow.conformance.differential.accounts_protocol import (
     AdapterError,
@@ -43,6 +51,8 @@ from creditflow.conformance.inputs.alarm_timelines import (
     state_view,
     timeline_names,
 )
+from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.runtime import signals
 from creditflow.conformance.traces.models import write_model_trace
 from creditflow.model.accounts.graph import ActorGraphError, seed_example
 from creditflow.model.accounts.rules import AccountsModel
@@ -100,16 +110,18 @@ def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound
     report = accounts_summary(system, result)
     report["source"] = graph
     primary = result.primary()
+    saver = Saver()
     if primary is not None:
-        path = trace_out or Path("counterexamples") / f"{system.graph.name}.accounts.itf.json"
-        write_model_trace(system, primary, path, "accounts",
-                          {"graph": actor_graph_to_node_link(system.graph)}, graph)
-        report["trace"] = str(path)
+        path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".accounts.itf.json")
+        saved = saver.attempt(write_model_trace, system, primary, path, "accounts",
+                              {"graph": actor_graph_to_node_link(system.graph)}, graph)
+        report["trace"] = str(saved) if saved else None
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_accounts(report, primary)
-    sys.exit(exit_code(result))
+        saver.show_unsaved()
+    saver.exit(exit_code(result))
 
 
 def _print_accounts(report: dict[str, Any], primary: Any) -> None:
@@ -215,20 +227,24 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
                        for pid, h in result.holds.items()},
         "exit_code": exit_code(result),
     }
+    saver = Saver()
     if primary is not None:
-        path = Path("counterexamples") / f"alarms-{profile}.itf.json"
-        write_model_trace(system, primary, path, "alarms", {"config": repr(config)}, "alarms")
-        report["trace"] = str(path)
+        path = derived_path(DEFAULT_FOLDER, f"alarms-{profile}", ".itf.json")
+        saved = saver.attempt(write_model_trace, system, primary, path, "alarms",
+                              {"config": repr(config)}, "alarms")
+        report["trace"] = str(saved) if saved else None
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(saver.annotate(report)))
     else:
         words = {True: "holds", False: "VIOLATED", None: "undecided"}
         for pid, holds in report["properties"].items():
             click.echo(f"  {pid:22} {words[holds]}")
         click.echo(f"{result.n_states:,} states in {result.seconds:.2f} s")
         if primary is not None:
-            click.echo(f"{primary.property_id} ({primary.kind}); trace: {report['trace']}")
-    sys.exit(exit_code(result))
+            click.echo(f"{primary.property_id} ({primary.kind}); trace: "
+                       f"{report['trace'] or 'NOT WRITTEN'}")
+        saver.show_unsaved()
+    saver.exit(exit_code(result))
 
 
 @alarms.command("run")
@@ -346,7 +362,7 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
 @click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+@click.option("--timeout", type=TimeoutParam(), default=10.0, show_default=True,
               help="Seconds to wait for each answer.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write a divergence (ITF). Default: "
@@ -366,12 +382,18 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
 
     if (adapter is None) == (adapter_cmd is None):
         fail("give exactly one of --adapter and --adapter-cmd")
+    if adapter_cmd is not None:
+        try:
+            shlex.split(adapter_cmd)
+        except ValueError as exc:  # an unbalanced quote: a usage error, exit 2
+            fail(f"--adapter-cmd: {exc}")
+    signals.note(seed=seed)
     try:
         g = load_actor_graph(graph_name)
     except (ActorGraphFileError, ActorGraphError) as exc:
         fail(str(exc))
         return
-    path = trace_out or Path("counterexamples") / f"{g.name}.accounts-divergence.itf.json"
+    path = output_path(trace_out, DEFAULT_FOLDER, g.name, ".accounts-divergence.itf.json")
     impl: Any = None
     try:
         impl = (ReferenceAccountsAdapter() if adapter_cmd is None
@@ -395,8 +417,11 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
         },
         "trace": str(result.trace) if result.trace else None,
     }
+    saver = Saver()
+    if result.write_error is not None:
+        saver.errors.append(result.write_error)
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(saver.annotate(report)))
     elif d is None:
         click.echo(f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "
                    f"in {result.seconds:.2f} s")
@@ -405,5 +430,6 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
                    f"{d.what} at {d.request}")
         click.echo(f"  expected: {d.expected['observations']}")
         click.echo(f"  actual:   {d.actual['observations']}")
-        click.echo(f"trace: {result.trace}")
-    sys.exit(exit_codes.OK if d is None else exit_codes.DIVERGENCE)
+        click.echo(f"trace: {result.trace or 'NOT WRITTEN'}")
+        saver.show_unsaved()
+    saver.exit(exit_codes.OK if d is None else exit_codes.DIVERGENCE)

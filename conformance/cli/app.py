@@ -17,10 +17,19 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import CreditParam, console, fail
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    CreditParam,
+    PolicyGroup,
+    Saver,
+    console,
+    fail,
+    output_path,
+)
 from creditflow.conformance.explore.check import CheckOptions, check_graph, exit_code, summary
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
+from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.traces.network import write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -59,6 +68,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 
 
 @click.group(
+    cls=PolicyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="Exit codes (every command):\n\n" + EXIT_CODES_HELP.replace("\n", "\n\n"),
 )
@@ -80,8 +90,6 @@ def presets() -> None:
         click.echo(f"{name:18} {graph.description}")
 
 
-def _default_out(graph_name: str, suffix: str) -> Path:
-    return Path("counterexamples") / f"{graph_name}{suffix}"
 
 
 @main.command()
@@ -161,11 +169,13 @@ def check(
         return
     report = summary(system, result)
     report["source"] = graph
+    report["graph"] = system.graph.name
     primary = result.primary()
+    saver = Saver()
     if primary is not None:
-        trace_path = trace_out or _default_out(system.graph.name, ".itf.json")
-        write_network_trace(system, primary, trace_path, source=graph)
-        report["trace"] = str(trace_path)
+        trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
+        saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
@@ -174,16 +184,17 @@ def check(
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps; state after {len(run) - 1} steps"
         )
-        dot_file, svg_file = write_picture(
-            finding_dot(system, primary, title), dot_path
+        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path
         )
-        report["dot"] = str(dot_file)
+        dot_file, svg_file = files or (None, None)
+        report["dot"] = str(dot_file) if dot_file else None
         report["svg"] = str(svg_file) if svg_file else None
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
-    sys.exit(exit_code(result))
+        saver.show_unsaved()
+    saver.exit(exit_code(result))
 
 
 @main.command()
@@ -197,18 +208,22 @@ def demo(out: Path) -> None:
     table = Table(title="creditflow demo: the presets")
     for column in ("graph", "verdict", "states", "seconds", "shortest", "trace / picture"):
         table.add_column(column)
+    saver = Saver()
     for name in preset_names():
         system, result = check_graph(load_graph(name))
         report = summary(system, result)
         primary = result.primary()
         files = ""
         if primary is not None:
-            trace = write_network_trace(system, primary, out / f"{name}.itf.json", source=name)
-            dot, svg = write_picture(
+            trace = saver.attempt(write_network_trace, system, primary,
+                                  derived_path(out, name, ".itf.json"), source=name)
+            picture = saver.attempt(
+                write_picture,
                 finding_dot(system, primary, f"{name}: {primary.kind}"),
-                out / f"{name}.dot",
+                derived_path(out, name, ".dot"),
             )
-            files = f"{trace}  {svg or dot}"
+            dot, svg = picture or (None, None)
+            files = f"{trace or 'NOT WRITTEN'}  {svg or dot or 'NOT WRITTEN'}"
         verdict = "holds" if primary is None else f"{primary.property_id} ({primary.kind})"
         if primary is not None and primary.processes:
             verdict += ": " + ", ".join(primary.processes)
@@ -221,6 +236,7 @@ def demo(out: Path) -> None:
             files,
         )
     console().print(table)
+    saver.exit(exit_codes.OK)
 
 
 def _print_report(report: dict[str, Any], primary: Any) -> None:
@@ -251,5 +267,5 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         )
         if primary.detail:
             out.print(primary.detail)
-        out.print(f"trace: {report['trace']}")
-        out.print(f"picture: {report['svg'] or report['dot']}")
+        out.print(f"trace: {report['trace'] or 'NOT WRITTEN'}")
+        out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")

@@ -1,15 +1,29 @@
 """Pieces every ``creditflow`` command module shares: the error line, the credit-spec
-parameter type and the console."""
+and timeout parameter types, the console, and the collection of write failures
+(OUT-FAILURE) that are reported after the verdict."""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
-from typing import Any, NoReturn
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.outputs import OutputError, derived_path
+from creditflow.conformance.outputs.writer import WRITTEN
+from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
+
+T = TypeVar("T")
+#: AD-TRANSPORT-DEADLINE: the largest --timeout accepted (a day).
+MAX_TIMEOUT = 86_400.0
+#: OUT-NAME: where outputs named after an input go unless the user names a path.
+DEFAULT_FOLDER = Path("counterexamples")
 
 
 def fail(message: str, code: int = exit_codes.USAGE) -> NoReturn:
@@ -37,3 +51,130 @@ def console() -> Any:
     from rich.console import Console
 
     return Console(width=None if sys.stdout.isatty() else 160)
+
+
+class TimeoutParam(click.ParamType):
+    """AD-TRANSPORT-DEADLINE: seconds, finite, from 0.01 to a day (``inf``, ``nan``,
+    ``1e308`` and negative values are usage errors, exit 2)."""
+
+    name = "SECONDS"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or not 0.01 <= seconds <= MAX_TIMEOUT:
+            self.fail(f"{value!r} is not between 0.01 and {MAX_TIMEOUT:g} seconds", param, ctx)
+        return seconds
+
+
+class Saver:
+    """The write failures of one command (OUT-FAILURE): each write is attempted, a
+    failure is remembered, and :meth:`exit` reports them in one line *after* the verdict
+    was printed, with the exit code of OUT-EXIT."""
+
+    def __init__(self) -> None:
+        self.errors: list[OutputError] = []
+
+    def attempt(self, write: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """``write(*args, **kwargs)``'s result, or ``None`` if it raised
+        :class:`OutputError`."""
+        try:
+            return write(*args, **kwargs)
+        except OutputError as exc:
+            self.errors.append(exc)
+            return None
+
+    def annotate(self, report: dict[str, Any]) -> dict[str, Any]:
+        """Add the failures (and any unsaved trace) to a ``--json`` report."""
+        if self.errors:
+            report["write_errors"] = [str(e) for e in self.errors]
+            unsaved = {str(e.path): _document(e.payload) for e in self.errors if _is_trace(e)}
+            if unsaved:
+                report["unsaved_traces"] = unsaved
+        return report
+
+    def show_unsaved(self) -> None:
+        """OUT-FAILURE: say loudly on stdout that a trace was not written, and print it."""
+        for e in self.errors:
+            if _is_trace(e):
+                click.echo(f"TRACE NOT WRITTEN ({e}); here it is:")
+                assert e.payload is not None
+                click.echo(e.payload.decode("utf-8", "replace").rstrip("\n"))
+
+    def exit(self, verdict: int) -> NoReturn:
+        """Exit with ``verdict``, or report the write failures in one line (OUT-EXIT)."""
+        if not self.errors:
+            sys.exit(verdict)
+        more = f" (and {len(self.errors) - 1} more files)" if len(self.errors) > 1 else ""
+        fail(f"{self.errors[0]}{more}", exit_codes.with_write_failure(verdict))
+
+
+def _is_trace(error: OutputError) -> bool:
+    return error.payload is not None and error.path.name.endswith(".json")
+
+
+def _document(payload: bytes | None) -> Any:
+    try:
+        return json.loads(payload or b"")
+    except ValueError:
+        return (payload or b"").decode("utf-8", "replace")
+
+
+def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> Path:
+    """OUT-NAME: the user's explicit path as given, else a safe file named after the
+    input's ``name`` inside ``folder``."""
+    return explicit if explicit is not None else derived_path(folder, name, suffix)
+
+
+def printable_line(text: str) -> str:
+    """``text`` as one printable line (line breaks and control characters escaped)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class PolicyGroup(click.Group):
+    """The root command group: every command runs under the one signal policy
+    (SIG-POLICY), and a usage error is one line, exit 2. Click would turn Ctrl-C into
+    "Aborted!" and exit 1 (the code of a divergence); here an interrupt stops every
+    child process group, prints one line with the seed and what was saved, and exits
+    130 (SIGINT) or 143 (SIGTERM)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+
+        del WRITTEN[:]
+        with signals.policy():
+            try:
+                return super().invoke(ctx)
+            except click.UsageError as exc:  # bad usage: one line, exit 2, like bad input
+                where = exc.ctx.command_path if exc.ctx is not None else "creditflow"
+                fail(printable_line(f"{where}: {exc.format_message()}"), exit_codes.USAGE)
+            except BaseException as exc:
+                # An interrupt may surface as another exception (a library's own error
+                # while it unwinds) or be followed by an exit: the signal decides.
+                if not isinstance(exc, KeyboardInterrupt) and signals.received() is None:
+                    raise
+                signals.handled()
+                if isinstance(exc, SystemExit) and exc.code in (
+                    exit_codes.INTERRUPTED, exit_codes.INTERRUPTED_SIGTERM
+                ):
+                    raise  # the command reported the interrupt itself (sweep)
+                _report_interrupt(exc if isinstance(exc, KeyboardInterrupt) else None)
+
+
+def _report_interrupt(exc: BaseException | None) -> NoReturn:
+    """SIG-POLICY: stop the children, say what was saved, exit 130 / 143."""
+
+    signals.kill_ours()
+    facts = signals.notes()
+    parts = [f"creditflow: interrupted by {signals.signal_name(exc)}"]
+    if "seed" in facts:
+        parts.append(f"seed {facts['seed']} (rerun with --seed {facts['seed']})")
+    if WRITTEN:
+        parts.append("saved: " + ", ".join(str(p) for p in WRITTEN[-5:]))
+    elif "out" in facts:
+        parts.append(f"output folder: {facts['out']}")
+    else:
+        parts.append("nothing was saved")
+    click.echo("; ".join(parts), err=True)
+    sys.exit(signals.exit_code(exc))

@@ -4,8 +4,8 @@ implementations against the model through the adapter protocol (AD-*)."""
 from __future__ import annotations
 
 import json
+import random
 import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from creditflow.adapters.registry import (
     command_factory,
 )
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import Saver, TimeoutParam, fail
 from creditflow.conformance.differential.adapter import Adapter
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
@@ -43,6 +43,7 @@ from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import load_trace, trace_files
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.runtime import signals
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -58,9 +59,10 @@ def adapter_options(command: Callable) -> Callable:
             click.option("--rabbitmq-ebin", type=click.Path(file_okay=False, path_type=Path),
                          help="The rabbit_common ebin folder holding credit_flow.beam "
                          "(default: found in the installed rabbitmq-server package)."),
-            click.option("--timeout", type=click.FloatRange(min=0.01), default=DEFAULT_TIMEOUT,
+            click.option("--timeout", type=TimeoutParam(), default=DEFAULT_TIMEOUT,
                          show_default=True,
-                         help="Seconds without a response before the adapter counts as hung."),
+                         help="Seconds within which each response must arrive in full, "
+                         "or the adapter counts as hung (AD-TRANSPORT-DEADLINE)."),
         ]
     ):
         command = option(command)
@@ -82,6 +84,8 @@ def open_factory(
         return adapter_factory(adapter_name, rabbitmq_ebin=rabbitmq_ebin, timeout=timeout)
     except UnknownAdapter as exc:
         raise click.UsageError(str(exc)) from None
+    except ValueError as exc:  # shlex: an unbalanced quote in --adapter-cmd
+        raise click.UsageError(f"--adapter-cmd: {exc}") from None
 
 
 @click.command()
@@ -144,6 +148,11 @@ def conform(
     except ExpectationsError as exc:
         fail(str(exc), exit_codes.USAGE)
         return
+    if seed is None:
+        seed = random.randrange(2**32)
+    # SIG-POLICY: the seed is known before anything runs, and said again if interrupted.
+    click.echo(f"creditflow conform: seed {seed}", err=as_json)
+    signals.note(seed=seed, out=corpus or out)
     options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
                              corpus=corpus, shrink_seconds=shrink_seconds, expectations=known,
                              phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
@@ -153,14 +162,17 @@ def conform(
         fail(str(exc), exit_codes.USAGE)
         return
     how = _adapter_args(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
+    saver = Saver()
+    if result.write_error is not None:
+        saver.errors.append(result.write_error)
     if as_json:
         out_json = conform_json(result)
         if result.trace_path is not None:
             out_json["replay"] = f"creditflow replay {shlex.quote(str(result.trace_path))} {how}"
-        click.echo(json.dumps(out_json))
+        click.echo(json.dumps(saver.annotate(out_json)))
     else:
-        _print_conform(result, how, expectations)
-    sys.exit(result.exit_code)
+        _print_conform(result, how, expectations, saver)
+    saver.exit(result.exit_code)
 
 
 def _adapter_args(
@@ -189,7 +201,9 @@ def implementation_lines(info: dict) -> list[str]:
     return [f"  {key}: {value}" for key, value in impl.items()]
 
 
-def _print_conform(result: ConformResult, how: str, expectations: Path | None) -> None:
+def _print_conform(
+    result: ConformResult, how: str, expectations: Path | None, saver: Saver
+) -> None:
     head = f"creditflow conform: {result.adapter}"
     if result.implementation and result.implementation != result.adapter:
         head += f" ({result.implementation})"
@@ -212,6 +226,7 @@ def _print_conform(result: ConformResult, how: str, expectations: Path | None) -
     if result.failure is not None:
         if result.trace_path is not None:
             click.echo(f"trace (up to the failure): {result.trace_path}")
+        saver.show_unsaved()
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.divergence is None:
         if result.unexpected_passes:
@@ -230,6 +245,9 @@ def _print_conform(result: ConformResult, how: str, expectations: Path | None) -
                                  f"minimal diverging trace: {len(result.trace.steps)} ops, "
                                  f"default spec {result.trace.spec}"):
         click.echo(line)
+    if result.trace_path is None:
+        saver.show_unsaved()
+        return
     click.echo(f"trace: {result.trace_path}")
     click.echo(f"replay: creditflow replay {shlex.quote(str(result.trace_path))} {how}")
 
@@ -280,10 +298,14 @@ def replay(
     except (TraceFormatError, ExpectationsError) as exc:
         fail(str(exc), exit_codes.USAGE)
         return
+    if shrink:
+        signals.note(out=out)
     report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
+    saver = Saver()
+    saver.errors.extend(report.write_errors)
     if as_json:
-        click.echo(json.dumps(replay_json(report)))
-        sys.exit(report.exit_code)
+        click.echo(json.dumps(saver.annotate(replay_json(report))))
+        saver.exit(report.exit_code)
     if report.failure is not None and not report.outcomes:
         fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
     click.echo(f"creditflow replay: {report.adapter}"
@@ -314,7 +336,8 @@ def replay(
     click.echo(f"{len(report.outcomes)} traces: {summary}")
     if report.failure is not None:
         fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
-    sys.exit(report.exit_code)
+    saver.show_unsaved()
+    saver.exit(report.exit_code)
 
 
 @click.command()

@@ -27,10 +27,11 @@ from creditflow.adapters.rabbitmq.observe import (
 )
 from creditflow.adapters.rabbitmq.observe import record as do_record
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import Saver, fail
 from creditflow.conformance.inputs import itf
 from creditflow.conformance.observe.snapshot import analyse, to_dot, to_graph
 from creditflow.conformance.observe.validate import TraceError, load_trace, shrunk_itf, validate
+from creditflow.conformance.outputs import OutputError, write_atomic
 from creditflow.conformance.traces.pictures import write_picture
 
 _node = click.option("--node", default=None, metavar="NAME@HOST",
@@ -69,11 +70,12 @@ def observe() -> None:
 def _report_snapshot(doc: dict[str, Any], as_json: bool, dot_out: str | None,
                      graph_out: str | None) -> int:
     a = analyse(doc)
+    saver = Saver()  # OUT-FAILURE: reported after the analysis
     if dot_out:
-        write_picture(to_dot(a), dot_out)
+        saver.attempt(write_picture, to_dot(a), dot_out)
     if graph_out:
-        Path(graph_out).write_text(json.dumps(nx.node_link_data(to_graph(a), edges="edges"),
-                                              indent=1, default=str))
+        saver.attempt(write_atomic, graph_out, json.dumps(
+            nx.node_link_data(to_graph(a), edges="edges"), indent=1, default=str))
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=1))
     else:
@@ -89,7 +91,10 @@ def _report_snapshot(doc: dict[str, Any], as_json: bool, dot_out: str | None,
         click.echo(f"PROP-CONSERVATION: {verdict}")
         for v in a.violations:
             click.echo(f"  {v['rule']}: {v.get('edge') or v.get('process')}: {v['detail']}")
-    return exit_codes.VIOLATION if a.violations else exit_codes.OK
+    code = exit_codes.VIOLATION if a.violations else exit_codes.OK
+    if saver.errors:
+        saver.exit(code)
+    return code
 
 
 @observe.command()
@@ -142,6 +147,8 @@ def record(node: str | None, cookie_file: str | None, epmd_port: int | None,
             summary = do_record(agent, out, seconds=0 if publishes else seconds, during=during)
         except ObserveError as exc:
             fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        except OutputError as exc:  # OUT-FAILURE: the recording could not be saved
+            fail(str(exc), exit_codes.OUTPUT_FAILED)
     click.echo(json.dumps(summary))
 
 
@@ -157,19 +164,22 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
         result = validate(doc)
     except TraceError as exc:
         fail(str(exc), exit_codes.USAGE)
+    saver = Saver()
     if result.divergence is not None:
         path = itf_out or f"{trace}.divergence.itf.json"
-        itf.write_document(shrunk_itf(doc, result.divergence), path)
+        saved = saver.attempt(itf.write_document, shrunk_itf(doc, result.divergence), path)
         d = result.divergence
         click.echo(f"divergence at event {d.index}: {d.rule}: {d.detail}", err=not as_json)
-        click.echo(f"trace: {path}", err=not as_json)
+        click.echo(f"trace: {saved or 'NOT WRITTEN'}", err=not as_json)
     if as_json:
         click.echo(json.dumps(result.as_dict()))
     elif result.ok:
         click.echo(f"valid: {result.events} events of {result.processes} processes are a run "
                    f"of CF and NET; PROP-CONSERVATION held after every event "
                    f"({result.events / max(result.seconds, 1e-9):,.0f} events/s)")
-    raise SystemExit(exit_codes.OK if result.ok else exit_codes.DIVERGENCE)
+    if not as_json:
+        saver.show_unsaved()
+    saver.exit(exit_codes.OK if result.ok else exit_codes.DIVERGENCE)
 
 
 @observe.command()
@@ -192,6 +202,8 @@ def workload(publishes: int, dot_out: str | None, out: str | None) -> None:
                 w = run_workload(agent, params, publishes)
         except ObserveError as exc:
             fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        except OutputError as exc:  # OUT-FAILURE
+            fail(str(exc), exit_codes.OUTPUT_FAILED)
     snap = w.pop("snapshot_during")
     click.echo(json.dumps(w))
     lost = sum(w["published"]) - sum(w["confirmed"])

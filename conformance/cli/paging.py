@@ -15,7 +15,7 @@ import click
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import console
+from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path
 from creditflow.conformance.differential.paging_compare import comparison_document, view_of_state
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
@@ -27,6 +27,7 @@ from creditflow.conformance.inputs.paging_scenarios import (
     preset_names,
     run_scenario,
 )
+from creditflow.conformance.outputs import write_atomic
 from creditflow.model.paging.properties import check
 from creditflow.model.paging.state import PagingState
 
@@ -192,12 +193,13 @@ def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
         click.echo(f"creditflow: error: broker: {exc}", err=True)
         sys.exit(exit_codes.ADAPTER_FAILURE)
     doc = comparison_document(comparison)
-    path = out or Path("counterexamples") / f"paging-{loaded.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1))
+    path = output_path(out, DEFAULT_FOLDER, f"paging-{loaded.name}", ".json")
+    saver = Saver()
+    saved = saver.attempt(write_atomic, path, json.dumps(doc, indent=1) + "\n")
     violations = _violations(comparison.model)
     if as_json:
-        doc["report"] = str(path)
+        doc["report"] = str(saved) if saved else None
+        saver.annotate(doc)
         doc["violations"] = violations
         click.echo(json.dumps(doc))
     else:
@@ -218,9 +220,10 @@ def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
             c.print(f"[red]{line}")
         verdict = ("[green]the broker agrees with the model" if comparison.agrees
                    else "[red]the broker differs from the model")
-        c.print(f"{verdict} ({len(comparison.diffs)} differing fields); report: {path}")
+        c.print(f"{verdict} ({len(comparison.diffs)} differing fields); report: "
+                f"{saved or 'NOT WRITTEN'}")
     if comparison.diffs:
-        sys.exit(exit_codes.DIVERGENCE)
+        saver.exit(exit_codes.DIVERGENCE)
     if comparison.interference:
-        sys.exit(exit_codes.INCOMPLETE)
-    sys.exit(exit_codes.VIOLATION if violations else exit_codes.OK)
+        saver.exit(exit_codes.INCOMPLETE)
+    saver.exit(exit_codes.VIOLATION if violations else exit_codes.OK)

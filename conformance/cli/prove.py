@@ -17,9 +17,17 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import CreditParam, fail
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    CreditParam,
+    Saver,
+    TimeoutParam,
+    fail,
+    output_path,
+)
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
@@ -42,8 +50,10 @@ def lemma_kinds(names: list[str]) -> str:
     return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items())
 
 
-def _write(cex: Counterexample, path: Path, source: str, picture: bool = True) -> dict[str, Any]:
-    """Write a counterexample's trace (and picture) before anything is reported."""
+def _write(cex: Counterexample, path: Path, source: str, saver: Saver,
+           picture: bool = True) -> dict[str, Any]:
+    """Write a counterexample's trace (and picture) before anything is reported, through
+    the one output writer (OUT-FAILURE: a failure is remembered, ``None`` reported)."""
     f = cex.finding
     doc = network_trace(
         cex.system, f, source,
@@ -51,16 +61,19 @@ def _write(cex: Counterexample, path: Path, source: str, picture: bool = True) -
         f"bounded model checking and replayed through the model, created "
         f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
     )
-    written: dict[str, Any] = {"trace": str(write_document(doc, path))}
+    saved = saver.attempt(write_document, doc, path)
+    written: dict[str, Any] = {"trace": str(saved) if saved else None}
     if picture:
         finding = cex.finding
         title = (f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
                  f"{finding.length} steps (found by Z3)")
-        dot, svg = write_picture(
+        files = saver.attempt(
+            write_picture,
             finding_dot(cex.system, finding, title),
             path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
         )
-        written["dot"] = str(dot)
+        dot, svg = files or (None, None)
+        written["dot"] = str(dot) if dot else None
         written["svg"] = str(svg) if svg else None
     return written
 
@@ -83,7 +96,7 @@ def _slug(edge: str) -> str:
               help="Variant where every process stops taking work while blocked.")
 @click.option("--mailbox-bound", type=click.IntRange(min=0),
               help="Also prove that no mailbox ever holds more than this.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=60.0,
+@click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
               show_default=True, help="Seconds per solver call.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
@@ -138,19 +151,21 @@ def prove(
     out["source"] = graph
     kinds = {re.sub(r"\[.*\]$", "", n) for n in report.invariant.lemmas}
     out["invariant_legend"] = {k: v for k, v in LEMMA_FORMS.items() if k in kinds}
-    trace_path = trace_out or Path("counterexamples") / f"{report.graph.name}.prove.itf.json"
+    trace_path = output_path(trace_out, DEFAULT_FOLDER, report.graph.name, ".prove.itf.json")
     primary = report.primary()
+    saver = Saver()
     if primary is not None:
-        out.update(_write(primary, trace_path, graph))
+        out.update(_write(primary, trace_path, graph, saver))
     stem = trace_path.name.removesuffix(".itf.json").removesuffix(".json")
     for entry, cex in zip(out["boundary"], report.boundary, strict=True):
-        path = trace_path.with_name(f"{stem}.boundary-{_slug(cex.edge)}.itf.json")
-        entry["trace"] = _write(cex, path, graph, picture=False)["trace"]
+        path = derived_path(trace_path.parent, f"{stem}.boundary-{_slug(cex.edge)}", ".itf.json")
+        entry["trace"] = _write(cex, path, graph, saver, picture=False)["trace"]
     if as_json:
-        click.echo(json.dumps(out))
+        click.echo(json.dumps(saver.annotate(out)))
     else:
         _print(report, out)
-    sys.exit(exit_code(report))
+        saver.show_unsaved()
+    saver.exit(exit_code(report))
 
 
 def _print(report: ProveReport, out: dict[str, Any]) -> None:
@@ -213,8 +228,8 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             f"({f.kind}) in {f.length} steps{who}, credits {out['counterexample']['credits']}"))
         if f.detail:
             con.print(escape(f.detail))
-        con.print(escape(f"trace: {out['trace']}"))
-        con.print(escape(f"picture: {out.get('svg') or out.get('dot')}"))
+        con.print(escape(f"trace: {out['trace'] or 'NOT WRITTEN'}"))
+        con.print(escape(f"picture: {out.get('svg') or out.get('dot') or 'NOT WRITTEN'}"))
     con.print(f"result: {out['result']} in {out['seconds']:.2f} s")
 
 
@@ -234,7 +249,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
               help="Largest I to consider (default: unbounded where a proved condition is "
               "optimised, else 16).")
 @click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=60.0,
+@click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
               show_default=True, help="Seconds per solver call.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
@@ -298,9 +313,10 @@ def synth(
         "rounds": result.rounds,
         "seconds": round(result.seconds, 3),
     }
+    saver = Saver()
     if result.beyond is not None:
-        path = trace_out or Path("counterexamples") / f"{flow_graph.name}.synth.itf.json"
-        out["beyond_trace"] = _write(result.beyond, path, graph, picture=False)["trace"]
+        path = output_path(trace_out, DEFAULT_FOLDER, flow_graph.name, ".synth.itf.json")
+        out["beyond_trace"] = _write(result.beyond, path, graph, saver, picture=False)["trace"]
         out["beyond_kind"] = result.beyond.finding.kind
         out["beyond_length"] = result.beyond.finding.length
     code = {"found": exit_codes.OK, "unknown": exit_codes.INCOMPLETE}.get(
@@ -308,7 +324,7 @@ def synth(
     )
     out["exit_code"] = code
     if as_json:
-        click.echo(json.dumps(out))
+        click.echo(json.dumps(saver.annotate(out)))
     else:
         click.echo(f"creditflow synth {graph} --goal {goal}: {result.status} ({result.method})")
         for edge, spec in result.credits.items():
@@ -322,4 +338,5 @@ def synth(
             click.echo(f"  one step beyond ({credits}): {f.property_id} ({f.kind}) after "
                        f"{f.length} steps - {out['beyond_trace']}")
         click.echo(f"  {out['seconds']:.2f} s")
-    sys.exit(code)
+        saver.show_unsaved()
+    saver.exit(code)

@@ -19,7 +19,8 @@ import click
 
 from creditflow.adapters.corpus_replay import resolve
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import console, fail
+from creditflow.conformance.cli.common import Saver, console, fail
+from creditflow.conformance.runtime import signals
 from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
 from creditflow.conformance.sweep.engine import EngineError
 from creditflow.conformance.sweep.replay import (
@@ -208,11 +209,12 @@ def sweep(
         fail(f"{exc}; rows committed so far are in {out} (rerun to resume)",
               exit_codes.ADAPTER_FAILURE)
         return
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # SIG-POLICY: 130 for SIGINT, 143 for SIGTERM
         done = len(plan.pending) - len(plan_sweep(spec, store, retry).pending)
-        click.echo(f"\ninterrupted: {done:,} of {len(plan.pending):,} cases committed to "
-                   f"{out}; run the same command again to resume", err=True)
-        sys.exit(130)
+        click.echo(f"creditflow: interrupted by {signals.signal_name(exc)}: {done:,} of "
+                   f"{len(plan.pending):,} cases committed to {out}; run the same command "
+                   "again to resume", err=True)
+        sys.exit(signals.exit_code(exc))
     finally:
         handle.stop()
     summary = {
@@ -263,11 +265,14 @@ def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
         fail(str(exc))
         return
     data = written.data
+    saver = Saver()
+    saver.errors.extend(written.errors)
     if as_json:
-        click.echo(written.json.read_text(encoding="utf-8"))
-        return
-    _print_report(data)
-    click.echo(f"report: {written.html}")
+        click.echo(written.body.rstrip("\n"))
+    else:
+        _print_report(data)
+        click.echo(f"report: {written.html or 'NOT WRITTEN'}")
+    saver.exit(exit_codes.OK)
 
 
 def _print_report(data: Any) -> None:

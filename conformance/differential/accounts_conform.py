@@ -24,6 +24,7 @@ from creditflow.conformance.differential.accounts_protocol import (
 )
 from creditflow.conformance.inputs.actor_graphs import actor_graph_to_node_link
 from creditflow.conformance.inputs.itf import trace_document, write_document
+from creditflow.conformance.outputs import OutputError
 from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR, run_states
 from creditflow.model.accounts.graph import ActorGraph
 from creditflow.model.accounts.rules import AccountsModel
@@ -52,6 +53,7 @@ class ConformResult:
     shrunk_from: int | None = None
     trace: Path | None = None
     notes: list[str] = field(default_factory=list)
+    write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
 
 
 def compare_state(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> str | None:
@@ -163,7 +165,10 @@ def conform(
             found = shrink(adapter, graph, found)
             result.divergence = found
             if trace_out is not None:
-                result.trace = write_divergence(graph, found, trace_out)
+                try:
+                    result.trace = write_divergence(graph, found, trace_out)
+                except OutputError as exc:  # OUT-FAILURE: the verdict is still reported
+                    result.write_error = exc
             break
     result.seconds = time.perf_counter() - started
     return result

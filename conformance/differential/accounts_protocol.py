@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.adapter import AdapterFailure, printable
 from creditflow.conformance.differential.transport import JsonLinesProcess
 from creditflow.conformance.inputs.actor_graphs import actor_graph_to_node_link
 from creditflow.model.accounts.graph import ActorGraph
@@ -38,7 +38,12 @@ DEFAULT_TIMEOUT = 10.0
 
 
 class AdapterError(RuntimeError):
-    """The implementation crashed, hung, or broke the protocol (exit code 3)."""
+    """The implementation crashed, hung, or broke the protocol (exit code 3). The
+    message is one printable line (AD-TRANSPORT-STDERR: whatever the adapter wrote is
+    escaped and bounded)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True)

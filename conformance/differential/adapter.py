@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -13,12 +14,25 @@ from creditflow.model.credit.spec import CreditSpec
 CRASH, HANG, PROTOCOL, REFUSED, MISSING = "crash", "hang", "protocol error", "refused", "missing"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str, limit: int = 2000) -> str:
+    """AD-TRANSPORT-STDERR: ``text`` (from an adapter) safe to echo on a terminal as part
+    of one line: control characters, terminal escapes (ESC, CSI) and line breaks shown
+    as ``\\xNN`` escapes, at most ``limit`` characters."""
+    shown = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 class AdapterFailure(Exception):
     """The implementation failed rather than diverged (exit 3): it crashed, hung past
     the timeout, broke the protocol, refused a well-formed request, or is not installed.
-    ``str()`` is one line naming the adapter and the problem."""
+    ``str()`` is one printable line naming the adapter and the problem
+    (AD-TRANSPORT-STDERR: whatever the adapter wrote is escaped and bounded)."""
 
     def __init__(self, adapter: str, kind: str, message: str) -> None:
+        adapter, message = printable(adapter, 200), printable(message)
         super().__init__(f"adapter {adapter}: {kind}: {message}")
         self.adapter = adapter
         self.kind = kind

@@ -58,6 +58,7 @@ from creditflow.conformance.explore.encoding import CreditNetwork, Step
 from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
 from creditflow.conformance.inputs.graphs import load_preset, preset_names
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.outputs import OutputError, derived_path
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
 
@@ -144,6 +145,7 @@ class ConformResult:
     unexpected_passes: list[str] = field(default_factory=list)
     #: ``hello``'s whole answer (AD-HELLO), for reports.
     info: dict[str, Any] = field(default_factory=dict)
+    write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
 
     @property
     def verdict(self) -> str:
@@ -179,11 +181,12 @@ def _slug(text: str) -> str:
 
 def write_failure_trace(
     result: ConformResult, trace: ProcessTrace, options: ConformOptions, kind: str
-) -> Path:
+) -> Path | None:
     """Write the (minimal) failing trace into the corpus or the output folder before
     anything is reported (AD-DIVERGENCE); identical traces share one file name."""
     folder = options.corpus or options.out_dir
-    path = folder / f"{_slug(result.adapter)}-{kind}-{trace_digest(trace)}{SUFFIX}"
+    name = f"{_slug(result.adapter)}-{kind}-{trace_digest(trace)}"
+    path = derived_path(folder, name, SUFFIX)
     extra: dict[str, Any] = {
         "adapter": result.adapter,
         "implementation": result.implementation,
@@ -207,7 +210,11 @@ def write_failure_trace(
         extra["failure"] = {"kind": result.failure.kind, "message": result.failure.message}
         description = f"{result.adapter} failed ({result.failure.kind}) on this trace"
     source = f"creditflow conform, {result.found_by}, seed {result.seed}"
-    return write_process_trace(trace, path, description, source, extra)
+    try:
+        return write_process_trace(trace, path, description, source, extra)
+    except OutputError as exc:  # OUT-FAILURE: the verdict is still reported, then this
+        result.write_error = exc
+        return None
 
 
 def _settings(options: ConformOptions, examples: int) -> settings:

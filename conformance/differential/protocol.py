@@ -220,8 +220,11 @@ def parse_response(line: bytes | str, request_id: int | None = None) -> dict[str
     """One response line as an object, checking ``ok`` and the echoed ``id`` (AD-ID)."""
     try:
         resp = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"response is not JSON ({exc}): {_clip(line)}") from None
+    except (ValueError, RecursionError) as exc:
+        # AD-TRANSPORT-PARSE: not JSON, not UTF-8, an integer of more digits than
+        # Python converts, or nesting deeper than the parser's stack: a protocol error.
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise ProtocolError(f"response is not JSON ({what}): {_clip(line)}") from None
     if not isinstance(resp, dict):
         raise ProtocolError(f"response is not a JSON object: {_clip(line)}")
     if not isinstance(resp.get("ok"), bool):

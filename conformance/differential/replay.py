@@ -23,6 +23,7 @@ from creditflow.conformance.differential.traces import (
     write_process_trace,
 )
 from creditflow.conformance.inputs.expectations import Expectations
+from creditflow.conformance.outputs import OutputError, derived_path
 
 PASS, DIVERGED, XFAIL, XPASS, FAILED = "pass", "diverged", "xfail", "xpass", "adapter-failure"
 #: AD-CAPABILITIES: the trace needs ops the implementation does not offer; not run.
@@ -51,6 +52,7 @@ class ReplayReport:
     implementation: str
     outcomes: list[ReplayOutcome] = field(default_factory=list)
     failure: AdapterFailure | None = None  #: the adapter could not be started
+    write_errors: list[OutputError] = field(default_factory=list)  #: OUT-FAILURE
 
     @property
     def exit_code(self) -> int:
@@ -91,7 +93,7 @@ def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -
     minimal = shrink_sequence(list(trace.ops), fails)
     divergence, shrunk = check_trace(adapter, trace.spec, minimal)
     assert divergence is not None
-    path = out_dir / f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}{SUFFIX}"
+    path = derived_path(out_dir, f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}", SUFFIX)
     return write_process_trace(
         shrunk, path,
         f"{outcome.trace.name} shrunk from {len(trace.steps)} to {len(shrunk.steps)} ops: "
@@ -121,7 +123,10 @@ def replay_traces(
             try:
                 outcome = replay_trace(adapter, loaded, expectations)
                 if outcome.status == DIVERGED and shrink_to is not None:
-                    outcome.shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                    try:
+                        outcome.shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                    except OutputError as exc:  # OUT-FAILURE: reported after the verdicts
+                        report.write_errors.append(exc)
             except AdapterFailure as exc:
                 outcome = ReplayOutcome(loaded, FAILED, failure=exc)
                 adapter.close()

@@ -82,4 +82,8 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
         except ProtocolError as exc:
             self._fail(PROTOCOL, f"response to {op}: {exc}")
             raise  # unreachable
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            # AD-TRANSPORT-PARSE: no response, however odd, crashes the driver
+            self._fail(PROTOCOL, f"response to {op} has wrong types: {type(exc).__name__}")
+            raise  # unreachable
 

@@ -3,9 +3,14 @@
 
 Requests are pipelined: a batch is written while responses are read, with both pipes
 non-blocking, so a batch of any size cannot dead-lock on full pipe buffers. An adapter
-hangs when no response line arrives for ``timeout`` seconds; it crashes when its stdout
-closes; it breaks the protocol when a line is not a valid response. stderr goes to a
-temporary file whose last line is quoted in failure messages.
+hangs when a response line is not complete ``timeout`` seconds after the driver started
+waiting for it (AD-TRANSPORT-DEADLINE: chunks, partial lines and blank lines do not
+extend it); it breaks the protocol when a line grows past :data:`MAX_LINE_BYTES`
+(AD-TRANSPORT-LINE) or is not a valid response (AD-TRANSPORT-PARSE); it crashes when
+its stdout closes. The adapter leads its own process group, which is killed as a whole
+when the transport closes, fails, or the command is interrupted (AD-TRANSPORT-GROUP,
+SIG-CHILDREN). stderr goes to a temporary file whose last line is quoted, sanitised, in
+failure messages (AD-TRANSPORT-STDERR).
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import json
 import os
 import selectors
 import shlex
-import signal
 import subprocess
 import tempfile
 import time
@@ -31,11 +35,17 @@ from creditflow.conformance.differential.adapter import (
     PROTOCOL,
     REFUSED,
     AdapterFailure,
+    printable,
 )
 from creditflow.conformance.differential.protocol import FAMILY, ProtocolError, parse_response
+from creditflow.conformance.runtime import children
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_START_TIMEOUT = 30.0
+#: AD-TRANSPORT-LINE: the longest response line accepted; the bytes buffered for a
+#: partial line never exceed this plus one read.
+MAX_LINE_BYTES = 1 << 20
+_READ_BYTES = 1 << 16
 #: AD-ERRORS: an op no family defines; the adapter must refuse it and keep going.
 PROBE_OP = "creditflow.unknown-op-probe"
 
@@ -81,6 +91,8 @@ class JsonLinesProcess:
         self._ready: list[bytes] = []  # complete response lines not yet collected
         self._outq: deque[memoryview] = deque()  # request bytes not yet written
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self._buffered = 0  # bytes in self._pending
+        self._broken = False  # set by a failure: close() then kills without waiting
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -97,6 +109,7 @@ class JsonLinesProcess:
             raise AdapterFailure(
                 self.name, CRASH, f"cannot start {argv[0]!r}: {exc.strerror}"
             ) from None
+        children.track(self._proc)  # SIG-CHILDREN: killed on every way out
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in = self._proc.stdin.fileno()
         self._out = self._proc.stdout.fileno()
@@ -177,8 +190,10 @@ class JsonLinesProcess:
             self._outq.popleft()
 
     def collect(self, count: int, timeout: float | None = None) -> list[bytes]:
-        """The next ``count`` response lines, pumping queued requests meanwhile; fail if
-        no line arrives for ``timeout`` seconds (AD-TIMEOUTS) or stdout closes."""
+        """The next ``count`` response lines, pumping queued requests meanwhile. Each
+        response must be complete within ``timeout`` seconds of the driver starting to
+        wait for it (AD-TRANSPORT-DEADLINE); a line longer than :data:`MAX_LINE_BYTES`
+        is a protocol error (AD-TRANSPORT-LINE); stdout closing is a crash."""
         limit = self.timeout if timeout is None else timeout
         ready = self._ready
         sel = self._selector
@@ -196,8 +211,9 @@ class JsonLinesProcess:
                 if want_write:
                     sel.unregister(self._in)
             if not events:
-                self._fail(HANG, f"no response within {limit:g} s "
-                           f"({len(ready)} of {count} responses received)")
+                partial = f", {self._buffered:,} bytes of a partial line" if self._pending else ""
+                self._fail(HANG, f"response not complete within {limit:g} s "
+                           f"({len(ready)} of {count} responses received{partial})")
             for key, _ in events:
                 if key.fd == self._in:
                     self._flush_some()
@@ -207,13 +223,32 @@ class JsonLinesProcess:
                     continue
                 if not chunk:
                     self._crashed(len(ready), count)
-                parts = (self._pending + chunk).split(b"\n")
-                self._pending = parts.pop()
-                ready.extend(p for p in parts if p.strip())
-                deadline = time.monotonic() + limit
+                before = len(ready)
+                self._take(chunk)
+                if len(ready) > before:  # a new response: the next one gets its own limit
+                    deadline = time.monotonic() + limit
         out = ready[:count]
         del ready[:count]
         return out
+
+    def _take(self, chunk: bytes) -> None:
+        """Split ``chunk`` into lines; keep non-blank ones (AD-TRANSPORT-LINE)."""
+        if b"\n" not in chunk:
+            self._pending += chunk
+            self._buffered += len(chunk)
+        else:
+            parts = (self._pending + chunk).split(b"\n")
+            self._pending = parts.pop()
+            self._buffered = len(self._pending)
+            for part in parts:
+                if len(part) > MAX_LINE_BYTES:
+                    self._fail(PROTOCOL, f"a response line of {len(part):,} bytes "
+                               f"(at most {MAX_LINE_BYTES:,})")
+                if part.strip():
+                    self._ready.append(part)
+        if self._buffered > MAX_LINE_BYTES:
+            self._fail(PROTOCOL, f"a response line longer than {MAX_LINE_BYTES:,} bytes "
+                       "without a newline")
 
     def _write(self, view: memoryview) -> int:
         if not view:
@@ -230,26 +265,29 @@ class JsonLinesProcess:
         """Whatever the adapter has written; ``b""`` at end of file, ``None`` if nothing
         was there after all."""
         try:
-            return os.read(self._out, 1 << 20)
+            return os.read(self._out, _READ_BYTES)
         except BlockingIOError:
             return None
         except OSError:
             return b""
 
     def _crashed(self, got: int, count: int) -> None:
-        try:
-            code = self._proc.wait(timeout=2)
-            how = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
-        except subprocess.TimeoutExpired:
+        code = children.peek_exit(self._proc, 2.0)  # unreaped: its group can still be killed
+        if code is None:
             how = "closed its stdout"
+        else:
+            how = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
         self._fail(CRASH, how + (f" after {got} of {count} responses" if count else ""))
 
     def _fail(self, kind: str, message: str) -> None:
+        self._broken = True  # close() kills at once: no grace for a broken adapter
         tail = self.stderr_tail()
         raise AdapterFailure(self.name, kind, message + (f" (stderr: {tail})" if tail else ""))
 
     def stderr_tail(self) -> str:
-        """The last non-empty line the adapter wrote on stderr."""
+        """The last non-empty line the adapter wrote on stderr, sanitised: control
+        characters and terminal escapes shown escaped, at most 300 characters
+        (AD-TRANSPORT-STDERR)."""
         try:
             self._stderr.seek(0, os.SEEK_END)
             size = self._stderr.tell()
@@ -258,10 +296,11 @@ class JsonLinesProcess:
         except (OSError, ValueError):
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return lines[-1][:300] if lines else ""
+        return printable(lines[-1], 300) if lines else ""
 
     def close(self) -> None:
-        """Close stdin (the adapter should exit), then stop its process group."""
+        """Close stdin (the adapter should exit), then kill its whole process group,
+        grandchildren included (AD-TRANSPORT-GROUP)."""
         proc = getattr(self, "_proc", None)
         if proc is None:
             return
@@ -270,14 +309,7 @@ class JsonLinesProcess:
                 proc.stdin.close()
         except OSError:
             pass
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-            proc.wait()
+        children.stop_group(proc, grace=0.0 if self._broken else 2.0)
         if proc.stdout:
             proc.stdout.close()
         self._selector.close()

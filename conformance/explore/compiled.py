@@ -240,7 +240,7 @@ def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
         + _first_safe_source(checked, blocks)
         + _violations_source(checked)
     )
-    exec(compile(source, f"<compiled network {checked.graph.name}>", "exec"), namespace)
+    exec(compile(source, f"<compiled network {checked.graph.name!r}>", "exec"), namespace)
     namespace["__source__"] = source  # type: ignore[assignment]
     return namespace
 

@@ -107,7 +107,9 @@ def _dot(path: Path) -> nx.DiGraph:
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
         raise GraphError(f"not valid DOT ({reason.removeprefix('Error: ')})")
-    data = json.loads(done.stdout)
+    # Graphviz copies control characters of names into its JSON raw (OUT-NAME makes
+    # such names safe for files), so they are accepted here.
+    data = json.loads(done.stdout, strict=False)
     if not data.get("directed", False):
         raise GraphError("the graph must be directed (digraph)")
     if not data.get("strict", True) and _has_parallel_edges(data):

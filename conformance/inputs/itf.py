@@ -9,11 +9,11 @@ themselves. Decoding is the inverse (plain JSON integers are accepted too).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from creditflow.conformance.outputs import write_atomic
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -138,19 +138,9 @@ def trace_document(
 
 
 def write_document(doc: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a JSON document atomically (the file is complete or absent)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(doc, out, indent=1)
-            out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write a JSON document through the one output writer (OUT-ATOMIC: the file is
+    complete or absent; OUT-FAILURE: :class:`~creditflow.conformance.outputs.OutputError`)."""
+    return write_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 def read_document(path: str | Path) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.outputs import write_atomic
 from creditflow.conformance.sweep.report import FEATURES, ReportData
 
 VERDICT_COLOURS = {
@@ -24,11 +26,13 @@ def _save(fig: Any, directory: Path, stem: str) -> list[Path]:
     import matplotlib.pyplot as plt
 
     paths = []
-    for suffix in ("png", "svg"):
-        path = directory / f"{stem}.{suffix}"
-        fig.savefig(path, dpi=100)
-        paths.append(path)
-    plt.close(fig)
+    try:
+        for suffix in ("png", "svg"):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=suffix, dpi=100)
+            paths.append(write_atomic(directory / f"{stem}.{suffix}", buffer.getvalue()))
+    finally:
+        plt.close(fig)
     return paths
 
 
@@ -147,7 +151,6 @@ def draw_plots(data: ReportData, directory: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
-    directory.mkdir(parents=True, exist_ok=True)
     paths = _verdicts_by_family(data, directory)
     paths += _by_feature(data, directory)
     paths += _credit_heatmaps(data, directory)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.outputs import safe_stem, write_atomic
 from creditflow.conformance.sweep.schema import rows_to_table
 
 
@@ -87,15 +88,13 @@ class SweepStore:
         return latest
 
     def trace_path(self, family: str, case_id: str) -> Path:
-        return self.traces / family / f"{case_id}.itf.json"
+        # OUT-NAME: a family named ".." stays inside traces/
+        return self.traces / safe_stem(family) / f"{safe_stem(case_id)}.itf.json"
 
     def write_trace(self, family: str, case_id: str, trace_z: bytes) -> str:
         """SW-TRACE: write a counterexample; returns its path relative to the folder."""
         path = self.trace_path(family, case_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(zlib.decompress(trace_z) + b"\n")
-        os.replace(tmp, path)
+        write_atomic(path, zlib.decompress(trace_z) + b"\n")  # OUT-ATOMIC, OUT-SYMLINK
         return str(path.relative_to(self.out))
 
     def commit(self, rows: list[dict[str, Any]], run_id: str, seq: int) -> Path:

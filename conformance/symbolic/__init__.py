@@ -2,6 +2,9 @@
 inductive invariants, bounded model checking and k-induction, the stalled-queue backlog,
 credit synthesis, witnesses as explorer counterexamples, and ``prove`` (Z3-*)."""
 
+import z3
+
+from creditflow.conformance.runtime import signals
 from creditflow.conformance.symbolic.backlog import prove_stalled_backlog, stalled_chain
 from creditflow.conformance.symbolic.bmc import BmcOptions, bounded_check, k_induction
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS, Credits, NetworkEncoding
@@ -31,6 +34,11 @@ from creditflow.conformance.symbolic.witness import (
     finding_from_witness,
     map_witness,
 )
+
+# SIG-Z3: Z3 must not catch SIGINT itself (it would return "unknown" as if the solver had
+# given up, and the command would go on); the signal policy interrupts the solver instead.
+z3.set_param("ctrl_c", False)
+signals.on_interrupt(lambda: z3.main_ctx().interrupt())
 
 __all__ = [
     "BmcOptions",

@@ -23,6 +23,7 @@ from creditflow.conformance.explore.encoding import (
     State,
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.outputs import write_atomic
 
 
 def wait_for_edges(system: CheckedNetwork, state: State) -> list[tuple[str, str]]:
@@ -124,17 +125,19 @@ def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:
-    """Write ``path`` (DOT) and, if Graphviz's ``dot`` is on PATH, the SVG next to it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dot_text, encoding="utf-8")
+    """Write ``path`` (DOT) and, if Graphviz's ``dot`` is on PATH, the SVG next to it,
+    both through the one output writer (OUT-ATOMIC, OUT-SYMLINK): Graphviz renders to
+    a pipe, never to a path. Raises :class:`~creditflow.conformance.outputs.OutputError`."""
+    path = write_atomic(path, dot_text)
     dot = shutil.which("dot")
     if dot is None:
         return path, None
-    svg = path.with_suffix(".svg")
-    done = subprocess.run(
-        [dot, "-Tsvg", str(path), "-o", str(svg)], capture_output=True, text=True, timeout=60
-    )
-    if done.returncode != 0:
+    try:
+        done = subprocess.run(
+            [dot, "-Tsvg"], input=dot_text.encode("utf-8"), capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
         return path, None
-    return path, svg
+    if done.returncode != 0 or not done.stdout:
+        return path, None
+    return path, write_atomic(path.with_suffix(".svg"), done.stdout)
