@@ -225,3 +225,32 @@ def test_every_preset_gets_a_verdict(name):
     """EXP-FINITE, EXP-ONLINE: every shipped graph, with its own settings, is decided."""
     _, result = check_graph(load_preset(name), CheckOptions(stop_at_deadlock=True))
     assert result.complete or NO_DEADLOCK in result.findings
+
+
+def test_check_stops_at_the_deadlock_unless_full_search(tmp_path, monkeypatch):
+    """EXP-ONLINE in the CLI: `check` stops at the certain deadlock, `--full-search`
+    explores everything; same exit code, kind and length, the trace written either way
+    with the consumed counters (EXP-FINITE)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from creditflow.conformance.cli import main
+    from creditflow.conformance.inputs.itf import read_document
+
+    monkeypatch.chdir(tmp_path)
+    rows = []
+    for extra in ([], ["--full-search"]):
+        out = CliRunner().invoke(main, ["check", "stalled-queue", "--credit", "20,10",
+                                        "--publishes", "60", "--json", *extra])
+        assert out.exit_code == 10
+        rows.append(json.loads(out.output))
+    online, full = rows
+    assert online["stopped_at_deadlock"] and not full["stopped_at_deadlock"]
+    assert online["states"] < full["states"]
+    for key in ("deadlock_kind", "blocked_forever", "shortest_counterexample_length"):
+        assert online[key] == full[key]
+    assert online["properties"]["PROP-CONSERVATION"] is None
+    assert full["properties"]["PROP-CONSERVATION"] is True
+    doc = read_document(tmp_path / "counterexamples" / "stalled-queue.itf.json")
+    assert "consumed" in doc["vars"]
