@@ -34,6 +34,7 @@ bench: setup
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py
+	$(BIN)/python benchmarks/sweep_cluster_bench.py
 
 clean:
 	rm -rf $(VENV) out counterexamples sweeps replay-results build dist *.egg-info .pytest_cache .hypothesis

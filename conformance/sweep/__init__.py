@@ -16,6 +16,8 @@ The modules, in pipeline order:
 * :mod:`.engine` distributes batches in waves and isolates failures (SW-ENGINE,
   SW-FAILURE); :mod:`.runners` are the engines (Spark; a process pool for the benchmark);
 * :mod:`.spark` starts a quiet Spark session that works on a fresh machine;
+* :mod:`.standalone` starts a real standalone master and workers on loopback, for the
+  tests and benchmarks of the cluster path (SW-CLUSTER);
 * :mod:`.driver` ties them together (:func:`~.driver.run_sweep`);
 * :mod:`.report` (DuckDB), :mod:`.plots` (matplotlib) and :mod:`.page` summarise a sweep
   (SW-REPORT); :mod:`.replay` replays a trace corpus (SW-REPLAY).

@@ -4,7 +4,8 @@ What :func:`start_spark` does, and why (feasibility.md §1, measured):
 
 * ``PYSPARK_PYTHON`` and ``PYSPARK_DRIVER_PYTHON`` default to this interpreter, so the
   Python workers find creditflow and its dependencies (not the ``python3`` on PATH);
-* with a ``local`` master, ``SPARK_LOCAL_IP=127.0.0.1`` and the driver bound to
+* with a ``local`` master or a standalone one on a loopback address (SW-CLUSTER),
+  ``SPARK_LOCAL_IP=127.0.0.1`` and the driver bound to
   127.0.0.1: a hostname that resolves to a loopback address (or not at all) then
   neither warns nor makes Spark bind to an external interface;
 * ``spark.ui.enabled=false`` (no port opened), no console progress bars;
@@ -24,6 +25,7 @@ the existing session and its configuration are used as they are.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import shutil
@@ -62,6 +64,23 @@ class SparkSetupError(RuntimeError):
 
 def is_local(master: str) -> bool:
     return re.fullmatch(r"local(\[[^\]]*\])?", master.strip()) is not None
+
+
+def is_loopback(master: str) -> bool:
+    """A ``local`` master, or a standalone master on a loopback address (SW-CLUSTER):
+    its executors run on this machine, so the driver binds to 127.0.0.1."""
+    if is_local(master):
+        return True
+    match = re.fullmatch(r"spark://\[?([^\]/]+?)\]?:\d+/?", master.strip())
+    if not match:
+        return False
+    host = match.group(1)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def java_version() -> int:
@@ -204,6 +223,7 @@ def start_spark(
             # the driver JVM only schedules; C1 and the serial collector cut its CPU use
             # (which the Python workers share in local mode) and its start-up time
             java_options += " " + LOCAL_JVM_OPTIONS
+        if is_loopback(master):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             conf["spark.driver.host"] = "127.0.0.1"
             conf["spark.driver.bindAddress"] = "127.0.0.1"

@@ -1,0 +1,171 @@
+"""Sweep throughput on a real standalone Spark cluster: one worker vs two (issue 13).
+
+The same sweep (benchmarks/sweep10k.toml by default) runs through the same driver as
+`creditflow sweep` (planning, adaptive batches, waves, Parquet commits, traces; the
+package shipped to the executors as a zip) on
+
+* a standalone master with **one** worker of one core,
+* a standalone master with **two** workers of one core each,
+* Spark ``local[2]`` for reference,
+
+each cluster started fresh on loopback by ``StandaloneSparkCluster`` (SW-CLUSTER) and
+stopped after its run, each driver in a fresh process, the runs interleaved when there
+are several rounds. Printed per run: the cluster's start-up, the driver's start-up
+(session + one warm-up task per slot), the sweep's wall time, cases/s, and how many
+tasks each worker's executor finished, the cases in flight on average (the sum of the
+cases' own seconds over the sweep's wall time: about 1 with one single-core worker,
+about 2 with two, less when other processes take the cores); then the ratios of the
+medians. Every run must
+give every case the same verdict (checked).
+
+    .venv/bin/python benchmarks/sweep_cluster_bench.py [--rounds N] [--sweep FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SETUPS = ("cluster-1-worker", "cluster-2-workers", "local[2]")
+
+
+def run_child(master: str, sweep_file: str, out: str) -> dict:
+    """In a fresh process: start the driver, warm up, sweep; figures as JSON."""
+    from creditflow.conformance.sweep.driver import plan_sweep, run_sweep
+    from creditflow.conformance.sweep.runners import SparkRunner
+    from creditflow.conformance.sweep.spark import start_spark
+    from creditflow.conformance.sweep.store import SweepStore
+    from creditflow.conformance.sweep.sweepfile import load_sweep
+
+    spec = load_sweep(sweep_file)
+    store = SweepStore(out)
+    store.prepare(spec.text)
+    plan = plan_sweep(spec, store)
+    started = time.perf_counter()
+    handle = start_spark(master, app_name="creditflow cluster bench")
+    runner = SparkRunner(handle.sc)
+    runner.warm_up()
+    start_seconds = time.perf_counter() - started
+    run = run_sweep(plan, store, runner)
+    handle.stop()
+    return {"start_seconds": start_seconds, "sweep_seconds": run.seconds,
+            "cases": run.written, "slots": runner.parallelism,
+            "tasks": len(run.batch_sizes), "verdicts": dict(run.verdicts)}
+
+
+def verdicts_of(out: str) -> tuple[dict[str, str], float]:
+    """Every case's verdict, and the sum of the cases' own (wall-clock) seconds."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
+    verdicts = dict(zip(table.column("case_id").to_pylist(),
+                        table.column("verdict").to_pylist(), strict=True))
+    return verdicts, float(sum(s for s in table.column("seconds").to_pylist() if s))
+
+
+def driver(master: str, sweep: str, out: str, env: dict[str, str]) -> dict:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--sweep", sweep, "--child", master, out],
+        capture_output=True, text=True, check=False, env=env,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"driver on {master} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict[str, str]]:
+    from creditflow.conformance.sweep.standalone import StandaloneSparkCluster
+
+    out = str(tmp / label)
+    load = os.getloadavg()[0]
+    if setup == "local[2]":
+        result = driver("local[2]", sweep, out, dict(os.environ))
+        result.update(cluster_seconds=0.0, worker_tasks={})
+    else:
+        workers = 1 if setup == "cluster-1-worker" else 2
+        started = time.perf_counter()
+        with StandaloneSparkCluster(workers=workers, cores_per_worker=1,
+                                    root=tmp / f"{label}-cluster") as cluster:
+            cluster_seconds = time.perf_counter() - started
+            result = driver(cluster.master_url, sweep, out, cluster.driver_env())
+            result.update(cluster_seconds=cluster_seconds, worker_tasks=cluster.finished_tasks())
+        if cluster.running():
+            sys.exit(f"{setup}: processes {cluster.running()} survived the cluster's stop")
+        shutil.rmtree(tmp / f"{label}-cluster", ignore_errors=True)
+    result["load"] = (load, os.getloadavg()[0])
+    verdicts, result["case_seconds"] = verdicts_of(out)
+    shutil.rmtree(out)
+    return result, verdicts
+
+
+def median(values: list[float]) -> float:
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every set-up this many times, interleaved; medians are "
+                        "compared (a shared machine's load varies)")
+    parser.add_argument("--setups", default=",".join(SETUPS),
+                        help=f"comma-separated, from {', '.join(SETUPS)}")
+    parser.add_argument("--child", nargs=2, metavar=("MASTER", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_child(args.child[0], args.sweep, args.child[1])))
+        return
+    setups = [s for s in args.setups.split(",") if s]
+    unknown = set(setups) - set(SETUPS)
+    if unknown:
+        sys.exit(f"unknown set-ups: {', '.join(sorted(unknown))}")
+    print(f"# {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; {args.rounds} "
+          f"round(s); workers of 1 core and 1 GiB; load average (1 min) before/after")
+    runs: dict[str, list[dict]] = {s: [] for s in setups}
+    reference: dict[str, str] | None = None
+    with tempfile.TemporaryDirectory(prefix="creditflow-cluster-bench-") as tmp:
+        for round_no in range(args.rounds):
+            for setup in setups:
+                label = f"{round_no}-{setup}".replace("[", "").replace("]", "")
+                result, verdicts = run_setup(setup, args.sweep, Path(tmp), label)
+                if reference is None:
+                    reference = verdicts
+                elif verdicts != reference:
+                    sys.exit(f"{setup} disagrees with the first run on some verdicts")
+                runs[setup].append(result)
+                rate = result["cases"] / result["sweep_seconds"]
+                tasks = " ".join(f"{w}:{n}" for w, n in result["worker_tasks"].items())
+                print(f"{setup:18} cluster {result['cluster_seconds']:5.1f} s   driver "
+                      f"{result['start_seconds']:5.1f} s   sweep {result['sweep_seconds']:7.2f} s"
+                      f"   {rate:6.1f} cases/s   {result['tasks']:4} tasks on "
+                      f"{result['slots']} slots   {tasks or '-':24} cases in flight "
+                      f"{result['case_seconds'] / result['sweep_seconds']:4.2f}   load "
+                      f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+    some = next(iter(runs.values()))[0]
+    print(f"# {some['cases']:,} cases, identical verdicts on every run: "
+          f"{dict(sorted(some['verdicts'].items()))}")
+    rates = {s: median([r["cases"] / r["sweep_seconds"] for r in rs]) for s, rs in runs.items()}
+
+    def ratio(a: str, b: str) -> str:
+        return f"{rates[a] / rates[b]:.2f}x" if a in rates and b in rates else "n/a"
+
+    print("# ratios of cases/s" + (" (medians)" if args.rounds > 1 else ""))
+    print(f"two workers / one worker:        {ratio('cluster-2-workers', 'cluster-1-worker')}")
+    print(f"two workers / local[2]:          {ratio('cluster-2-workers', 'local[2]')}")
+    print(f"one worker / local[2]:           {ratio('cluster-1-worker', 'local[2]')}")
+
+
+if __name__ == "__main__":
+    main()
