@@ -255,7 +255,13 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     out.print(
         f"{report['states']:,} states, {report['transitions']:,} transitions in "
         f"{report['seconds']:.2f} s"
-        + ("" if report["complete"] else " [yellow](incomplete: --max-states reached)")
+        + (
+            ""
+            if report["complete"]
+            else " (stopped at the first certain deadlock; --full-search explores the rest)"
+            if report.get("stopped_at_deadlock")
+            else " [yellow](incomplete: --max-states reached)"
+        )
     )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""

@@ -193,7 +193,16 @@ def deadlock_finding(
     shortest): ``kind`` is ``terminal`` or ``blocked-forever`` with ``mask`` the
     processes blocked forever in the state's own (canonical) frame."""
     run = _run(system, graph, index, symmetry)
-    return _finding(system, NO_DEADLOCK, kind, run, _frame(symmetry, mask, run[-1][1]))
+    stuck_mask = _frame(symmetry, mask, run[-1][1])
+    finding = _finding(system, NO_DEADLOCK, kind, run, stuck_mask)
+    certify = getattr(system, "stuck_certificate", None)
+    if kind == "blocked-forever" and certify is not None:
+        # EXP-PICTURE without the whole state graph: the certificate (EXP-CERTIFICATE,
+        # sound) names who else is blocked forever in the drawn state.
+        drawn = (finding.continuation or run)[-1][1]
+        final = certify(drawn) | stuck_mask
+        finding.final_processes = mask_names(final, system.process_names)
+    return finding
 
 
 def _step_finding(system: TransitionSystem, property_id: str, run: Run) -> Finding:
