@@ -25,6 +25,8 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
+	$(BIN)/python benchmarks/deadlock_bench.py
+	$(BIN)/python benchmarks/scaling_bench.py --quick
 	$(BIN)/python benchmarks/conform_bench.py
 	$(BIN)/python benchmarks/z3_bench.py
 	$(BIN)/python benchmarks/paging_bench.py

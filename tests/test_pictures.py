@@ -11,10 +11,16 @@ from creditflow.conformance.traces.pictures import finding_dot
 
 
 @pytest.mark.parametrize("reduce", [True, False])
-def test_stalled_queue_draws_the_reader_blocked_forever(reduce: bool) -> None:
+@pytest.mark.parametrize("stop_at_deadlock", [False, True])
+def test_stalled_queue_draws_the_reader_blocked_forever(reduce: bool, stop_at_deadlock: bool
+                                                        ) -> None:
     """EXP-PICTURE: in stalled-queue the channel is blocked forever first; by the end of
-    the lasso the reader (throttled forever) is too, and the picture says both."""
-    system, result = check_graph(load_preset("stalled-queue"), CheckOptions(reduce=reduce))
+    the lasso the reader (throttled forever) is too, and the picture says both — also
+    when the deadlock is reported on the fly (EXP-ONLINE, as ``check`` does), where the
+    certificate (EXP-CERTIFICATE) names the others instead of the whole state graph."""
+    options = CheckOptions(reduce=reduce, stop_at_deadlock=stop_at_deadlock)
+    system, result = check_graph(load_preset("stalled-queue"), options)
+    assert result.stopped_at_deadlock is stop_at_deadlock
     finding = result.primary()
     assert finding is not None and finding.kind == "blocked-forever"
     assert finding.processes == ("channel",)

@@ -117,6 +117,9 @@ def presets() -> None:
               "Default: beside the trace.")
 @click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
 @click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
+@click.option("--full-search", is_flag=True,
+              help="Explore every state even after a deadlock is certain (EXP-ONLINE), so "
+              "that every other property is decided too.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress display on stderr (default: when stderr is a terminal).")
 def check(
@@ -131,6 +134,7 @@ def check(
     dot_out: Path | None,
     no_symmetry: bool,
     no_reduction: bool,
+    full_search: bool,
     progress: bool | None,
 ) -> None:
     """Explore every reachable state of GRAPH and check credit conservation, deadlock
@@ -155,6 +159,7 @@ def check(
             max_states=max_states,
             symmetry=not no_symmetry,
             reduce=not no_reduction,
+            stop_at_deadlock=not full_search,
         )
         show = sys.stderr.isatty() if progress is None else progress
         with progress_bar(show, f"checking {flow_graph.name}") as update:
@@ -250,7 +255,13 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     out.print(
         f"{report['states']:,} states, {report['transitions']:,} transitions in "
         f"{report['seconds']:.2f} s"
-        + ("" if report["complete"] else " [yellow](incomplete: --max-states reached)")
+        + (
+            ""
+            if report["complete"]
+            else " (stopped at the first certain deadlock; --full-search explores the rest)"
+            if report.get("stopped_at_deadlock")
+            else " [yellow](incomplete: --max-states reached)"
+        )
     )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""

@@ -37,6 +37,9 @@ class CheckOptions:
     max_states: int = DEFAULT_MAX_STATES
     symmetry: bool = True
     reduce: bool = True
+    #: EXP-ONLINE: stop at the first certain deadlock (``creditflow check`` does unless
+    #: ``--full-search``); by default every state is explored and every property decided
+    stop_at_deadlock: bool = False
 
 
 def prepare_graph(graph: FlowGraph, options: CheckOptions) -> FlowGraph:
@@ -53,13 +56,17 @@ def check_graph(
     graph: FlowGraph, options: CheckOptions = CheckOptions(), progress: Progress | None = None
 ) -> tuple[CheckedNetwork, ExplorationResult]:
     """Explore ``graph`` (after the overrides in ``options``)."""
-    system = CompiledNetwork(prepare_graph(graph, options), mailbox_bound=options.mailbox_bound)
+    # EXP-FINITE: the explored states carry no consumed counters
+    system = CompiledNetwork(
+        prepare_graph(graph, options), mailbox_bound=options.mailbox_bound, count_consumed=False
+    )
     symmetry = network_symmetry(system.network) if options.symmetry else None
     result = explore(
         system,
         max_states=options.max_states,
         symmetry=symmetry,
         reduce=options.reduce,
+        stop_at_deadlock=options.stop_at_deadlock,
         progress=progress,
     )
     return system, result
@@ -83,6 +90,7 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> dict[str, Any]
     return {
         "graph": system.graph.name,
         "complete": result.complete,
+        "stopped_at_deadlock": result.stopped_at_deadlock,
         "deadlock": deadlock is not None if decided or deadlock else None,
         "deadlock_kind": deadlock.kind if deadlock else None,
         "blocked_forever": list(deadlock.processes) if deadlock else [],

@@ -126,6 +126,18 @@ def _prelude(src: _Source, checked: CheckedNetwork) -> None:
         src.emit(1, f"b{node} = {_blocked_expr(net.blocking_slots[node])}")
 
 
+def _moves_check(checked: CheckedNetwork, code: int) -> str | None:
+    """PROP-NOTHING-LOST (step form) of one action, as a condition that is true when the
+    step ``s -> l`` does not move messages as :class:`MessageMoves` says. The expected
+    changes come from the graph, not from the action's body."""
+    moves = getattr(checked, "moves", None)
+    if moves is None or not moves.slots:
+        return None
+    change = moves.change(code)
+    return " or ".join(f"l[{slot}] - s[{slot}] != {d}" for slot, d in zip(moves.slots, change,
+                                                                            strict=True))
+
+
 def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
     src = _Source()
     src.emit(0, "def successors(s):")
@@ -136,6 +148,10 @@ def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
         src.emit(2, "l = list(s)")
         for line in body:
             src.emit(2, line)
+        lost = _moves_check(checked, code)
+        if lost is not None:
+            src.emit(2, f"if {lost}:")
+            src.emit(3, f"LOST.append({code})")
         src.emit(2, f"out.append(({code}, tuple(l)))")
     src.emit(1, "return out")
     return src.text()
@@ -152,6 +168,10 @@ def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
         src.emit(2, "l = list(s)")
         for line in body:
             src.emit(2, line)
+        lost = _moves_check(checked, code)
+        if lost is not None:
+            src.emit(2, f"if {lost}:")
+            src.emit(3, f"LOST.append({code})")
         src.emit(2, f"return ({code}, tuple(l))")
     src.emit(1, "return None")
     return src.text()
@@ -214,7 +234,7 @@ def _violations_source(checked: CheckedNetwork) -> str:
 def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
     """Generate and compile ``successors``, ``first_safe`` and ``violations``."""
     blocks = _action_blocks(checked)
-    namespace: dict[str, Callable] = {}
+    namespace: dict[str, Callable] = {"LOST": []}  # type: ignore[dict-item]
     source = (
         _successors_source(checked, blocks)
         + _first_safe_source(checked, blocks)
@@ -236,8 +256,10 @@ class CompiledNetwork(CheckedNetwork):
     """:class:`CheckedNetwork` with the hot functions replaced by compiled ones (only up
     to :data:`COMPILE_LIMIT`, IN-WORK; ``compiled`` says whether they were)."""
 
-    def __init__(self, graph, mailbox_bound: int | None = None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(graph, mailbox_bound)
+    def __init__(  # type: ignore[no-untyped-def]
+        self, graph, mailbox_bound: int | None = None, count_consumed: bool = True
+    ) -> None:
+        super().__init__(graph, mailbox_bound, count_consumed)
         self.compiled = len(graph.nodes) + len(graph.edges) <= COMPILE_LIMIT
         if not self.compiled:
             self.source = ""
@@ -249,3 +271,8 @@ class CompiledNetwork(CheckedNetwork):
         self.successors: Callable[[State], list[tuple[int, State]]] = compiled["successors"]
         self.first_safe: Callable[[State], tuple[int, State] | None] = compiled["first_safe"]
         self.violations: Callable[[State], tuple[str, ...]] = compiled["violations"]
+        if not count_consumed:
+            # PROP-NOTHING-LOST (step form) is checked inside the compiled successors,
+            # which log the codes of bad steps here for the explorer (EXP-FINITE)
+            self.step_log: list[int] = compiled["LOST"]  # type: ignore[assignment]
+            self.step_log_property = NOTHING_LOST

@@ -181,6 +181,46 @@ def find_counterexamples(
     return _search_full(system, graph, wanted, symmetry, safe, max_states)
 
 
+def deadlock_finding(
+    system: TransitionSystem,
+    graph: StateGraph,
+    index: int,
+    kind: str,
+    mask: int,
+    symmetry: object | None,
+) -> Finding:
+    """The PROP-NO-DEADLOCK finding of state ``index`` of ``graph`` (breadth-first, so
+    shortest): ``kind`` is ``terminal`` or ``blocked-forever`` with ``mask`` the
+    processes blocked forever in the state's own (canonical) frame."""
+    run = _run(system, graph, index, symmetry)
+    stuck_mask = _frame(symmetry, mask, run[-1][1])
+    finding = _finding(system, NO_DEADLOCK, kind, run, stuck_mask)
+    certify = getattr(system, "stuck_certificate", None)
+    if kind == "blocked-forever" and certify is not None:
+        # EXP-PICTURE without the whole state graph: the certificate (EXP-CERTIFICATE,
+        # sound) names who else is blocked forever in the drawn state.
+        drawn = (finding.continuation or run)[-1][1]
+        final = certify(drawn) | stuck_mask
+        finding.final_processes = mask_names(final, system.process_names)
+    return finding
+
+
+def _step_finding(system: TransitionSystem, property_id: str, run: Run) -> Finding:
+    """Extend ``run`` by the first step out of its last state that violates the step
+    property ``property_id``; such a step exists (the explorer saw one from this state
+    or, under symmetry, from its canonical form, and automorphisms map steps to steps)."""
+    end = run[-1][1]
+    for a, nxt in system.successors(end):
+        if property_id in system.step_violations(end, a, nxt):  # type: ignore[attr-defined]
+            return Finding(
+                property_id=property_id,
+                kind="step",
+                path=[*run, (a, nxt)],
+                detail="a step that does not move its messages as NET-READ/NET-TAKE say",
+            )
+    raise RuntimeError("internal error: a violating step could not be replayed")
+
+
 def _chain(graph: StateGraph, i: int) -> list[tuple[int, Hashable]]:
     chain = []
     while graph.parent[i] >= 0:
@@ -198,6 +238,9 @@ def _from_graph(
     safe: frozenset[int] = frozenset(),
 ) -> dict[str, Finding]:
     found: dict[str, Finding] = {}
+    for pid, (i, _) in graph.step_witness.items():
+        if pid in wanted:
+            found[pid] = _step_finding(system, pid, _run(system, graph, i, symmetry))
     stuck_at = _stuck_at_function(system, graph, symmetry, safe)
     for i, state in enumerate(graph.states):
         if len(found) == len(wanted):
@@ -302,11 +345,19 @@ def _search_full(
             raise RuntimeError("internal error: a safe closure is missing from the reduced graph")
         return blocked & _frame(symmetry, reduced.stuck[j], closed)
 
+    step_violations = getattr(system, "step_violations", None)
     stuck_at = _stuck_at_function(system, reduced, symmetry, safe)
     i = 0
     while i < len(states) and len(found) < len(wanted) and len(states) <= max_states:
         state = states[i]
         nexts = system.successors(state)
+        if step_violations is not None:
+            for a, nxt in nexts:
+                for pid in step_violations(state, a, nxt):
+                    if pid in wanted and pid not in found:
+                        found[pid] = _step_finding(
+                            system, pid, _concrete_run(system, chain(i), symmetry)
+                        )
         _record(
             system,
             state,

@@ -8,7 +8,11 @@ that it is immutable, hashable and cheap to store by the million:
   ``data`` (messages S->R not yet taken by R), ``bumps`` (grants R->S in flight),
   ``deferred`` (grants R owes S, held back while R is blocked);
 * per source, the publishes it has not read yet (NET-SOURCE);
-* per sink (a node without successors), the messages it has consumed.
+* per sink (a node without successors), the messages it has consumed — only when
+  ``count_consumed`` is set (the default, used by the Z3 encoding, the conformance
+  machinery and the ITF traces). The explorer leaves the counters out (EXP-FINITE):
+  no property needs them (PROP-NOTHING-LOST is a step property), and on a graph where
+  a cycle feeds a sink they grow forever.
 
 Messages of one pair are indistinguishable, so each FIFO is a count
 (NET-FIFO). Whether a process is blocked is not stored: with the send-only
@@ -43,8 +47,10 @@ State = tuple[int, ...]
 class CreditNetwork:
     """The NET transition system of a :class:`FlowGraph`."""
 
-    def __init__(self, graph: FlowGraph) -> None:
+    def __init__(self, graph: FlowGraph, count_consumed: bool = True) -> None:
         self.graph = graph
+        #: whether the state carries the sinks' consumed counters (EXP-FINITE)
+        self.count_consumed = count_consumed
         names = graph.node_names
         index = {name: i for i, name in enumerate(names)}
         self.node_index = index
@@ -62,8 +68,9 @@ class CreditNetwork:
         for s, _ in self.edge_ends:
             out_degree[s] += 1
         self.sink_nodes = tuple(i for i in range(self.n_nodes) if out_degree[i] == 0)
-        self.delivered_slot = {n: base + j for j, n in enumerate(self.sink_nodes)}
-        self.size = base + len(self.sink_nodes)
+        counted = self.sink_nodes if count_consumed else ()
+        self.delivered_slot = {n: base + j for j, n in enumerate(counted)}
+        self.size = base + len(counted)
 
         self.checks = tuple(n.checks_blocked for n in graph.nodes)
         self.stalled = tuple(n.stalled for n in graph.nodes)

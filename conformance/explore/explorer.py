@@ -33,7 +33,11 @@ from array import array
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from creditflow.conformance.explore.counterexamples import Finding, find_counterexamples
+from creditflow.conformance.explore.counterexamples import (
+    Finding,
+    deadlock_finding,
+    find_counterexamples,
+)
 from creditflow.conformance.explore.deadlock import blocked_forever
 from creditflow.model.system import TransitionSystem
 
@@ -41,6 +45,9 @@ from creditflow.model.system import TransitionSystem
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
 #: Default state budget of one exploration.
 DEFAULT_MAX_STATES = 5_000_000
+
+#: EXP-ONLINE: the least state budget of the full search after a reduced one saw a deadlock
+FULL_SEARCH_FLOOR = 100_000
 
 #: ``progress(states_found, states_expanded)``
 Progress = Callable[[int, int], None]
@@ -60,6 +67,8 @@ class StateGraph:
     perm_ids: array | None
     #: Per state, the processes blocked forever in it (bit masks, own frame).
     stuck: list[int] = field(default_factory=list)
+    #: Per step property, its first violating explored step ``(state index, action)``.
+    step_witness: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def successors_of(self, i: int) -> list[int]:
         return list(self.targets[self.offsets[i] : self.offsets[i + 1]])
@@ -80,6 +89,9 @@ class ExplorationResult:
     symmetry_order: int
     #: A shortest counterexample per violated property id.
     findings: dict[str, Finding]
+    #: The search stopped at a deadlock that was certain (EXP-ONLINE) before exploring
+    #: every state; properties not seen violated by then are undecided.
+    stopped_at_deadlock: bool = False
 
     @property
     def n_states(self) -> int:
@@ -115,37 +127,71 @@ def explore(
     symmetry: object | None = None,
     reduce: bool = True,
     check_deadlock: bool = True,
+    stop_at_deadlock: bool = False,
     progress: Progress | None = None,
 ) -> ExplorationResult:
     """Explore every state reachable from ``system.initial()`` breadth-first (EXP-BFS).
 
     ``symmetry``: a :class:`~creditflow.conformance.explore.symmetry.Symmetry` or ``None``.
     ``reduce``: use the model's safe actions (``system.safe_actions``) if it has any.
+    ``stop_at_deadlock``: stop as soon as a deadlock and its shortest counterexample are
+    certain (EXP-ONLINE), leaving other properties not yet seen violated undecided.
     Stops after ``max_states`` states (``complete=False``, EXP-BUDGET); deadlock freedom
     is then not decided and only the violations seen so far are reported.
     """
     started = time.perf_counter()
     safe = getattr(system, "safe_actions", frozenset()) if reduce else frozenset()
-    graph, complete, terminal_with_work, violated = _breadth_first(
-        system, max_states, symmetry, safe, progress
-    )
-    stuck_found = False
-    if check_deadlock and complete:
-        graph.stuck = blocked_forever(
-            [system.blocked_mask(s) for s in graph.states],
-            graph.offsets,
-            graph.targets,
-            graph.depth,
-            len(system.process_names),
-            perm_ids=graph.perm_ids,
-            frames=getattr(symmetry, "node_frames", None),
-        )
-        stuck_found = any(graph.stuck)
+    online = stop_at_deadlock and check_deadlock
     property_ids = (*system.property_ids, NO_DEADLOCK) if check_deadlock else tuple(
         system.property_ids
     )
-    wanted = set(violated)
-    if stuck_found or terminal_with_work is not None:
+
+    def result(
+        graph: StateGraph, complete: bool, reduced: bool, findings: dict[str, Finding],
+        stopped: bool = False,
+    ) -> ExplorationResult:
+        if progress is not None:
+            progress(len(graph.states), len(graph.states))
+        return ExplorationResult(
+            property_ids=property_ids,
+            graph=graph,
+            seconds=time.perf_counter() - started,
+            complete=complete,
+            reduced=reduced,
+            symmetry_order=getattr(symmetry, "order", 1),
+            findings=findings,
+            stopped_at_deadlock=stopped,
+        )
+
+    search = _breadth_first(system, max_states, symmetry, safe, progress, online)
+    seen: _Search | None = None
+    if online and search.deadlock_seen and safe:
+        # EXP-ONLINE with EXP-SAFE: the reduced graph proved a deadlock; its depths are
+        # not distances, so the shortest one is searched in the full model, on the fly,
+        # within a budget proportional to the reduced search so far.
+        seen = search
+        budget = min(max_states, max(FULL_SEARCH_FLOOR, 8 * len(search.graph.states)))
+        full = _breadth_first(system, budget, symmetry, frozenset(), progress, True)
+        if full.resolved is not None or full.complete:
+            search, safe = full, frozenset()
+        else:
+            # the full model is too big: the whole reduced graph, as without EXP-ONLINE
+            search = _breadth_first(system, max_states, symmetry, safe, progress, False)
+    graph = search.graph
+    if search.resolved is not None:
+        index, kind, mask = search.resolved
+        findings = find_counterexamples(
+            system, graph, search.violated - {NO_DEADLOCK}, symmetry=symmetry,
+            safe=frozenset(), exact_depths=True, max_states=max_states,
+        )
+        findings[NO_DEADLOCK] = deadlock_finding(system, graph, index, kind, mask, symmetry)
+        return result(graph, False, False, findings, stopped=True)
+    stuck_found = False
+    if check_deadlock and search.complete:
+        graph.stuck = _stuck(system, graph, symmetry)
+        stuck_found = any(graph.stuck)
+    wanted = set(search.violated)
+    if stuck_found or search.terminal_with_work is not None:
         wanted.add(NO_DEADLOCK)
     findings = find_counterexamples(
         system,
@@ -156,17 +202,149 @@ def explore(
         exact_depths=not safe,
         max_states=max_states,
     )
-    if progress is not None:
-        progress(len(graph.states), len(graph.states))
-    return ExplorationResult(
-        property_ids=property_ids,
-        graph=graph,
-        seconds=time.perf_counter() - started,
-        complete=complete,
-        reduced=bool(safe),
-        symmetry_order=getattr(symmetry, "order", 1),
-        findings=findings,
+    if NO_DEADLOCK not in findings and seen is not None and seen.candidate is not None:
+        # budget exhausted, but the reduced search had proved a deadlock (EXP-CERTIFICATE
+        # or a terminal state): report it, without the shortest guarantee
+        index, kind = seen.candidate
+        state = seen.graph.states[index]
+        mask = 0 if kind == "terminal" else system.stuck_certificate(state)  # type: ignore[attr-defined]
+        finding = deadlock_finding(system, seen.graph, index, kind, mask, symmetry)
+        finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
+        findings[NO_DEADLOCK] = finding
+    return result(graph, search.complete, bool(safe), findings)
+
+
+def _stuck(
+    system: TransitionSystem, graph: StateGraph, symmetry: object | None,
+    blocked: list[int] | None = None,
+) -> list[int]:
+    """EXP-DEADLOCK over ``graph``; states not expanded count as having no successors,
+    so on a partial graph the result over-approximates who is blocked forever.
+    ``blocked``: the states' blocked masks, if already known (a prefix is enough)."""
+    n = len(graph.states)
+    masks = blocked if blocked is not None else []
+    masks.extend(system.blocked_mask(s) for s in graph.states[len(masks):])
+    offsets = graph.offsets
+    if len(offsets) < n + 1:
+        offsets = array("q", offsets)
+        offsets.extend([len(graph.targets)] * (n + 1 - len(offsets)))
+    return blocked_forever(
+        masks,
+        offsets,
+        graph.targets,
+        graph.depth,
+        len(system.process_names),
+        perm_ids=graph.perm_ids,
+        frames=getattr(symmetry, "node_frames", None),
     )
+
+
+@dataclass
+class _Search:
+    graph: StateGraph
+    complete: bool
+    terminal_with_work: int | None
+    violated: set[str]
+    #: a deadlock was seen (a terminal state with work, or a certificate)
+    deadlock_seen: bool = False
+    #: EXP-ONLINE: (state index, kind, blocked-forever mask) of the first deadlock
+    resolved: tuple[int, str, int] | None = None
+    #: the first state where a deadlock was certain, and its kind
+    candidate: tuple[int, str] | None = None
+
+
+#: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
+#: explored state
+LOCAL_SEARCH_FACTOR = 1
+#: ... and at most this many
+LOCAL_SEARCH_CAP = 50_000
+#: EXP-ONLINE: after a failed resolution, the next one waits until this many times as
+#: many states are expanded
+RETRY_GROWTH = 4
+
+
+def _resolve(
+    system: TransitionSystem, graph: StateGraph, expanded: int, symmetry: object | None,
+    certify: Callable[[Hashable], int],
+    blocked: list[int] | None = None,
+) -> tuple[int, str, int] | None:
+    """EXP-ONLINE: the first state (in breadth-first order) that violates
+    PROP-NO-DEADLOCK, if it is certain from the explored prefix; ``None`` if not yet.
+
+    A state is resolved when it is expanded and terminal with work (a terminal
+    deadlock); when each process the over-approximation of :func:`_stuck` calls blocked
+    forever in it is shown free, by the prefix or by a bounded local search for a
+    reachable state where it is unblocked; or when the certificate (EXP-CERTIFICATE)
+    names exactly the processes that remain."""
+    stuck = _stuck(system, graph, symmetry, blocked)
+    offsets = graph.offsets
+    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    index = graph.index
+    budget = [min(LOCAL_SEARCH_CAP, LOCAL_SEARCH_FACTOR * len(graph.states))]
+
+    def frame(mask: int, state: Hashable) -> int:
+        if canon is None:
+            return mask
+        return symmetry.to_original_frame(mask, canon(state)[1])  # type: ignore[attr-defined]
+
+    def still_stuck(start: Hashable, needed: int) -> int:
+        """Processes of ``needed`` no state reachable from ``start`` (found within the
+        budget) unblocks or the prefix shows free."""
+        seen = {start}
+        queue = [start]
+        while queue and needed and budget[0] > 0:
+            u = queue.pop()
+            budget[0] -= 1
+            j = index.get(canon(u)[0] if canon is not None else u)
+            if j is not None:
+                needed &= frame(stuck[j], u)
+            else:
+                needed &= system.blocked_mask(u)
+            for _, v in system.successors(u):
+                if v not in seen:
+                    seen.add(v)
+                    queue.append(v)
+        return needed
+
+    def proven_stuck(start: Hashable, needed: int) -> bool:
+        """Whether every state reachable from ``start`` keeps ``needed`` blocked: the
+        states reachable before EXP-CERTIFICATE certifies them all, within the budget,
+        block them, and certified ones stay blocked by the certificate's soundness."""
+        seen = {start}
+        stack = [start]
+        while stack:
+            if budget[0] <= 0:
+                return False
+            u = stack.pop()
+            budget[0] -= 1
+            if needed & ~system.blocked_mask(u):
+                return False
+            if not needed & ~certify(u):
+                continue
+            for _, v in system.successors(u):
+                if v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        return True
+
+    for k in range(len(graph.states)):
+        if k >= expanded:
+            return None
+        state = graph.states[k]
+        if offsets[k + 1] == offsets[k] and system.pending_work(state):
+            return (k, "terminal", 0)
+        if stuck[k]:
+            cert = certify(state)
+            rest = stuck[k] & ~cert
+            if rest:
+                rest = still_stuck(state, rest)
+            if rest and proven_stuck(state, rest):
+                cert, rest = cert | rest, 0
+            if rest:
+                return None
+            if cert:
+                return (k, "blocked-forever", cert)
+    return None
 
 
 def _breadth_first(
@@ -175,9 +353,17 @@ def _breadth_first(
     symmetry: object | None,
     safe: frozenset[int],
     progress: Progress | None,
-) -> tuple[StateGraph, bool, int | None, set[str]]:
+    online: bool,
+) -> _Search:
     successors = system.successors
     violations_of = system.violations
+    # a step property is checked either by `step_violations(s, a, t)` or, in compiled
+    # models, by the successor functions themselves, which log the bad actions
+    step_log = getattr(system, "step_log", None)
+    step_violations = None if step_log is not None else getattr(system, "step_violations", None)
+    if step_log:
+        step_log.clear()  # left over from replays of earlier runs
+    certify = getattr(system, "stuck_certificate", None) if online else None
     canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
 
     first = system.initial()
@@ -201,8 +387,17 @@ def _breadth_first(
         graph.offsets,
         graph.perm_ids,
     )
+    step_witness = graph.step_witness
     violated = set(violations_of(first))
     terminal_with_work: int | None = None
+    # EXP-ONLINE: the first state where a deadlock is certain (terminal with work or a
+    # certificate), and when to try to resolve the shortest one next
+    candidate: int | None = None
+    candidate_kind = "blocked-forever"
+    if certify is not None and certify(first):
+        candidate = 0
+    next_try = 0
+    masks: list[int] = []  # blocked masks of the states, kept across resolutions
     # a model may offer `first_safe(state)`: the first enabled safe action, computed
     # without building every successor
     first_safe = getattr(system, "first_safe", None) if safe else None
@@ -233,15 +428,29 @@ def _breadth_first(
         else:
             nexts = successors(state)
             if not nexts:
-                if terminal_with_work is None and system.pending_work(state):
-                    terminal_with_work = i
+                if system.pending_work(state):
+                    if terminal_with_work is None:
+                        terminal_with_work = i
+                    if candidate is None and online:
+                        candidate, candidate_kind = i, "terminal"
             elif safe and first_safe is None:
                 for a, nxt in nexts:
                     if a in safe:
                         nexts = ((a, nxt),)
                         break
+        if step_log:
+            pid = system.step_log_property  # type: ignore[attr-defined]
+            violated.add(pid)
+            step_witness.setdefault(pid, (i, step_log[0]))
+            step_log.clear()
         d = depth[i] + 1
         for a, nxt in nexts:
+            if step_violations is not None:
+                bad = step_violations(state, a, nxt)
+                if bad:
+                    violated.update(bad)
+                    for pid in bad:
+                        step_witness.setdefault(pid, (i, a))
             if canon is not None:
                 nxt, p = canon(nxt)
                 perm_ids.append(p)  # type: ignore[union-attr]
@@ -256,6 +465,8 @@ def _breadth_first(
                 bad = violations_of(nxt)
                 if bad:
                     violated.update(bad)
+                if certify is not None and candidate is None and certify(nxt):
+                    candidate = j
             targets.append(j)
             if len(states) > max_states:
                 break  # IN-WORK: one wide expansion must not overshoot the budget
@@ -263,7 +474,26 @@ def _breadth_first(
         i += 1
         if progress is not None and not i & 0x3FFF:
             progress(len(states), i)
+        if candidate is not None and online:
+            if safe:
+                # the reduced graph proves a deadlock exists; the caller searches the
+                # full model for the shortest one
+                return _Search(
+                    graph, False, terminal_with_work, violated, deadlock_seen=True,
+                    candidate=(candidate, candidate_kind),
+                )
+            if i > candidate and i >= next_try:
+                resolved = _resolve(
+                    system, graph, i, symmetry, certify or (lambda s: 0), masks
+                )
+                if resolved:
+                    return _Search(
+                        graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
+                    )
+                next_try = RETRY_GROWTH * i
         if len(states) > max_states:
             complete = False
             break
-    return graph, complete, terminal_with_work, violated
+    return _Search(
+        graph, complete, terminal_with_work, violated, deadlock_seen=candidate is not None
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from creditflow.conformance.explore.certificate import StuckCertificate
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMP,
@@ -23,6 +24,7 @@ from creditflow.conformance.explore.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
     STATE_PROPERTIES,
+    MessageMoves,
     NetworkProperties,
     edge_conserved,
 )
@@ -32,9 +34,11 @@ from creditflow.model.network.graph import FlowGraph
 class CheckedNetwork:
     """The NET transition system of a graph plus its PROP state properties."""
 
-    def __init__(self, graph: FlowGraph, mailbox_bound: int | None = None) -> None:
+    def __init__(
+        self, graph: FlowGraph, mailbox_bound: int | None = None, count_consumed: bool = True
+    ) -> None:
         self.graph = graph
-        self.network = CreditNetwork(graph)
+        self.network = CreditNetwork(graph, count_consumed=count_consumed)
         self.properties = NetworkProperties(self.network, mailbox_bound)
         self.process_names = graph.node_names
         self.property_ids = STATE_PROPERTIES
@@ -46,6 +50,12 @@ class CheckedNetwork:
         self.pending_work = net.pending_work
         self.violations = self.properties.violations
         self.safe_actions = self._safe_actions(mailbox_bound)
+        #: EXP-CERTIFICATE: processes certainly blocked forever in a state (EXP-ONLINE)
+        self.stuck_certificate = StuckCertificate(self.network).mask
+        if not count_consumed:
+            #: PROP-NOTHING-LOST on every explored step (EXP-FINITE), for any graph
+            self.moves = MessageMoves(self.network)
+            self.step_violations = self.moves.violations
 
     def _safe_actions(self, mailbox_bound: int | None) -> frozenset[int]:
         """EXP-SAFE: actions that commute with every action, are never disabled by
@@ -94,6 +104,11 @@ class CheckedNetwork:
         net = self.network
         names = self.process_names
         pairs = [(names[s], names[r]) for s, r in net.edge_ends]
+        consumed = (
+            {"consumed": {names[n]: net.delivered(state, n) for n in net.sink_nodes}}
+            if net.count_consumed
+            else {}
+        )
 
         def per_edge(field: int) -> dict[tuple[str, str], int]:
             return {pair: state[EDGE_FIELDS * e + field] for e, pair in enumerate(pairs)}
@@ -109,7 +124,7 @@ class CheckedNetwork:
                 for n in range(net.n_nodes)
             },
             "publishes_left": {names[n]: net.remaining(state, n) for n in net.source_nodes},
-            "consumed": {names[n]: net.delivered(state, n) for n in net.sink_nodes},
+            **consumed,
         }
 
     def action_record(self, action: int) -> tuple[str, Mapping[str, Any]]:

@@ -6,13 +6,18 @@ it over the reachable state graph (see :mod:`creditflow.conformance.explore.dead
 
 from __future__ import annotations
 
+from operator import itemgetter, sub
+
 from creditflow.conformance.explore.encoding import (
+    ACTION_SHIFT,
     BUMPS,
     CREDIT_FROM,
     CREDIT_TO,
     DATA,
     DEFERRED,
     EDGE_FIELDS,
+    READ,
+    TAKE,
     CreditNetwork,
     State,
 )
@@ -36,6 +41,7 @@ __all__ = [
     "NOTHING_LOST",
     "NO_DEADLOCK",
     "STATE_PROPERTIES",
+    "MessageMoves",
     "NetworkProperties",
     "edge_conserved",
     "sink_path_counts",
@@ -89,9 +95,10 @@ class NetworkProperties:
 
     def _nothing_lost_terms(self) -> tuple | None:
         """PROP-NOTHING-LOST weights for DAGs (see :func:`sink_path_counts`); ``None`` for
-        graphs with cycles (the property is then not checked)."""
+        graphs with cycles and for networks without consumed counters (then
+        :class:`MessageMoves` checks it on every step, EXP-FINITE)."""
         net = self.network
-        counts = sink_path_counts(net)
+        counts = sink_path_counts(net) if net.count_consumed else None
         if counts is None:
             return None
         terms = []
@@ -153,3 +160,57 @@ class NetworkProperties:
                     found.append(NOTHING_LOST)
                     break
         return tuple(found)
+
+
+class MessageMoves:
+    """PROP-NOTHING-LOST as a step property, for networks without consumed counters
+    (EXP-FINITE): every step moves messages and never drops or invents one. A NET-READ
+    of source ``n`` takes one publish from its supply and puts one message on each
+    out-edge of ``n``; a NET-TAKE on edge ``e`` takes one message from ``e``'s FIFO and
+    puts one on each out-edge of its receiver (none for a sink, which consumes it); a
+    NET-BUMP moves no message. Every other FIFO and supply stays as it was.
+
+    The expected movement is derived from the graph alone, not from the rule code, and
+    compared with the difference of the two states' message counts (FIFOs and supplies).
+    """
+
+    def __init__(self, network: CreditNetwork) -> None:
+        net = network
+        slots = [EDGE_FIELDS * e + DATA for e in range(net.n_edges)]
+        slots += [net.remaining_slot[n] for n in net.source_nodes]
+        #: the message slots (FIFOs, then supplies) and each action's expected change
+        self.slots = tuple(slots)
+        position = {slot: i for i, slot in enumerate(slots)}
+        # a tuple even for a single slot: itemgetter of one index returns a scalar
+        self._get = itemgetter(*slots, *slots[:1]) if slots else (lambda state: ())
+        moves: dict[int, tuple[int, ...]] = {}
+        for action in net.actions:
+            kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+            delta = [0] * (len(slots) + 1 if slots else 0)
+            if kind == READ:
+                delta[position[net.remaining_slot[index]]] -= 1
+                taker = index
+            elif kind == TAKE:
+                delta[position[EDGE_FIELDS * index + DATA]] -= 1
+                taker = net.edge_ends[index][1]
+            else:
+                taker = None
+            if taker is not None:
+                for e in net.out_edges[taker]:
+                    delta[position[EDGE_FIELDS * e + DATA]] += 1
+            if slots:
+                delta[-1] = delta[0]  # the repeated first slot
+            moves[action] = tuple(delta)
+        self._moves = moves
+
+    def change(self, action: int) -> tuple[int, ...]:
+        """The change of each of :attr:`slots` that ``action`` must make."""
+        return self._moves[action][: len(self.slots)]
+
+    def violations(self, before: State, action: int, after: State) -> tuple[str, ...]:
+        """``(NOTHING_LOST,)`` if the step ``before -action-> after`` does not move
+        messages as PROP-NOTHING-LOST says, else ``()``."""
+        get = self._get
+        if tuple(map(sub, get(after), get(before))) == self._moves[action]:
+            return ()
+        return (NOTHING_LOST,)

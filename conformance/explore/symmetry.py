@@ -46,7 +46,8 @@ class Symmetry:
             for n, slot in network.delivered_slot.items():
                 perm[network.delivered_slot[phi[n]]] = slot
             inverse = {v: k for k, v in phi.items()}
-            self._getters.append(itemgetter(*perm))
+            # itemgetter of one index returns a scalar; states of size <= 1 map to themselves
+            self._getters.append(itemgetter(*perm) if len(perm) > 1 else tuple)
             # bit j of a canonical state is process inverse[j] of the state it came from
             self.node_frames.append(tuple(inverse[j] for j in range(self.n_nodes)))
 

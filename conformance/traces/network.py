@@ -52,10 +52,20 @@ def run_states(system: TransitionSystem, run: Run) -> list[dict[str, Any]]:
 def network_trace(
     system: CheckedNetwork, finding: Finding, source: str, description: str = ""
 ) -> dict[str, Any]:
-    """The ITF document of a credit-network counterexample (with its lasso)."""
+    """The ITF document of a credit-network counterexample (with its lasso). A run of
+    the explorer's counter-free states (EXP-FINITE) is replayed with the sinks'
+    consumed counters, so that every trace carries them."""
     run = finding.path + finding.continuation
+    if not system.network.count_consumed:
+        system = CheckedNetwork(system.graph)
+        state = system.initial()
+        counted: Run = [(None, state)]
+        for action, _ in run[1:]:
+            state = system.network.apply(state, action)  # type: ignore[arg-type]
+            counted.append((action, state))
+        run = counted
     states = run_states(system, run)
-    variables = [*system.render(finding.path[0][1]).keys(), ACTION_VAR, PICKS_VAR]
+    variables = [*system.render(run[0][1]).keys(), ACTION_VAR, PICKS_VAR]
     meta = {
         "source": source,
         "description": description

@@ -1,0 +1,103 @@
+"""A syntactic certificate that processes are blocked forever (EXP-CERTIFICATE).
+
+:func:`~creditflow.conformance.explore.deadlock.blocked_forever` needs the whole state
+graph. The certificate looks at one state and names processes that no continuation
+can unblock, so that the explorer can report a deadlock on the fly (EXP-ONLINE). It is
+sound, not complete: every process it names is blocked forever; a process blocked
+forever for another reason is found by the fixpoint.
+
+A process ``p`` is certified when it is blocked on an edge ``e = p -> r`` (NET-BLOCKED)
+whose credit cannot come back:
+
+* **closed wait** — ``credit_from + M⁺·bumps <= 0`` and ``r`` is itself certified or
+  stalled: ``r`` defers every grant while blocked (CF-DEFER) and flushes only when
+  unblocked (CF-FLUSH), a stalled ``r`` takes and flushes nothing, so only the grants
+  already in flight can reach ``p``;
+* **no supply of grants** — ``p`` checks blocked (NET-CHECKS-BLOCKED, so it sends nothing
+  more on ``e``) and ``credit_from + M⁺·(bumps + deferred + ⌊(M − credit_to + k·data)/M⌋)
+  <= 0``: even every grant the messages in flight can still earn would not lift it.
+
+``M⁺ = max(M, 0)``; the certified set is the greatest set closed under these rules.
+"""
+
+from __future__ import annotations
+
+from creditflow.conformance.explore.encoding import (
+    BUMPS,
+    CREDIT_FROM,
+    CREDIT_TO,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    CreditNetwork,
+    State,
+)
+
+
+class StuckCertificate:
+    """EXP-CERTIFICATE for one network: :meth:`mask` of a state."""
+
+    def __init__(self, network: CreditNetwork) -> None:
+        net = network
+        edges = []
+        for e, (p, r) in enumerate(net.edge_ends):
+            if not net.edge_blocks[e]:
+                continue
+            base = EDGE_FIELDS * e
+            m = net.more_after[e]
+            edges.append(
+                (
+                    base + CREDIT_FROM,
+                    base + BUMPS,
+                    base + DEFERRED,
+                    base + DATA,
+                    base + CREDIT_TO,
+                    max(m, 0),
+                    m,
+                    net.debits[e],
+                    p,
+                    r,
+                    net.checks[p],
+                )
+            )
+        self._edges = tuple(edges)
+        # a compiled first test: some blocking edge with credit_from + M⁺·bumps <= 0
+        test = " or ".join(f"s[{e[0]}] + {e[5]} * s[{e[1]}] <= 0" for e in edges) or "False"
+        self._maybe = eval(f"lambda s: {test}")  # noqa: S307 - generated from ints only
+        self._stalled = sum(1 << n for n in range(net.n_nodes) if net.stalled[n])
+
+    def mask(self, s: State) -> int:
+        """Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``."""
+        if not self._maybe(s):
+            return 0
+        certain = 0
+        waits: list[tuple[int, int]] = []
+        for cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks in self._edges:
+            credit = s[cf]
+            if credit > 0:
+                continue
+            credit += mp * s[bumps]
+            if credit > 0:
+                continue
+            if checks:
+                earnable = (m - s[credit_to] + k * s[data]) // m if m >= 1 else 0
+                if credit + mp * (s[deferred] + earnable) <= 0:
+                    certain |= 1 << p
+                    continue
+            waits.append((p, r))
+        if not waits:
+            return certain
+        # the greatest closed set: drop waiters whose receiver is not (yet) in the set
+        waiting = certain
+        for p, _ in waits:
+            waiting |= 1 << p
+        changed = True
+        while changed:
+            changed = False
+            keep = certain
+            for p, r in waits:
+                if (waiting | self._stalled) >> r & 1:
+                    keep |= 1 << p
+            if keep != waiting:
+                waiting, changed = keep, True
+        return waiting
