@@ -1,5 +1,6 @@
-"""Shared fixtures. Tests that need a real RabbitMQ broker use ``private_broker`` and
-carry ``pytest.mark.xdist_group("broker")``; such items also get the ``broker`` marker
+"""Shared fixtures. Tests that need a real RabbitMQ broker live in ``tests/broker/``, use
+``private_broker`` and carry ``pytest.mark.xdist_group("broker")``; Spark tests live in
+``tests/spark/``. Broker items also get the ``broker`` marker
 here, and `make test` runs them in a second, single-process pytest run (pytest 9 with
 xdist 3.8 does not keep an xdist group on one worker, so two brokers would boot at once
 on two cores). The tests sharing one Spark session (``xdist_group("spark")``) get the

@@ -263,6 +263,11 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
             else " [yellow](incomplete: --max-states reached)"
         )
     )
+    if not report["complete"] and not report.get("stopped_at_deadlock"):
+        out.print(
+            f"hint: `creditflow prove {report['source']}` decides the same properties with Z3 "
+            "(proofs for every supply on graphs without cycles, bounded search on cycles)"
+    )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]

@@ -30,7 +30,7 @@ from creditflow.conformance.traces.network import replay_network_trace
 
 pytestmark = pytest.mark.xdist_group("spark")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = """
 name = "{name}"
