@@ -31,6 +31,7 @@ bench: setup
 	$(BIN)/python benchmarks/z3_bench.py
 	$(BIN)/python benchmarks/paging_bench.py
 	$(BIN)/python benchmarks/accounts_bench.py
+	$(BIN)/python benchmarks/big_graph_bench.py
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py

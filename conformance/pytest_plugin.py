@@ -36,7 +36,7 @@ from creditflow.conformance.inputs.expectations import (
     ExpectationsError,
     load_expectations,
 )
-from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.inputs.reading import InputError
 
 
 class _Session:
@@ -165,7 +165,7 @@ class TraceItem(pytest.Item):
             if o.trace.description:
                 head += f"\n{o.trace.description}"
             return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
-        if isinstance(exc, (AdapterFailure, TraceFormatError)):
+        if isinstance(exc, (AdapterFailure, InputError)):  # IN-ONE-LINE
             return str(exc)
         return super().repr_failure(excinfo)
 

@@ -74,8 +74,9 @@ def test_graphml(tmp_path):
     [
         ("{not json", "not valid JSON"),
         ("[]", "node-link JSON object"),
-        ('{"nodes": [{"name": "a"}]}', "must be an object with an 'id'"),
-        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a"}]}', "'target'"),
+        ('{"nodes": [{"name": "a"}]}', "nodes[0].id: missing"),
+        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a"}]}',
+         "edges[0].target: missing"),
         ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a", "target": "b"}]}',
          "is not a node id"),
         ('{"nodes": [{"id": "a", "source": true}, {"id": "b"}],'

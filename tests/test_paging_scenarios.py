@@ -79,7 +79,7 @@ def test_deliveries_follow_the_client_order():
         ({"steps": [{"op": "publish", "size": 1, "count": 0}]}, "count must be >= 1"),
         ({"steps": [{"op": "publish", "size": 1, "persistent": 1}]}, "persistent must be bool"),
         ({"steps": [{"op": "ack", "from": "middle"}]}, "from must be 'oldest' or 'newest'"),
-        ({"steps": [{"op": "target", "duration": -1}]}, "duration must be >= 0"),
+        ({"steps": [{"op": "target", "duration": -1}]}, "duration must be a number in"),
         ({"steps": [{"op": "target", "duration": 1, "extra": 2}]}, "unknown field(s) extra"),
         ({"steps": [{"op": "store", "store": "disk"}]}, "store must be 'persistent'"),
         ({"steps": [{"op": "settle", "settle": "yes"}]}, "settle must be true or false"),
@@ -102,7 +102,7 @@ def test_invalid_scenarios_name_file_and_problem(doc, message):
 def test_unreadable_files(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{ nope")
-    with pytest.raises(ScenarioError, match=r"x.json: invalid JSON at line 1"):
+    with pytest.raises(ScenarioError, match=r"x.json: not valid JSON \(line 1"):
         load_scenario(bad)
     with pytest.raises(ScenarioError, match="no such file or preset"):
         load_scenario(tmp_path / "missing.json")

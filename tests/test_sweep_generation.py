@@ -52,7 +52,7 @@ def test_shipped_sweep_files_load():
         ("[[family]]\nkind = 'ring'\n", "family[0]: kind must be one of"),
         ("[[family]]\nkind = 'random-dag'\nnode = 3\n", "unknown key 'node'"),
         ("[[family]]\nkind = 'random-dag'\nnodes = [1]\n",
-         "family[0] (random-dag).nodes must be >= 2"),
+         "family[0] (random-dag).nodes must be in 2..1000"),
         ("[[family]]\nkind = 'random-cyclic'\nnodes = 3\nedges = 7\n", "exceeds nodes*(nodes-1)"),
         ("[[family]]\nkind = 'broker'\nqueues = 1\nstalled_queues = 2\n", "stalled_queues (2)"),
         ("[[family]]\nkind = 'broker'\nvariants = ['lazy']\n", "unknown value 'lazy'"),
@@ -92,7 +92,8 @@ def test_checker_names():
     with pytest.raises(CheckerError, match="cannot load no.such:thing"):
         resolve_checker("no.such:thing")
     with pytest.raises(SweepFileError, match="checker 'tests.sweep_plugins:nope'"):
-        sweep("[[family]]\nkind = 'broker'\ncheckers = ['tests.sweep_plugins:nope']\n")
+        parse_sweep("[[family]]\nkind = 'broker'\ncheckers = ['tests.sweep_plugins:nope']\n",
+                    "t.toml", plugins=["tests.sweep_plugins"])
 
 
 def test_broker_topology_double_debits_mirrors():

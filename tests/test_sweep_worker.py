@@ -44,7 +44,8 @@ name = "b"
 
 def cases_of(checker: str = "explore", max_states: int = 20000, max_seconds: float = 20):
     spec = parse_sweep(SWEEP.format(checker=checker, max_states=max_states,
-                                    max_seconds=max_seconds), "w.toml")
+                                    max_seconds=max_seconds), "w.toml",
+                       plugins=["tests.sweep_plugins"])
     return expand(spec)[0]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.budget import OutOfTime, wall_clock
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     CreditParam,
@@ -97,7 +98,9 @@ def _slug(edge: str) -> str:
 @click.option("--mailbox-bound", type=click.IntRange(min=0),
               help="Also prove that no mailbox ever holds more than this.")
 @click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
-              show_default=True, help="Seconds per solver call.")
+              show_default=True,
+              help="Seconds for each solver call and for the whole command (exit 4 when "
+                   "it runs out).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the counterexample (ITF JSON). "
@@ -132,20 +135,26 @@ def prove(
         fail("--symbolic and --credit exclude each other")
     try:
         flow_graph = load_graph(graph)
-        report = prove_graph(
-            flow_graph,
-            ProveOptions(
-                credit=credit,
-                symbolic=symbolic,
-                publishes=publishes,
-                all_check_blocked=all_check_blocked,
-                mailbox_bound=mailbox_bound,
-                depth=depth,
-                timeout_s=timeout_s,
-            ),
-        )
+        with wall_clock(timeout_s):
+            report = prove_graph(
+                flow_graph,
+                ProveOptions(
+                    credit=credit,
+                    symbolic=symbolic,
+                    publishes=publishes,
+                    all_check_blocked=all_check_blocked,
+                    mailbox_bound=mailbox_bound,
+                    depth=depth,
+                    timeout_s=timeout_s,
+                    deadline=time.monotonic() + timeout_s,
+                ),
+            )
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
+        return
+    except OutOfTime:
+        fail(f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
+             "--timeout or a smaller --depth", exit_codes.INCOMPLETE)
         return
     out = summary(report)
     out["source"] = graph
@@ -250,7 +259,9 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
               "optimised, else 16).")
 @click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
 @click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
-              show_default=True, help="Seconds per solver call.")
+              show_default=True,
+              help="Seconds for each solver call and for the whole command (exit 4 when "
+                   "it runs out).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the counterexample one step beyond the answer. "
@@ -288,16 +299,22 @@ def synth(
         fail("--per-edge is for --goal deadlock-free")
     try:
         flow_graph = load_graph(graph)
-        result = synthesize(
-            flow_graph,
-            SynthesisOptions(
-                goal=goal, bound=bound, per_edge=per_edge, max_credit=max_credit,
-                prove=ProveOptions(credit=credit, publishes=publishes, depth=depth,
-                                   timeout_s=timeout_s),
-            ),
-        )
+        with wall_clock(timeout_s):
+            result = synthesize(
+                flow_graph,
+                SynthesisOptions(
+                    goal=goal, bound=bound, per_edge=per_edge, max_credit=max_credit,
+                    prove=ProveOptions(credit=credit, publishes=publishes, depth=depth,
+                                       timeout_s=timeout_s,
+                                       deadline=time.monotonic() + timeout_s),
+                ),
+            )
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
+        return
+    except OutOfTime:
+        fail(f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
+             "--timeout", exit_codes.INCOMPLETE)
         return
     out: dict[str, Any] = {
         "graph": flow_graph.name,

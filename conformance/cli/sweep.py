@@ -123,6 +123,9 @@ def _plan_table(plan: Any) -> Any:
               help="Send the creditflow package to the executors (default: for non-local "
               "masters).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE[:FUNCTION]",
+              help="Approve a checker plug-in the sweep file names (IN-PLUGIN); repeatable. "
+                   "A sweep file alone never loads code.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress display on stderr (default: when stderr is a terminal).")
 def sweep(
@@ -135,6 +138,7 @@ def sweep(
     dry_run: bool,
     ship_code: bool | None,
     as_json: bool,
+    plugins: tuple[str, ...],
     progress: bool | None,
 ) -> None:
     """Check every case of SWEEPFILE on Spark and write one Parquet row per case.
@@ -158,7 +162,7 @@ def sweep(
     """
 
     try:
-        spec = load_sweep(sweepfile)
+        spec = load_sweep(sweepfile, plugins=plugins)
     except SweepFileError as exc:
         fail(str(exc))
         return

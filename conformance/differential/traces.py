@@ -271,13 +271,22 @@ def load_trace(path: str | Path) -> LoadedTrace:
     """Read a per-process or a network trace; :class:`TraceFormatError` names the file
     and the problem."""
     path = Path(path)
-    doc = read_document(path)
+    doc = read_document(path)  # IN-SCHEMA: shape and values checked
     meta = doc.get("#meta", {})
     model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
-    if model == PROCESS_MODEL:
-        return LoadedTrace(path, "process", process_trace_from_document(doc, str(path)), meta)
-    if model == NETWORK_MODEL:
-        return LoadedTrace(path, "network", project_network_document(doc, str(path)), meta)
+    try:
+        if model == PROCESS_MODEL:
+            return LoadedTrace(path, "process", process_trace_from_document(doc, str(path)),
+                               meta)
+        if model == NETWORK_MODEL:
+            return LoadedTrace(path, "network", project_network_document(doc, str(path)),
+                               meta)
+    except TraceFormatError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # IN-ONE-LINE: a value of a type the schema allows but the trace's meaning does not
+        raise TraceFormatError(f"{path}: malformed trace ({exc.__class__.__name__}: "
+                               f"{str(exc)[:120]})") from None
     raise TraceFormatError(
         f"{path}: not a creditflow trace (#meta.creditflow.model is {model!r}; expected "
         f"{PROCESS_MODEL!r} or {NETWORK_MODEL!r})"

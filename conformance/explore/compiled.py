@@ -245,13 +245,27 @@ def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
     return namespace
 
 
+#: IN-WORK: the largest graph (nodes + edges) whose functions are compiled; a larger
+#: one runs the readable (interpreted) functions, which agree with the compiled ones
+#: exactly: generated expressions grow with the graph and CPython's compiler recurses
+#: on them (a 10,000-node chain overflows its stack).
+COMPILE_LIMIT = 600
+
+
 class CompiledNetwork(CheckedNetwork):
-    """:class:`CheckedNetwork` with the hot functions replaced by compiled ones."""
+    """:class:`CheckedNetwork` with the hot functions replaced by compiled ones (only up
+    to :data:`COMPILE_LIMIT`, IN-WORK; ``compiled`` says whether they were)."""
 
     def __init__(  # type: ignore[no-untyped-def]
         self, graph, mailbox_bound: int | None = None, count_consumed: bool = True
     ) -> None:
         super().__init__(graph, mailbox_bound, count_consumed)
+        self.compiled = len(graph.nodes) + len(graph.edges) <= COMPILE_LIMIT
+        if not self.compiled:
+            self.source = ""
+            self.lazy_enabled = self.network.enabled
+            self.lazy_apply = self.network.apply
+            return
         compiled = compile_network(self)
         self.source = compiled["__source__"]
         self.successors: Callable[[State], list[tuple[int, State]]] = compiled["successors"]

@@ -81,14 +81,13 @@ class CreditNetwork:
         # as the spec's own test, not as a plain bool, so that the Z3 encoding
         # (conformance/symbolic/encoding.py) can run this very code on symbolic credits.
         self.edge_blocks = tuple(e.credit.blocks for e in graph.edges)
-        self.out_edges = tuple(
-            tuple(i for i, (s, _) in enumerate(self.edge_ends) if s == n)
-            for n in range(self.n_nodes)
-        )
-        self.in_edges = tuple(
-            tuple(i for i, (_, r) in enumerate(self.edge_ends) if r == n)
-            for n in range(self.n_nodes)
-        )
+        out_edges: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        in_edges: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        for i, (s, r) in enumerate(self.edge_ends):  # IN-WORK: linear, not nodes x edges
+            out_edges[s].append(i)
+            in_edges[r].append(i)
+        self.out_edges = tuple(map(tuple, out_edges))
+        self.in_edges = tuple(map(tuple, in_edges))
         #: Every action of the graph, in the fixed order of :meth:`enabled`.
         self.actions = (
             tuple(READ << ACTION_SHIFT | n for n in self.source_nodes)

@@ -401,6 +401,11 @@ def _breadth_first(
     # a model may offer `first_safe(state)`: the first enabled safe action, computed
     # without building every successor
     first_safe = getattr(system, "first_safe", None) if safe else None
+    # IN-WORK: a model may offer its enabled actions and `apply` separately, so that a
+    # wide expansion (a 10,000-leaf star) builds successors one at a time and stops at
+    # the budget instead of materialising every successor of a state at once
+    enabled_of = getattr(system, "lazy_enabled", None)
+    apply_of = getattr(system, "lazy_apply", None)
     complete = True
     i = 0
     while i < len(states):
@@ -408,6 +413,18 @@ def _breadth_first(
         picked = first_safe(state) if first_safe is not None else None
         if picked is not None:
             nexts = (picked,)
+        elif enabled_of is not None:
+            acts = tuple(enabled_of(state))
+            if not acts:
+                nexts = ()
+                if terminal_with_work is None and system.pending_work(state):
+                    terminal_with_work = i
+            else:
+                if safe:
+                    first = next((a for a in acts if a in safe), None)
+                    if first is not None:
+                        acts = (first,)
+                nexts = ((a, apply_of(state, a)) for a in acts)
         else:
             nexts = successors(state)
             if not nexts:
@@ -451,6 +468,8 @@ def _breadth_first(
                 if certify is not None and candidate is None and certify(nxt):
                     candidate = j
             targets.append(j)
+            if len(states) > max_states:
+                break  # IN-WORK: one wide expansion must not overshoot the budget
         offsets.append(len(targets))
         i += 1
         if progress is not None and not i & 0x3FFF:

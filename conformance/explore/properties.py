@@ -49,16 +49,17 @@ __all__ = [
 
 
 
-def sink_path_counts(net: CreditNetwork) -> dict[int, list[int]] | None:
+def sink_path_counts(net: CreditNetwork) -> dict[int, dict[int, int]] | None:
     """PROP-NOTHING-LOST weights of :func:`~creditflow.model.network.properties.paths_to_sinks`
-    by node index: per sink index, the number of paths from each node to it; ``None`` when
-    the graph has a cycle."""
+    by node index: per sink index, the number of paths from each node that has one (sparse,
+    IN-WORK); ``None`` when the graph has a cycle."""
     by_name = paths_to_sinks(net.graph)
     if by_name is None:
         return None
-    names = net.graph.node_names
+    index = net.node_index
     return {
-        net.node_index[sink]: [paths[name] for name in names] for sink, paths in by_name.items()
+        index[sink]: {index[name]: count for name, count in paths.items()}
+        for sink, paths in by_name.items()
     }
 
 
@@ -102,15 +103,16 @@ class NetworkProperties:
             return None
         terms = []
         for sink, paths in counts.items():
-            data_weights = tuple(
+            data_weights = tuple(sorted(
                 (EDGE_FIELDS * e + DATA, paths[r])
-                for e, (_, r) in enumerate(net.edge_ends)
+                for r in paths
+                for e in net.in_edges[r]
                 if paths[r]
-            )
+            ))
             source_weights = tuple(
                 (net.remaining_slot[n], net.graph.nodes[n].publishes, paths[n])
                 for n in net.source_nodes
-                if paths[n]
+                if paths.get(n)
             )
             terms.append((net.delivered_slot[sink], data_weights, source_weights))
         return tuple(terms)

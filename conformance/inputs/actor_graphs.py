@@ -7,18 +7,18 @@ name is a preset shipped in ``spec/graphs/accounts/``. Every problem is an
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import networkx as nx
 
-from creditflow.conformance.inputs.graphs import networkx_from_node_link
+from creditflow.conformance.inputs.graphs import GraphFileError, load_graph_file_networkx
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.model.accounts.graph import ActorGraph, ActorGraphError, actor_graph_from_networkx
 from creditflow.model.network.graph import GraphError
 from creditflow.spec import spec_dir
 
 
-class ActorGraphFileError(ValueError):
+class ActorGraphFileError(InputError):
     """An actor-graph file or preset that cannot be used; ``str()`` is one line."""
 
 
@@ -43,24 +43,12 @@ def load_actor_graph(graph: str | Path) -> ActorGraph:
                 f"(presets: {', '.join(actor_preset_names())})"
             )
     try:
-        if path.suffix.lower() == ".graphml":
-            try:
-                g = nx.read_graphml(path)
-            except Exception as exc:  # networkx raises assorted XML errors
-                raise ActorGraphError(f"not valid GraphML ({str(exc).splitlines()[0]})") from None
-        else:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ActorGraphError(f"cannot read ({exc.__class__.__name__}: {exc})") from None
-            except json.JSONDecodeError as exc:
-                raise ActorGraphError(f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
-            try:
-                g = networkx_from_node_link(data)
-            except GraphError as exc:
-                raise ActorGraphError(str(exc)) from None
+        g = load_graph_file_networkx(path)
+    except GraphFileError as exc:
+        raise ActorGraphFileError(str(exc)) from None
+    try:
         return actor_graph_from_networkx(g, name=path.stem)
-    except ActorGraphError as exc:
+    except (ActorGraphError, GraphError) as exc:
         raise ActorGraphFileError(f"{path}: {exc}") from None
 
 

@@ -16,13 +16,13 @@ names the file and the problem in one line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.inputs.reading import InputError, load_json
 from creditflow.model.alarms.properties import AlarmProperties
 from creditflow.model.alarms.rules import (
     ACTION_SHIFT,
@@ -55,7 +55,7 @@ TOP_FIELDS = {"name", "description", "profile", "nodes", "limit", "connections",
 SOURCES = {"memory": MEMORY, "disk": DISK}
 
 
-class TimelineError(ValueError):
+class TimelineError(InputError):
     """A timeline file that cannot be used; the message names the file."""
 
 
@@ -204,14 +204,13 @@ def load_timeline(path_or_name: str | Path) -> Timeline:
     path = Path(path_or_name)
     if not path.is_file() and str(path_or_name) in timeline_names():
         path = timeline_dir() / f"{path_or_name}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
+    if not path.is_file():
         known = ", ".join(timeline_names())
-        raise TimelineError(f"{path}: cannot read ({exc.strerror}); shipped timelines: "
-                            f"{known}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TimelineError(f"{path}: not valid JSON ({exc})") from None
+        raise TimelineError(f"{path}: no such file; shipped timelines: {known}")
+    try:
+        data = load_json(path)  # IN-READ, IN-DEPTH, IN-INT, IN-FINITE, IN-DUPLICATE
+    except InputError as exc:
+        raise TimelineError(str(exc)) from None
     return parse_timeline(data, str(path))
 
 

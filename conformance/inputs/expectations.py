@@ -11,13 +11,16 @@ run, so that the file is kept true.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from creditflow.conformance.inputs import schemas
+from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.schemas import validate
 
-class ExpectationsError(ValueError):
+
+class ExpectationsError(InputError):
     """An expectations file that cannot be used; the message names the file."""
 
 
@@ -32,21 +35,18 @@ class Expectations:
 
 
 def load_expectations(path: str | Path) -> Expectations:
+    """AD-EXPECTATIONS, IN-SCHEMA: read an expectations file; one-line
+    :class:`ExpectationsError` naming the file and the JSON path of a problem."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ExpectationsError(f"{path}: cannot read ({exc.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ExpectationsError(f"{path}: not valid JSON ({exc})") from None
-    known = data.get("known_divergences") if isinstance(data, dict) else None
-    if not isinstance(known, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in known.items()
-    ):
-        raise ExpectationsError(
-            f'{path}: expected {{"known_divergences": {{"<trace name>": "<why>", ...}}}}'
-        )
-    return Expectations(str(data.get("adapter", "")), dict(known), path)
+        data = load_json(path)
+        if not isinstance(data, dict):
+            raise InputError(str(path), 'expected {"known_divergences": '
+                                        '{"<trace name>": "<why>", ...}}')
+        doc = validate(schemas.Expectations, data, str(path))
+    except InputError as exc:
+        raise ExpectationsError(str(exc)) from None
+    return Expectations(doc.adapter, dict(doc.known_divergences), path)
 
 
 def shipped_expectations(name: str) -> Path:

@@ -9,18 +9,20 @@ name such as ``fanout`` is a preset shipped in ``spec/graphs/``. Every problem i
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import networkx as nx
 
+from creditflow.conformance.inputs.reading import InputError, load_json, parse_json, read_text
+from creditflow.conformance.inputs.schemas import NodeLinkGraph, validate
 from creditflow.model.network.graph import FlowGraph, GraphError, flow_graph_from_networkx
 from creditflow.spec import spec_dir
 
 
-class GraphFileError(ValueError):
+class GraphFileError(InputError):
     """A graph file or preset that cannot be used; ``str()`` is a one-line message."""
 
 
@@ -51,35 +53,44 @@ def load_graph(graph: str | Path) -> FlowGraph:
     return load_preset(str(graph))
 
 
-def networkx_from_node_link(data: object) -> nx.DiGraph:
+def networkx_from_node_link(data: object, where: str = "graph") -> nx.DiGraph:
     """NET-FILE: a networkx graph from a node-link JSON object (``edges`` or ``links``);
-    :class:`GraphError` if the object is not a directed, simple node-link graph."""
+    :class:`GraphError` if the object is not a directed, simple node-link graph.
+
+    The shape and types are checked by the schema first (IN-SCHEMA: ``nodes`` a list,
+    ids strings or integers, ``directed`` a real boolean, ...); then duplicate node ids
+    (IN-DUPLICATE, ``1`` and ``"1"`` are the same process) and edges to undeclared
+    nodes (IN-DANGLING) are refused. Linear in the size of the document."""
     if not isinstance(data, dict):
         raise GraphError("expected a node-link JSON object with 'nodes' and 'edges'")
-    if "nodes" not in data:
-        raise GraphError("node-link JSON needs a 'nodes' list")
-    if data.get("directed") is False:
-        raise GraphError("the graph must be directed ('directed': true)")
-    if data.get("multigraph") is True:
-        raise GraphError("multigraphs are not process graphs ('multigraph': false)")
-    edges_key = "links" if "links" in data and "edges" not in data else "edges"
-    data = {"directed": True, "multigraph": False, "graph": {}, edges_key: [], **data}
-    for i, node in enumerate(data["nodes"]):
-        if not isinstance(node, dict) or "id" not in node:
-            raise GraphError(f"nodes[{i}] must be an object with an 'id'")
-    ids = {node["id"] for node in data["nodes"]}
-    for i, edge in enumerate(data[edges_key]):
-        if not isinstance(edge, dict) or "source" not in edge or "target" not in edge:
-            raise GraphError(f"{edges_key}[{i}] must be an object with 'source' and 'target'")
-        for end in ("source", "target"):
-            if edge[end] not in ids:
-                raise GraphError(f"{edges_key}[{i}] {end} {edge[end]!r} is not a node id")
     try:
-        g = nx.node_link_graph(data, edges=edges_key)
-    except (KeyError, TypeError, nx.NetworkXError) as exc:
-        raise GraphError(f"not a valid node-link graph ({exc})") from None
-    if len(g.edges) != len(data[edges_key]):
-        raise GraphError("an edge appears twice; give each ordered pair once")
+        doc = validate(NodeLinkGraph, data, where)
+    except InputError as exc:
+        raise GraphError(f"{exc.path}: {exc.problem}" if exc.path else exc.problem) from None
+    if not doc.directed:
+        raise GraphError("the graph must be directed ('directed': true)")
+    if doc.multigraph:
+        raise GraphError("multigraphs are not process graphs ('multigraph': false)")
+    if doc.edges is not None and doc.links is not None:
+        raise GraphError("give the edges once, as 'edges' or as 'links'")
+    key, edges = ("links", doc.links) if doc.links is not None else ("edges", doc.edges or [])
+    g = nx.DiGraph()
+    g.graph.update(doc.graph)
+    ids: dict[str, object] = {}
+    for i, node in enumerate(doc.nodes):
+        name = str(node.id)
+        if name in ids:
+            raise GraphError(f"nodes[{i}].id: {node.id!r} appears twice (IN-DUPLICATE)")
+        ids[name] = node.id
+        g.add_node(node.id, **(node.model_extra or {}))
+    for i, edge in enumerate(edges):
+        for end, value in (("source", edge.source), ("target", edge.target)):
+            if str(value) not in ids or ids[str(value)] != value:
+                raise GraphError(f"{key}[{i}].{end}: {value!r} is not a node id (IN-DANGLING)")
+        if g.has_edge(edge.source, edge.target):
+            raise GraphError(f"{key}[{i}]: the edge {edge.source!r}->{edge.target!r} appears "
+                             "twice; give each ordered pair once (IN-DUPLICATE)")
+        g.add_edge(edge.source, edge.target, **(edge.model_extra or {}))
     return g
 
 
@@ -98,22 +109,38 @@ _DOT_STRUCTURE = frozenset(
 
 
 def _dot(path: Path) -> nx.DiGraph:
+    """NET-FILE (DOT) / IN-READ: one ``digraph`` per file, read by Graphviz."""
+    text = read_text(path)
+    if not text.strip():
+        raise GraphError("empty file (expected one digraph)")
     dot = shutil.which("dot")
     if dot is None:
         raise GraphError("reading DOT needs Graphviz's dot program (apt-get install graphviz)")
-    done = subprocess.run(
-        [dot, "-Tdot_json", str(path)], capture_output=True, text=True, timeout=60
-    )
+    try:
+        done = subprocess.run(
+            [dot, "-Tdot_json"], input=text, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        raise GraphError("Graphviz took more than 60 s to read it") from None
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
         raise GraphError(f"not valid DOT ({reason.removeprefix('Error: ')})")
-    # Graphviz copies control characters of names into its JSON raw (OUT-NAME makes
-    # such names safe for files), so they are accepted here.
-    data = json.loads(done.stdout, strict=False)
+    if not done.stdout.strip():
+        raise GraphError("no graph in the file (expected one digraph)")
+    try:
+        # Graphviz copies control characters of names into its JSON raw (OUT-NAME makes
+        # such names safe for files), so they are accepted here.
+        data = parse_json(done.stdout, "dot", strict=False)
+    except InputError as exc:
+        if "more than one" in exc.problem:
+            raise GraphError("more than one graph in one DOT file (give one digraph)") from None
+        raise GraphError(f"Graphviz's reading cannot be used ({exc.problem})") from None
+    if not isinstance(data, dict):
+        raise GraphError("Graphviz's reading cannot be used")
     if not data.get("directed", False):
         raise GraphError("the graph must be directed (digraph)")
     if not data.get("strict", True) and _has_parallel_edges(data):
-        raise GraphError("an edge appears twice; give each ordered pair once")
+        raise GraphError("an edge appears twice; give each ordered pair once (IN-DUPLICATE)")
 
     def attrs(obj: dict) -> dict:
         return {
@@ -124,14 +151,13 @@ def _dot(path: Path) -> nx.DiGraph:
             and not k.startswith("_")
         }
 
-    g = nx.DiGraph(**attrs(data))
+    g = nx.DiGraph()
+    g.graph.update(attrs(data))
     if data.get("name") and not data["name"].startswith("%"):
         g.graph["name"] = data["name"]
-    names = []
     for obj in data.get("objects", []):
         if "nodes" in obj or "subgraphs" in obj:
             continue  # a subgraph/cluster: its nodes are listed on their own
-        names.append(obj["name"])
         g.add_node(obj["name"], **attrs(obj))
     by_id = {obj["_gvid"]: obj["name"] for obj in data.get("objects", []) if "name" in obj}
     for edge in data.get("edges", []):
@@ -144,28 +170,71 @@ def _has_parallel_edges(data: dict) -> bool:
     return len(pairs) != len(set(pairs))
 
 
-def load_graph_file(path: str | Path) -> FlowGraph:
-    """Read and validate a graph file; raise :class:`GraphFileError` naming the file."""
+def _graphml(path: Path) -> nx.DiGraph:
+    """NET-FILE (GraphML) / IN-READ: no DTD or entities; one graph; every node declared
+    once (IN-DUPLICATE) and every edge between declared nodes (IN-DANGLING)."""
+    text = read_text(path)
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise GraphError("DTDs and entities are not accepted in GraphML (IN-READ)")
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as exc:
+        raise GraphError(f"not valid GraphML ({exc})") from None
+    graphs = [el for el in root.iter() if _tag(el) == "graph"]
+    if len(graphs) != 1:
+        raise GraphError(f"expected one <graph>, found {len(graphs)}")
+    declared: set[str] = set()
+    for el in root.iter():
+        if _tag(el) == "node":
+            node = el.get("id")
+            if node is None or node in declared:
+                raise GraphError(f"node {node!r} is declared twice or has no id (IN-DUPLICATE)")
+            declared.add(node)
+    for el in root.iter():
+        if _tag(el) in ("edge", "hyperedge"):
+            if _tag(el) == "hyperedge":
+                raise GraphError("hyperedges are not credit-flow pairs")
+            for end in ("source", "target"):
+                if el.get(end) not in declared:
+                    raise GraphError(f"edge {el.get('source')!r}->{el.get('target')!r}: "
+                                     f"{end} {el.get(end)!r} is not a declared node "
+                                     "(IN-DANGLING)")
+    try:
+        return nx.parse_graphml(text)
+    except Exception as exc:  # networkx raises assorted XML/parse errors
+        reason = (str(exc).splitlines() or [exc.__class__.__name__])[0]
+        raise GraphError(f"not valid GraphML ({reason})") from None
+
+
+def _tag(el: ElementTree.Element) -> str:
+    return el.tag.rpartition("}")[2] if isinstance(el.tag, str) else ""
+
+
+def load_graph_file_networkx(path: str | Path) -> nx.DiGraph:
+    """IN-READ, IN-SCHEMA: a graph file (JSON, GraphML, DOT) as a networkx graph, shape
+    checked; :class:`GraphFileError` naming the file (IN-ONE-LINE)."""
     path = Path(path)
     try:
         if path.suffix.lower() in (".dot", ".gv"):
-            g = _dot(path)
-        elif path.suffix.lower() == ".graphml":
-            try:
-                g = nx.read_graphml(path)
-            except Exception as exc:  # networkx raises assorted XML/parse errors
-                raise GraphError(f"not valid GraphML ({str(exc).splitlines()[0]})") from None
-        else:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise GraphError(f"cannot read ({exc.__class__.__name__}: {exc})") from None
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise GraphError(f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
-            g = networkx_from_node_link(data)
+            return _dot(path)
+        if path.suffix.lower() == ".graphml":
+            return _graphml(path)
+        return networkx_from_node_link(load_json(path))
+    except InputError as exc:
+        raise GraphFileError(str(exc)) from None
+    except GraphError as exc:
+        raise GraphFileError(f"{path}: {exc}") from None
+
+
+def load_graph_file(path: str | Path) -> FlowGraph:
+    """Read and validate a graph file; raise :class:`GraphFileError` naming the file
+    (IN-ONE-LINE)."""
+    path = Path(path)
+    g = load_graph_file_networkx(path)
+    try:
         return flow_graph_from_networkx(g, name=path.stem)
+    except InputError as exc:
+        raise GraphFileError(str(exc)) from None
     except GraphError as exc:
         raise GraphFileError(f"{path}: {exc}") from None
 

@@ -9,10 +9,13 @@ themselves. Decoding is the inverse (plain JSON integers are accepted too).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from creditflow.conformance.inputs.reading import MAX_INT_DIGITS, InputError, load_json
+from creditflow.conformance.inputs.schemas import ItfTrace, validate
 from creditflow.conformance.outputs import write_atomic
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -61,7 +64,7 @@ def pick_value(picks: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-class TraceFormatError(ValueError):
+class TraceFormatError(InputError):
     """A document that is not a valid ITF trace; the message says where."""
 
 
@@ -85,26 +88,58 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} as ITF")
 
 
-def decode(value: Any) -> Any:
-    if isinstance(value, (bool, str, int)) or value is None:
+_BIGINT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
+
+
+def decode(value: Any, at: str = "value") -> Any:
+    """TRACE-VALUES / IN-SCHEMA: an ITF value as Python; a malformed ``#bigint``,
+    ``#tup``, ``#set`` or ``#map`` is a :class:`TraceFormatError` naming its place ``at``
+    (the values were depth-bounded by the reader, IN-DEPTH)."""
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if isinstance(value, int):
+        if abs(value) >= 10**MAX_INT_DIGITS:
+            raise TraceFormatError(f"{at}: integer beyond {MAX_INT_DIGITS} digits (IN-INT)")
         return value
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode(v, f"{at}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
+        for key in ("#bigint", "#tup", "#set", "#map", "#unserializable"):
+            if key in value and len(value) != 1:
+                raise TraceFormatError(f"{at}: {key} must be the object's only key")
         if "#bigint" in value:
-            return int(value["#bigint"])
+            text = value["#bigint"]
+            if not isinstance(text, str) or not _BIGINT.fullmatch(text):
+                raise TraceFormatError(
+                    f"{at}.#bigint must be a string of at most {MAX_INT_DIGITS} digits "
+                    "(IN-INT)")
+            return int(text)
+        for key in ("#tup", "#set", "#map"):
+            if key in value and not isinstance(value[key], list):
+                raise TraceFormatError(f"{at}.{key} must be a list")
         if "#tup" in value:
-            return tuple(decode(v) for v in value["#tup"])
+            return tuple(decode(v, f"{at}.#tup[{i}]") for i, v in enumerate(value["#tup"]))
         if "#set" in value:
-            return frozenset(_hashable(decode(v)) for v in value["#set"])
+            return frozenset(
+                _hashable(decode(v, f"{at}.#set[{i}]")) for i, v in enumerate(value["#set"])
+            )
         if "#map" in value:
-            return {_hashable(decode(k)): decode(v) for k, v in value["#map"]}
+            out = {}
+            for i, pair in enumerate(value["#map"]):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise TraceFormatError(f"{at}.#map[{i}] must be a [key, value] pair")
+                out[_hashable(decode(pair[0], f"{at}.#map[{i}][0]"))] = decode(
+                    pair[1], f"{at}.#map[{i}][1]")
+            return out
         if "#unserializable" in value:
-            raise TraceFormatError(f"unserializable value {value['#unserializable']!r}")
+            raise TraceFormatError(f"{at}: unserializable value "
+                                   f"{str(value['#unserializable'])[:80]!r}")
         if set(value) == {"tag", "value"}:
-            return Variant(value["tag"], decode(value["value"]))
-        return Record({k: decode(v) for k, v in value.items()})
-    raise TraceFormatError(f"not an ITF value: {value!r}")
+            if not isinstance(value["tag"], str):
+                raise TraceFormatError(f"{at}.tag must be a string")
+            return Variant(value["tag"], decode(value["value"], f"{at}.value"))
+        return Record({k: decode(v, f"{at}.{k}") for k, v in value.items()})
+    raise TraceFormatError(f"{at}: not an ITF value ({type(value).__name__})")
 
 
 def _hashable(value: Any) -> Any:
@@ -148,11 +183,9 @@ def read_document(path: str | Path) -> dict[str, Any]:
     file and the problem."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TraceFormatError(f"{path}: cannot read ({exc.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceFormatError(f"{path}: not valid JSON ({exc})") from None
+        doc = load_json(path)
+    except InputError as exc:
+        raise TraceFormatError(str(exc)) from None
     try:
         validate_document(doc)
     except TraceFormatError as exc:
@@ -161,8 +194,13 @@ def read_document(path: str | Path) -> dict[str, Any]:
 
 
 def validate_document(doc: Any) -> None:
+    """TRACE-ITF / IN-SCHEMA: the shape of an ITF document, then its states and values."""
     if not isinstance(doc, dict):
         raise TraceFormatError("an ITF trace is a JSON object")
+    try:
+        validate(ItfTrace, doc, "")
+    except InputError as exc:
+        raise TraceFormatError(f"{exc.path}: {exc.problem}") from None
     if not isinstance(doc.get("vars"), list) or not all(isinstance(v, str) for v in doc["vars"]):
         raise TraceFormatError("'vars' must be a list of variable names")
     if not isinstance(doc.get("states"), list) or not doc["states"]:
@@ -176,10 +214,14 @@ def validate_document(doc: Any) -> None:
     loop = doc.get("loop")
     if loop is not None and (not isinstance(loop, int) or not 0 <= loop < len(doc["states"])):
         raise TraceFormatError(f"'loop' {loop!r} is not a state index")
+    for i, state in enumerate(doc["states"]):
+        for name in doc["vars"]:
+            decode(state[name], f"states[{i}].{name}")
 
 
 def decoded_states(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The states of a document with every value decoded (``#meta`` dropped)."""
     return [
-        {k: decode(v) for k, v in state.items() if k != "#meta"} for state in doc["states"]
+        {k: decode(v, f"states[{i}].{k}") for k, v in state.items() if k != "#meta"}
+        for i, state in enumerate(doc["states"])
     ]

@@ -13,14 +13,15 @@ Every error names the file and the problem in one line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.inputs.reading import InputError, load_json
 from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import MAX_NAME_LENGTH
 from creditflow.model.paging import operations as paging
 from creditflow.model.paging.profile import (
     DEFAULT_PROFILE,
@@ -68,7 +69,16 @@ _PARAMS: dict[str, dict[str, tuple[type | tuple[type, ...], object]]] = {
 }
 
 
-class ScenarioError(ValueError):
+#: IN-LIMITS: the largest count of one step, message size/properties (bytes), rate
+#: (messages/s) or duration (s), the most steps and the largest RabbitMQ setting.
+MAX_STEP_COUNT = 100_000
+MAX_BYTES = 2**31 - 1
+MAX_RATE = 1e9
+MAX_STEPS = 10_000
+MAX_SETTING = 10**9
+
+
+class ScenarioError(InputError):
     """A scenario file is unreadable or invalid; the message names the file."""
 
 
@@ -188,6 +198,10 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
         if params.get(name) is not None and params[name] < (1 if name == "count" else 0):
             raise _fail(source, f"{where} ({op}): {name} must be >= "
                                 f"{1 if name == 'count' else 0}")
+        top = MAX_STEP_COUNT if name == "count" else MAX_BYTES
+        if params.get(name) is not None and params[name] > top:
+            raise _fail(source, f"{where} ({op}): {name} {params[name]} exceeds the maximum "
+                                f"{top} (IN-LIMITS)")
     if op in ("ack", "requeue") and params["from"] not in ("oldest", "newest"):
         raise _fail(source, f"{where} ({op}): from must be 'oldest' or 'newest'")
     if op in ("store", "bump") and params["store"] not in STORES:
@@ -196,12 +210,14 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
         d = params["duration"]
         if d is None or d == "infinity":
             params["duration"] = None
-        elif isinstance(d, str) or d < 0:
-            raise _fail(source, f"{where} (target): duration must be >= 0 or 'infinity'")
+        elif isinstance(d, str) or not 0 <= d <= MAX_RATE:
+            raise _fail(source, f"{where} (target): duration must be a number in "
+                                f"[0, {MAX_RATE:g}] or 'infinity' (IN-FINITE, IN-LIMITS)")
     if op == "rates":
         for name in spec:
-            if params[name] < 0:
-                raise _fail(source, f"{where} (rates): {name} must be >= 0")
+            if not 0 <= params[name] <= MAX_RATE:  # also false for NaN (IN-FINITE)
+                raise _fail(source, f"{where} (rates): {name} must be a number in "
+                                    f"[0, {MAX_RATE:g}] (IN-FINITE, IN-LIMITS)")
             params[name] = float(params[name])
     settle = raw.get("settle", op not in MODEL_ONLY_OPS)
     if not isinstance(settle, bool):
@@ -215,10 +231,11 @@ def _check_sizes(source: str, where: str, params: dict[str, Any]) -> None:
     size, sizes = params["size"], params["sizes"]
     if (size is None) == (sizes is None):
         raise _fail(source, f"{where} (publish): give exactly one of 'size' or 'sizes'")
-    if sizes is not None and (not sizes or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes)):
+    if sizes is not None and (not sizes or len(sizes) > MAX_STEP_COUNT or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_BYTES
+            for n in sizes)):
         raise _fail(source, f"{where} (publish): sizes must be a non-empty list of "
-                            f"integers >= 0, got {sizes!r}")
+                            f"integers in [0, {MAX_BYTES}] (IN-LIMITS), got {str(sizes)[:60]}")
 
 
 def _parse_settings(source: str, profile: PagingProfile, raw: Any) -> tuple[PagingProfile, dict]:
@@ -232,12 +249,14 @@ def _parse_settings(source: str, profile: PagingProfile, raw: Any) -> tuple[Pagi
         if name == "msg_store_credit_disc_bound":
             if (not isinstance(value, list) or len(value) != 2
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-                    or value[0] < 1 or value[1] < 1):
+                    or not (1 <= value[0] <= MAX_SETTING and 1 <= value[1] <= MAX_SETTING)):
                 raise _fail(source, f"{name} must be [initial, more_after], both >= 1")
             overrides["store_credit"] = CreditSpec(*value)
         else:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise _fail(source, f"{name} must be an integer >= 1")
+            if (not isinstance(value, int) or isinstance(value, bool)
+                    or not 1 <= value <= MAX_SETTING):
+                raise _fail(source, f"{name} must be an integer in [1, {MAX_SETTING}] "
+                                    "(IN-LIMITS)")
             overrides[RABBIT_SETTING_NAMES[name]] = value
     return profile.with_settings(**overrides), dict(raw)
 
@@ -264,13 +283,19 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
         raise _fail(source, "steps must be a non-empty list")
+    if len(raw_steps) > MAX_STEPS:
+        raise _fail(source, f"more than {MAX_STEPS} steps (IN-LIMITS)")
     steps = tuple(_parse_step(source, i, raw) for i, raw in enumerate(raw_steps, 1))
     name = data.get("name", Path(source).stem)
-    if not isinstance(name, str) or not name:
-        raise _fail(source, "name must be a non-empty string")
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME_LENGTH:
+        raise _fail(source, f"name must be a non-empty string of at most {MAX_NAME_LENGTH} "
+                            "characters")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise _fail(source, "description must be a string")
     return Scenario(
         name=name,
-        description=str(data.get("description", "")),
+        description=description,
         config=Config(profile=profile, durable=durable),
         steps=steps,
         source=source,
@@ -284,17 +309,13 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     if not path.exists() and not path.suffix and str(path_or_name) in preset_names():
         path = scenario_dir() / f"{path_or_name}.json"
     source = str(path_or_name)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         raise _fail(source, "no such file or preset (presets: "
-                            f"{', '.join(preset_names())})") from None
-    except OSError as exc:
-        raise _fail(source, f"cannot read: {exc.strerror}") from None
+                            f"{', '.join(preset_names())})")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(source, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        data = load_json(path, source)
+    except InputError as exc:
+        raise ScenarioError(str(exc)) from None
     return parse_scenario(data, source)
 
 

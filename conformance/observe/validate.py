@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.inputs import itf
+from creditflow.conformance.inputs.reading import InputError, load_json
 from creditflow.conformance.observe.snapshot import SnapshotError, build_edges, parse_processes
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.spec import CreditSpec
@@ -32,7 +33,7 @@ ARITY = {"send": 3, "ack": 3, "bump": 2, "peer_down": 1, "block": 2, "unblock": 
          "grant": 2, "blocked?": 1}
 
 
-class TraceError(ValueError):
+class TraceError(InputError):
     """A trace document that is not an observe trace; the message says where."""
 
 
@@ -74,11 +75,9 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     """Read and check the shape of an observe trace file (TraceError names the problem)."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8", errors="replace"))
-    except OSError as exc:
-        raise TraceError(f"{p}: cannot read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{p}: not JSON: {exc.msg} at line {exc.lineno}") from exc
+        doc = load_json(p)  # IN-READ, IN-DEPTH, IN-INT, IN-FINITE, IN-DUPLICATE
+    except InputError as exc:
+        raise TraceError(str(exc)) from None
     if not isinstance(doc, dict) or doc.get("format") != TRACE_FORMAT:
         raise TraceError(f"{p}: not an observe trace (format {TRACE_FORMAT!r} expected)")
     for key in ("first", "last", "events"):

@@ -7,9 +7,12 @@ no alarm signal is available) and bound any long native call itself (a Z3 solver
 ``timeout`` = :meth:`CaseBudget.remaining` in ms).
 
 Names: ``explore`` (the explicit-state explorer, :func:`explore_checker`) and ``prove``
-(Z3, :func:`prove_checker`) are built in (:data:`BUILTIN`). Any other
-``package.module:function`` with this signature is imported by name on the driver (to
-validate) and on every executor (so it must be installed there).
+(Z3, :func:`prove_checker`) are built in (:data:`BUILTIN`). Any other checker is a
+plug-in (IN-PLUGIN): an installed entry point of ``creditflow.checkers``, or a
+``package.module:function`` approved on the command line (``--plugin package.module``);
+a sweep file alone never makes creditflow import anything. An approved plug-in is
+imported on the driver (to validate) and on every executor (so it must be installed
+there).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.inputs.plugins import CHECKER_GROUP, installed
 from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
 from creditflow.conformance.traces.network import network_trace
 from creditflow.model.network.graph import FlowGraph
@@ -174,11 +178,19 @@ def register_checker(name: str, checker: Checker) -> None:
     _registered[name] = checker
 
 
+def is_registered(name: str) -> bool:
+    """Whether code in this process registered ``name`` (an approval by code, IN-PLUGIN)."""
+    return name in _registered
+
+
 def resolve_checker(name: str) -> Checker:
-    """SW-CHECKER: the checker a sweep file names; :class:`CheckerError` if there is none."""
+    """SW-CHECKER: the checker called ``name`` (built in, an installed entry point of
+    ``creditflow.checkers``, or ``module:function``), imported; :class:`CheckerError` if
+    there is none. Whether a sweep file may name it is decided before, without importing
+    (IN-PLUGIN, :func:`creditflow.conformance.inputs.plugins.check_plugin`)."""
     if name in _registered:
         return _registered[name]
-    target = BUILTIN.get(name, name)
+    target = BUILTIN.get(name) or installed(CHECKER_GROUP).get(name, name)
     if ":" not in target:
         raise CheckerError(
             f"unknown checker {name!r} (built in: {', '.join(BUILTIN)}; "

@@ -24,6 +24,8 @@ from typing import Any
 
 import networkx as nx
 
+from creditflow.model.network.graph import MAX_NODES
+
 Params = Mapping[str, Any]
 
 
@@ -65,7 +67,12 @@ class FamilyKind:
 # -- parameter checks ------------------------------------------------------------------
 
 
-def _int_at_least(minimum: int, maximum: int | None = None) -> Callable[[Any], int]:
+#: IN-LIMITS: the largest value of any size parameter of a family (processes, edges,
+#: layer widths); a generated graph is also bounded by MAX_NODES and MAX_EDGES.
+MAX_FAMILY_SIZE = 1_000
+
+
+def _int_at_least(minimum: int, maximum: int | None = MAX_FAMILY_SIZE) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ParamError(f"must be an integer, got {value!r}")
@@ -100,13 +107,17 @@ def _routes(value: Any) -> int | str:
 
 
 def _widths(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, (list, tuple)) or len(value) < 2:
+    if not isinstance(value, (list, tuple)) or not 2 <= len(value) <= MAX_FAMILY_SIZE:
         raise ParamError(f"must be a list of at least two layer widths, got {value!r}")
     out = []
     for w in value:
-        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-            raise ParamError(f"layer widths must be integers >= 1, got {value!r}")
+        if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= MAX_FAMILY_SIZE:
+            raise ParamError(f"layer widths must be integers in 1..{MAX_FAMILY_SIZE}, "
+                             f"got {value!r}")
         out.append(w)
+    if sum(out) > MAX_NODES:
+        raise ParamError(f"layers of {sum(out)} processes in all, more than {MAX_NODES} "
+                         "(IN-LIMITS)")
     return tuple(out)
 
 
@@ -181,6 +192,11 @@ def build_broker(params: Params, rng: random.Random) -> nx.DiGraph:
 
 
 def _check_broker(params: Params) -> None:
+    processes = (params["readers"] * (1 + params["channels_per_reader"])
+                 + params["queues"] * (1 + params["mirrors"]) + 1)
+    if processes > MAX_NODES:
+        raise ParamError(f"the broker graph would have {processes} processes, more than "
+                         f"{MAX_NODES} (IN-LIMITS)")
     if params["stalled_queues"] > params["queues"]:
         raise ParamError(
             f"stalled_queues ({params['stalled_queues']}) exceeds queues ({params['queues']})"

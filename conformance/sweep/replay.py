@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.sweep.driver import SweepProgress, auto_batch_size, new_run_id
 from creditflow.conformance.sweep.engine import run_waves, waves_of
 from creditflow.conformance.traces.network import TraceReplayError
@@ -117,7 +117,7 @@ def _row(path: str, replay: str, status: str, message: str | None, steps: int | 
 def _message(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     text = lines[0] if lines else type(exc).__name__
-    if not isinstance(exc, (TraceReplayError, TraceFormatError, AssertionError)):
+    if not isinstance(exc, (TraceReplayError, InputError, AssertionError)):
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         text = f"{type(exc).__name__}: {text}{where}"
@@ -129,7 +129,7 @@ def replay_one(fn: ReplayFn, path: str, replay: str) -> dict[str, Any]:
     started = time.monotonic()
     try:
         outcome = fn(path)
-    except TraceFormatError as exc:
+    except InputError as exc:  # IN-ONE-LINE: any unusable trace file (TraceFormatError, …)
         return _row(path, replay, "bad-trace", _message(exc), None, time.monotonic() - started)
     except (TraceReplayError, AssertionError) as exc:
         return _row(path, replay, "diverged", _message(exc), None, time.monotonic() - started)

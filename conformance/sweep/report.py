@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from creditflow.conformance.sweep.schema import check_part_file
+
 
 class ReportError(ValueError):
     """A folder without sweep rows; the message is one line naming it."""
@@ -80,6 +82,10 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
     files = sorted(str(p) for p in (sweep_dir / "results").glob("*.parquet"))
     if not files:
         raise ReportError(f"{sweep_dir}: no sweep results (expected {sweep_dir}/results/*.parquet)")
+    for path in files:  # IN-READ: a foreign Parquet file is one line, not a SQL error
+        problem = check_part_file(path)
+        if problem is not None:
+            raise ReportError(f"{problem}; move it out of {sweep_dir}/results")
     con = duckdb.connect()
     quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     con.execute(_LATEST.format(files=f"[{quoted}]"))

@@ -93,8 +93,51 @@ def schema() -> pa.Schema:
     return pa.schema([pa.field(name, _type(pa, kind)) for name, kind in _COLUMNS])
 
 
+#: SW-ROW-TYPES: the range of each integer column type.
+INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def column_kind(name: str) -> str:
+    """The declared type of column ``name`` (``int32``, ``string``, …)."""
+    return dict(_COLUMNS)[name]
+
+
+def unstorable(row: dict[str, Any]) -> list[str]:
+    """SW-ROW-TYPES: the columns of ``row`` whose value its column type cannot hold."""
+    plain = {"float64": (int, float), "string": str, "bool": bool}
+    bad = []
+    for name, kind in _COLUMNS:
+        value = row.get(name)
+        if value is None:
+            continue
+        if kind in INT_RANGES:
+            lo, hi = INT_RANGES[kind]
+            ok = not isinstance(value, bool) and isinstance(value, int) and lo <= value <= hi
+        else:
+            ok = kind not in plain or isinstance(value, plain[kind])
+        if not ok:
+            bad.append(name)
+    return bad
+
+
+def storable(row: dict[str, Any]) -> dict[str, Any]:
+    """SW-ROW-TYPES: ``row``, or, when a column cannot hold its value, the same case as an
+    ``error`` row with those columns emptied, so that one bad value never costs the other
+    rows of its part (SW-COMMIT)."""
+    bad = unstorable(row)
+    if not bad:
+        return row
+    fixed = {**row, **{name: None for name in bad}}
+    fixed["verdict"] = "error"
+    fixed["error"] = "not storable: " + ", ".join(
+        f"{name}={str(row.get(name))[:40]} does not fit {column_kind(name)}" for name in bad
+    )
+    return fixed
+
+
 def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """Rows (dicts with every column) as an Arrow table with :func:`schema`."""
+    """Rows (dicts with every column) as an Arrow table with :func:`schema`; a row a
+    column cannot hold is stored as an ``error`` row (:func:`storable`, SW-ROW-TYPES)."""
     import datetime
 
     import pyarrow as pa
@@ -109,5 +152,26 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
             row["finished_at"] = datetime.datetime.fromtimestamp(
                 row["finished_at"], tz=datetime.UTC
             )
-        out.append({c: row[c] for c in COLUMN_NAMES})
+        out.append(storable({c: row[c] for c in COLUMN_NAMES}))
     return pa.Table.from_pylist(out, schema=schema())
+
+
+def check_part_file(path: Any) -> str | None:
+    """IN-READ for a sweep folder: why the Parquet file at ``path`` is not a sweep part
+    file (unreadable, or lacking a column of :func:`schema` or holding it with another
+    type), in one line; ``None`` if it is one."""
+    import pyarrow.parquet as pq
+
+    try:
+        found = pq.read_schema(path)
+    except Exception as exc:  # pyarrow raises assorted errors for foreign files
+        return f"{path}: not a readable Parquet file ({(str(exc).splitlines() or ['?'])[0]})"
+    expected = schema()
+    for field in expected:
+        index = found.get_field_index(field.name)
+        if index < 0:
+            return f"{path}: not a sweep part file (no column {field.name!r})"
+        if not found.field(index).type.equals(field.type):
+            return (f"{path}: not a sweep part file (column {field.name!r} is "
+                    f"{found.field(index).type}, expected {field.type})")
+    return None

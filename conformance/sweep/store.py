@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.outputs import safe_stem, write_atomic
-from creditflow.conformance.sweep.schema import rows_to_table
+from creditflow.conformance.sweep.schema import check_part_file, rows_to_table
 
 
 class StoreError(ValueError):
@@ -69,6 +69,9 @@ class SweepStore:
 
         latest: dict[str, Written] = {}
         for path in self.part_files():
+            problem = check_part_file(path)
+            if problem is not None:
+                raise StoreError(f"{problem}; move it away to rerun its cases")
             try:
                 table = pq.read_table(path, columns=["case_id", "verdict", "attempt"])
             except Exception as exc:

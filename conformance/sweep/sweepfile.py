@@ -8,14 +8,22 @@ shipped in ``spec/sweeps/``.
 from __future__ import annotations
 
 import hashlib
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.sweep.checkers import CheckerError, resolve_checker
+from creditflow.conformance.inputs.plugins import CHECKER_GROUP, PluginError, check_plugin
+from creditflow.conformance.inputs.reading import InputError, parse_toml, read_text
+from creditflow.conformance.sweep.checkers import (
+    BUILTIN,
+    CheckerError,
+    is_registered,
+    resolve_checker,
+)
 from creditflow.conformance.sweep.families import FAMILY_KINDS, FamilyKind, ParamError
+from creditflow.model.network.graph import MAX_CREDIT, MAX_PUBLISHES
 from creditflow.spec import spec_dir
 
 VARIANTS = ("faithful", "all-check")
@@ -28,7 +36,7 @@ SETTING_KEYS = frozenset({"credits", "variants", "publishes", "checkers"})
 CREDIT_KEYS = frozenset({"specs", "grid", "random"})
 
 
-class SweepFileError(ValueError):
+class SweepFileError(InputError):
     """A sweep file that cannot be used; ``str()`` is one line naming the file."""
 
 
@@ -108,8 +116,9 @@ def shipped_sweep_names() -> list[str]:
     return sorted(p.stem for p in sweeps_dir().glob("*.toml"))
 
 
-def load_sweep(name_or_path: str | Path) -> SweepSpec:
-    """A sweep file path, or the name of a shipped sweep file when no such file exists."""
+def load_sweep(name_or_path: str | Path, plugins: Iterable[str] = ()) -> SweepSpec:
+    """A sweep file path, or the name of a shipped sweep file when no such file exists.
+    ``plugins``: the plug-ins the command line approves (IN-PLUGIN)."""
     path = Path(name_or_path)
     if not path.is_file():
         if path.suffix or "/" in str(name_or_path):
@@ -124,22 +133,33 @@ def load_sweep(name_or_path: str | Path) -> SweepSpec:
     if path.suffix.lower() in (".yaml", ".yml"):
         raise SweepFileError(f"{path}: sweep files are TOML (write it as {path.stem}.toml)")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SweepFileError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
-    return parse_sweep(text, str(path), default_name=path.stem)
+        text = read_text(path)
+    except InputError as exc:
+        raise SweepFileError(str(exc)) from None
+    return parse_sweep(text, str(path), default_name=path.stem, plugins=plugins)
 
 
-def parse_sweep(text: str, where: str = "sweep", default_name: str = "sweep") -> SweepSpec:
-    """SW-FILE: parse and validate a sweep file's text."""
+def parse_sweep(
+    text: str, where: str = "sweep", default_name: str = "sweep", plugins: Iterable[str] = ()
+) -> SweepSpec:
+    """SW-FILE: parse (IN-DEPTH, IN-INT, IN-FINITE) and validate a sweep file's text;
+    every value checked against what the Parquet row will store (SW-ROW-TYPES) and every
+    plug-in against the command line's approval (IN-PLUGIN)."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepFileError(f"{where}: not valid TOML ({exc})") from None
+        data = parse_toml(text, where)
+    except InputError as exc:
+        raise SweepFileError(str(exc)) from None
+    token = _approved.set(tuple(plugins))
     try:
         return _sweep(data, text, where, default_name)
     except _Invalid as exc:
         raise SweepFileError(f"{where}: {exc}") from None
+    finally:
+        _approved.reset(token)
+
+
+#: IN-PLUGIN: the plug-ins the current parse may load (set by :func:`parse_sweep`).
+_approved: ContextVar[tuple[str, ...]] = ContextVar("approved_plugins", default=())
 
 
 class _Invalid(ValueError):
@@ -152,19 +172,34 @@ def _unknown(table: Mapping[str, Any], allowed: frozenset[str], what: str) -> No
             raise _Invalid(f"{what}: unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")
 
 
-def _int(value: Any, what: str, minimum: int = 0) -> int:
+#: SW-ROW-TYPES / IN-LIMITS: the largest value of each integer a sweep file sets. Each
+#: fits the Parquet column it lands in (credits and publishes: int32; max_states, seed:
+#: int64), so a file that validates cannot fail at commit.
+MAX_SWEEP_CREDIT = MAX_CREDIT
+MAX_SWEEP_PUBLISHES = MAX_PUBLISHES
+MAX_INSTANCES = 100_000
+MAX_RANDOM_COUNT = 100_000
+MAX_BUDGET_STATES = 10**12
+MAX_BUDGET_SECONDS = 86_400.0
+MAX_SEED = 2**63 - 1
+
+
+def _int(value: Any, what: str, minimum: int = 0, maximum: int = MAX_SWEEP_CREDIT) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _Invalid(f"{what} must be an integer, got {value!r}")
     if value < minimum:
         raise _Invalid(f"{what} must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise _Invalid(f"{what} must be <= {maximum}, got {value} (SW-ROW-TYPES)")
     return value
 
 
-def _ints(value: Any, what: str, minimum: int = 0) -> tuple[int, ...]:
+def _ints(value: Any, what: str, minimum: int = 0,
+          maximum: int = MAX_SWEEP_CREDIT) -> tuple[int, ...]:
     values = value if isinstance(value, list) else [value]
     if not values:
         raise _Invalid(f"{what} must not be empty")
-    return tuple(_int(v, what, minimum) for v in values)
+    return tuple(_int(v, what, minimum, maximum) for v in values)
 
 
 def _range(value: Any, what: str) -> tuple[int, int]:
@@ -210,7 +245,7 @@ def _credits(value: Any, what: str) -> CreditChoices:
         if not isinstance(per_edge, bool):
             raise _Invalid(f"{what}.random.per_edge must be true or false")
         random_credits = RandomCredits(
-            count=_int(r["count"], f"{what}.random.count", 1),
+            count=_int(r["count"], f"{what}.random.count", 1, MAX_RANDOM_COUNT),
             initial=_range(r["initial"], f"{what}.random.initial"),
             more_after=_range(r["more_after"], f"{what}.random.more_after"),
             per_edge=per_edge,
@@ -240,7 +275,8 @@ def _settings(table: Mapping[str, Any], base: Settings, what: str) -> Settings:
         else base.variants
     )
     publishes = (
-        tuple(dict.fromkeys(_ints(table["publishes"], f"{what}.publishes", 0)))
+        tuple(dict.fromkeys(_ints(table["publishes"], f"{what}.publishes", 0,
+                                  MAX_SWEEP_PUBLISHES)))
         if "publishes" in table
         else base.publishes
     )
@@ -248,6 +284,11 @@ def _settings(table: Mapping[str, Any], base: Settings, what: str) -> Settings:
         base.checkers
     )
     for name in checkers:
+        if name not in BUILTIN and not is_registered(name):
+            try:
+                check_plugin(name, _approved.get(), CHECKER_GROUP, "checker")
+            except PluginError as exc:
+                raise _Invalid(f"{what}.checkers: {exc}") from None
         try:
             resolve_checker(name)
         except CheckerError as exc:
@@ -294,7 +335,7 @@ def _family(
             except ParamError as exc:
                 raise _Invalid(f"{what}.{p.name} {exc}") from None
         choices.append((p.name, tuple(dict.fromkeys(checked))))
-    instances = _int(table.get("instances", 1), f"{what}.instances", 1)
+    instances = _int(table.get("instances", 1), f"{what}.instances", 1, MAX_INSTANCES)
     spec = FamilySpec(name, kind, tuple(choices), instances, _settings(table, settings, what))
     for point in parameter_points(spec):
         try:
@@ -317,7 +358,7 @@ def _sweep(data: Mapping[str, Any], text: str, where: str, default_name: str) ->
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name:
         raise _Invalid(f"name must be a non-empty string, got {name!r}")
-    seed = _int(data.get("seed", 0), "seed")
+    seed = _int(data.get("seed", 0), "seed", 0, MAX_SEED)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise _Invalid("description must be a string")
@@ -327,12 +368,13 @@ def _sweep(data: Mapping[str, Any], text: str, where: str, default_name: str) ->
     _unknown(budget_table, BUDGET_KEYS, "budget")
     max_seconds = budget_table.get("max_seconds", DEFAULT_MAX_SECONDS)
     if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not (
-        max_seconds > 0
+        0 < max_seconds <= MAX_BUDGET_SECONDS
     ):
-        raise _Invalid(f"budget.max_seconds must be a number > 0, got {max_seconds!r}")
+        raise _Invalid(f"budget.max_seconds must be a number in (0, {MAX_BUDGET_SECONDS:g}], "
+                       f"got {max_seconds!r}")
     budget = Budget(
         max_states=_int(budget_table.get("max_states", DEFAULT_MAX_STATES),
-                        "budget.max_states", 1),
+                        "budget.max_states", 1, MAX_BUDGET_STATES),
         max_seconds=float(max_seconds),
     )
     settings_table = data.get("settings", {})

@@ -303,7 +303,7 @@ class NetworkEncoding:
         return term(self.net.mailbox(self._xs, node))  # type: ignore[arg-type]
 
     @cached_property
-    def path_counts(self) -> dict[int, list[int]] | None:
+    def path_counts(self) -> dict[int, dict[int, int]] | None:
         """Per sink, the number of paths from each node to it; ``None`` with cycles."""
         return sink_path_counts(self.net)
 
@@ -317,13 +317,15 @@ class NetworkEncoding:
         for sink, paths in counts.items():
             in_system = x[net.delivered_slot[sink]] + z3.Sum(
                 [z3.IntVal(0)]
-                + [paths[r] * x[EDGE_FIELDS * e + DATA] for e, (_, r) in enumerate(net.edge_ends)]
+                + [paths[net.edge_ends[e][1]] * x[EDGE_FIELDS * e + DATA]
+                   for e in sorted(e for r in paths for e in net.in_edges[r])]
             )
             published = z3.Sum(
                 [z3.IntVal(0)]
                 + [
                     paths[n] * (term(self.symbolic_graph.nodes[n].publishes) - x[slot])
                     for n, slot in net.remaining_slot.items()
+                    if n in paths
                 ]
             )
             parts.append(in_system == published)

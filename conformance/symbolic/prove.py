@@ -87,10 +87,16 @@ class ProveOptions:
     timeout_s: float = 60.0
     max_k: int = 3
     shorten_s: float | None = None
+    #: IN-WORK: ``time.monotonic()`` after which no solver call may run (the command's
+    #: whole budget); each call gets at most the time left
+    deadline: float | None = None
 
     @property
     def timeout_ms(self) -> int:
-        return max(1, int(self.timeout_s * 1000))
+        per_call = max(1, int(self.timeout_s * 1000))
+        if self.deadline is None:
+            return per_call
+        return max(1, min(per_call, int((self.deadline - time.monotonic()) * 1000)))
 
     @property
     def shorten_ms(self) -> int:

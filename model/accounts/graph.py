@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import networkx as nx
 
 from creditflow.model.attributes import as_bool, as_int, reject_unknown
+from creditflow.model.network.graph import MAX_EDGES, MAX_NODES
 
 #: AC-LIMIT: syndicate-rs' default ``SYNDICATE_CREDIT``.
 DEFAULT_LIMIT = 100
@@ -144,8 +145,17 @@ class ActorGraph:
         return g
 
 
+#: IN-LIMITS: the largest number any actor-graph attribute (reads, batch, limit, events,
+#: timer, max_hops) may hold; sizes are bounded like process graphs' (MAX_NODES, MAX_EDGES).
+MAX_ACTOR_VALUE = 1_000_000
+
+
 def _int(value: object, what: str, minimum: int) -> int:
-    return as_int(value, what, minimum, ActorGraphError)
+    number = as_int(value, what, minimum, ActorGraphError)
+    if number > MAX_ACTOR_VALUE:
+        raise ActorGraphError(f"{what} {number} exceeds the maximum {MAX_ACTOR_VALUE} "
+                              "(IN-LIMITS)")
+    return number
 
 
 def _bool(value: object, what: str) -> bool:
@@ -165,19 +175,23 @@ def actor_graph_from_networkx(g: nx.Graph, name: str = "actors") -> ActorGraph:
         raise ActorGraphError("the actor graph must be directed and not a multigraph")
     if g.number_of_nodes() == 0:
         raise ActorGraphError("the actor graph has no actors")
+    if g.number_of_nodes() > MAX_NODES or g.number_of_edges() > MAX_EDGES:
+        raise ActorGraphError(f"more than {MAX_NODES} actors or {MAX_EDGES} edges (IN-LIMITS)")
     _unknown(g.graph.keys(), GRAPH_ATTRIBUTES, "graph")
     limit = _int(g.graph.get("limit", DEFAULT_LIMIT), "graph limit", 0)
     max_hops = g.graph.get("max_hops")
     max_hops = None if max_hops is None else _int(max_hops, "graph max_hops", 1)
     actors: list[ActorSpec] = []
     names: dict[object, str] = {}
+    seen: set[str] = set()
     for raw, attrs in g.nodes(data=True):
         if not isinstance(raw, (str, int)) or isinstance(raw, bool):
             raise ActorGraphError(f"actor id {raw!r} must be a string or an integer")
         actor = str(raw)
         what = f"actor {actor!r}"
-        if actor in names.values():
-            raise ActorGraphError(f"{what} appears twice")
+        if actor in seen:
+            raise ActorGraphError(f"{what} appears twice (IN-DUPLICATE)")
+        seen.add(actor)
         names[raw] = actor
         _unknown(attrs.keys(), NODE_ATTRIBUTES, what)
         reads = _int(attrs["reads"], f"{what} reads", 0) if "reads" in attrs else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import networkx as nx
 
@@ -27,6 +28,19 @@ EDGE_ATTRIBUTES = frozenset(
 GRAPH_ATTRIBUTES = frozenset(
     {"name", "description", "credit", "publishes", "label", "node_default", "edge_default"}
 )
+
+#: IN-LIMITS: the largest process graph accepted (every format, every command).
+MAX_NODES = 10_000
+#: IN-LIMITS: the most edges (credit-flow pairs) of one graph.
+MAX_EDGES = 50_000
+#: IN-LIMITS: the largest |InitialCredit| and |MoreCreditAfter| of an edge.
+MAX_CREDIT = 1_000_000
+#: IN-LIMITS: the largest supply of a source.
+MAX_PUBLISHES = 1_000_000
+#: IN-LIMITS: the most ``credit_flow:send`` calls per message on one edge.
+MAX_SENDS_PER_MESSAGE = 64
+#: IN-LIMITS: the longest graph or node name (characters).
+MAX_NAME_LENGTH = 1024
 
 
 class GraphError(ValueError):
@@ -69,10 +83,20 @@ class FlowGraph:
     description: str = ""
 
     def node(self, name: str) -> NodeSpec:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
+        return self._by_name[name]
+
+    @cached_property
+    def _by_name(self) -> dict[str, NodeSpec]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def _adjacent(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        into: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        for e in self.edges:
+            out[e.sender].append(e.receiver)
+            into[e.receiver].append(e.sender)
+        return ({k: tuple(v) for k, v in out.items()}, {k: tuple(v) for k, v in into.items()})
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -83,22 +107,27 @@ class FlowGraph:
         return tuple(n for n in self.nodes if n.source)
 
     def successors(self, name: str) -> tuple[str, ...]:
-        return tuple(e.receiver for e in self.edges if e.sender == name)
+        """Receivers of ``name``'s edges, in edge order (IN-WORK: O(1) after the first call)."""
+        return self._adjacent[0].get(name, ())
 
     def predecessors(self, name: str) -> tuple[str, ...]:
-        return tuple(e.sender for e in self.edges if e.receiver == name)
+        return self._adjacent[1].get(name, ())
 
     def is_dag(self) -> bool:
         return nx.is_directed_acyclic_graph(self.to_networkx())
 
     def with_credit(self, spec: CreditSpec) -> FlowGraph:
-        """Every edge gets ``spec`` (the CLI's ``--credit``)."""
+        """Every edge gets ``spec`` (the CLI's ``--credit``), within IN-LIMITS."""
+        check_credit(spec, "credit")
         return replace(self, edges=tuple(replace(e, credit=spec) for e in self.edges))
 
     def with_publishes(self, publishes: int) -> FlowGraph:
         """Every source gets a supply of ``publishes`` (the CLI's ``--publishes``)."""
         if publishes < 0:
             raise GraphError(f"publishes must be >= 0, got {publishes}")
+        if publishes > MAX_PUBLISHES:
+            raise GraphError(f"publishes {publishes} exceeds the maximum {MAX_PUBLISHES} "
+                             "(IN-LIMITS)")
         return replace(
             self,
             nodes=tuple(replace(n, publishes=publishes) if n.source else n for n in self.nodes),
@@ -141,6 +170,27 @@ def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
     reject_unknown(keys, allowed, what, GraphError)
 
 
+def check_credit(spec: CreditSpec, what: str) -> CreditSpec:
+    """IN-LIMITS: both numbers of a credit spec within ±:data:`MAX_CREDIT`."""
+    if abs(spec.initial) > MAX_CREDIT or abs(spec.more_after) > MAX_CREDIT:
+        raise GraphError(f"{what} {list(spec)} exceeds the maximum |credit| {MAX_CREDIT} "
+                         "(IN-LIMITS)")
+    return spec
+
+
+def _limited(value: int, what: str, maximum: int) -> int:
+    if value > maximum:
+        raise GraphError(f"{what} {value} exceeds the maximum {maximum} (IN-LIMITS)")
+    return value
+
+
+def _name(value: object, what: str) -> str:
+    text = str(value)
+    if len(text) > MAX_NAME_LENGTH:
+        raise GraphError(f"{what} is longer than {MAX_NAME_LENGTH} characters (IN-LIMITS)")
+    return text
+
+
 def _credit(value: object, what: str) -> CreditSpec:
     if isinstance(value, str):
         parts = value.strip().strip("{}[]() ").split(",")
@@ -150,7 +200,9 @@ def _credit(value: object, what: str) -> CreditSpec:
         raise GraphError(f"{what} must be [InitialCredit, MoreCreditAfter], got {value!r}")
     if len(parts) != 2:
         raise GraphError(f"{what} must be [InitialCredit, MoreCreditAfter], got {value!r}")
-    return CreditSpec(_int(parts[0], f"{what}[0]"), _int(parts[1], f"{what}[1]"))
+    return check_credit(
+        CreditSpec(_int(parts[0], f"{what}[0]"), _int(parts[1], f"{what}[1]")), what
+    )
 
 
 def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: str) -> CreditSpec:
@@ -159,10 +211,10 @@ def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: 
     if "initial_credit" in attrs or "more_credit_after" in attrs:
         if "initial_credit" not in attrs or "more_credit_after" not in attrs:
             raise GraphError(f"{what}: give both initial_credit and more_credit_after")
-        return CreditSpec(
+        return check_credit(CreditSpec(
             _int(attrs["initial_credit"], f"{what} initial_credit"),
             _int(attrs["more_credit_after"], f"{what} more_credit_after"),
-        )
+        ), f"{what} credit")
     if default is None:
         raise GraphError(f"{what} has no credit spec (set 'credit': [I, M] or a graph default)")
     return default
@@ -171,37 +223,50 @@ def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: 
 def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
     """Validate a networkx graph into a :class:`FlowGraph` (NET-GRAPH).
 
-    Raises :class:`GraphError` with a one-line reason naming the node or edge.
+    Raises :class:`GraphError` with a one-line reason naming the node or edge; sizes and
+    values beyond IN-LIMITS are refused. Linear in the size of the graph.
     """
     if not isinstance(g, nx.DiGraph) or g.is_multigraph():
         raise GraphError("the graph must be directed and not a multigraph")
     if g.number_of_nodes() == 0:
         raise GraphError("the graph has no nodes")
+    if g.number_of_nodes() > MAX_NODES:
+        raise GraphError(f"{g.number_of_nodes()} nodes exceed the maximum {MAX_NODES} "
+                         "(IN-LIMITS)")
+    if g.number_of_edges() > MAX_EDGES:
+        raise GraphError(f"{g.number_of_edges()} edges exceed the maximum {MAX_EDGES} "
+                         "(IN-LIMITS)")
     _unknown(g.graph.keys(), GRAPH_ATTRIBUTES, "graph")
-    graph_name = str(g.graph.get("name") or name)
+    graph_name = _name(g.graph.get("name") or name, "the graph name")
     default_credit = (
         _credit(g.graph["credit"], "graph credit") if "credit" in g.graph else None
     )
     default_publishes = (
-        _int(g.graph["publishes"], "graph publishes", 0)
+        _limited(_int(g.graph["publishes"], "graph publishes", 0), "graph publishes",
+                 MAX_PUBLISHES)
         if "publishes" in g.graph
         else DEFAULT_PUBLISHES
     )
     names: dict[object, str] = {}
+    seen: set[str] = set()
     nodes: list[NodeSpec] = []
     for raw, attrs in g.nodes(data=True):
         if not isinstance(raw, (str, int)) or isinstance(raw, bool):
             raise GraphError(f"node id {raw!r} must be a string or an integer")
-        node = str(raw)
+        node = _name(raw, "a node id")
         what = f"node {node!r}"
-        if node in names.values():
-            raise GraphError(f"{what} appears twice")
+        if node in seen:
+            raise GraphError(f"{what} appears twice (IN-DUPLICATE)")
+        seen.add(node)
         names[raw] = node
         _unknown(attrs.keys(), NODE_ATTRIBUTES, what)
         has_publishes = "publishes" in attrs
         source = _bool(attrs["source"], f"{what} source") if "source" in attrs else has_publishes
         publishes = (
-            _int(attrs["publishes"], f"{what} publishes", 0) if has_publishes else default_publishes
+            _limited(_int(attrs["publishes"], f"{what} publishes", 0), f"{what} publishes",
+                     MAX_PUBLISHES)
+            if has_publishes
+            else default_publishes
         )
         if has_publishes and not source:
             raise GraphError(f"{what} has publishes but source is false")
@@ -231,8 +296,10 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
                 sender=names[u],
                 receiver=names[v],
                 credit=_edge_credit(attrs, default_credit, what),
-                sends_per_message=_int(
-                    attrs.get("sends_per_message", 1), f"{what} sends_per_message", 1
+                sends_per_message=_limited(
+                    _int(attrs.get("sends_per_message", 1), f"{what} sends_per_message", 1),
+                    f"{what} sends_per_message",
+                    MAX_SENDS_PER_MESSAGE,
                 ),
             )
         )

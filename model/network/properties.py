@@ -91,19 +91,20 @@ def in_flight_bounded(graph: FlowGraph, state: NetworkState, edge: EdgeSpec) -> 
 
 def paths_to_sinks(graph: FlowGraph) -> dict[str, dict[str, int]] | None:
     """PROP-NOTHING-LOST weights: per sink, the number of paths from each node to it
-    (1 for the sink itself; fan-out copies count once per path); ``None`` when the graph
-    has a cycle (the property is then not checked this way)."""
+    (1 for the sink itself; fan-out copies count once per path; nodes without a path are
+    left out); ``None`` when the graph has a cycle (the property is then not checked this
+    way). Each sink costs only its ancestors (IN-WORK: a 10,000-leaf star is linear)."""
     g = graph.to_networkx()
     if not nx.is_directed_acyclic_graph(g):
         return None
-    order = list(reversed(list(nx.topological_sort(g))))
+    position = {node: i for i, node in enumerate(nx.topological_sort(g))}
     counts: dict[str, dict[str, int]] = {}
-    for sink in (name for name in graph.node_names if not graph.successors(name)):
-        paths = dict.fromkeys(graph.node_names, 0)
-        paths[sink] = 1
-        for node in order:
-            if node != sink:
-                paths[node] = sum(paths[r] for r in g.successors(node))
+    for sink in (node for node in graph.node_names if g.out_degree(node) == 0):
+        paths = {sink: 1}
+        above = sorted(nx.ancestors(g, sink), key=position.__getitem__, reverse=True)
+        for node in [sink, *above]:  # successors first: each count is final when pushed
+            for p in g.predecessors(node):
+                paths[p] = paths.get(p, 0) + paths[node]
         counts[sink] = paths
     return counts
 
@@ -115,9 +116,9 @@ def nothing_lost(graph: FlowGraph, state: NetworkState) -> bool:
     if weights is None:
         return True
     for sink, paths in weights.items():
-        on_the_way = sum(count * paths[r] for (_, r), count in state.data.items())
+        on_the_way = sum(count * paths.get(r, 0) for (_, r), count in state.data.items())
         published = sum(
-            (n.publishes - state.supply[n.name]) * paths[n.name] for n in graph.sources
+            (n.publishes - state.supply[n.name]) * paths.get(n.name, 0) for n in graph.sources
         )
         if state.consumed[sink] + on_the_way != published:
             return False

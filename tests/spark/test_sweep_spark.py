@@ -197,10 +197,11 @@ def test_crashes_errors_and_timeouts_are_rows(spark, tmp_path):
     """)
     path = sweep_file(tmp_path, "faulty", max_seconds=1, extra=extra)
     out = tmp_path / "out"
-    result = cli("sweep", str(path), "--out", str(out), "--json")
+    result = cli("sweep", str(path), "--out", str(out), "--json",
+                 "--plugin", "tests.sweep_plugins")
     assert result.exit_code == 3, result.output
     rows = rows_of(out)
-    cases, _ = expand(load_sweep(path))
+    cases, _ = expand(load_sweep(path, plugins=["tests.sweep_plugins"]))
     assert sorted(r["case_id"] for r in rows) == sorted(c.case_id for c in cases)
     by_family: dict[str, set[str]] = {}
     for r in rows:
@@ -216,7 +217,8 @@ def test_crashes_errors_and_timeouts_are_rows(spark, tmp_path):
     timeout = next(r for r in rows if r["verdict"] == "timeout")
     assert 1.0 <= timeout["seconds"] < 5 and timeout["states"] > 0
 
-    retried = cli("sweep", str(path), "--out", str(out), "--retry-failed", "--json")
+    retried = cli("sweep", str(path), "--out", str(out), "--retry-failed", "--json",
+                  "--plugin", "tests.sweep_plugins")
     assert retried.exit_code == 3
     failed = sum(1 for r in rows if r["verdict"] in ("crashed", "error", "timeout"))
     assert json.loads(retried.stdout.strip().splitlines()[-1])["written"] == failed
@@ -244,7 +246,8 @@ def test_a_case_that_ignores_its_alarm_is_killed_and_recorded(spark, tmp_path):
         kind = "layered"
     """))
     out = tmp_path / "out"
-    result = cli("sweep", str(path), "--out", str(out), "--batch-size", "1", "--json")
+    result = cli("sweep", str(path), "--out", str(out), "--batch-size", "1", "--json",
+                 "--plugin", "tests.sweep_plugins:deaf_on_cycles")
     assert result.exit_code == 0, result.output
     rows = {r["kind"]: r for r in rows_of(out)}
     assert rows["random-cyclic"]["verdict"] == "timeout"
