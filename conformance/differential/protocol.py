@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from creditflow.conformance.inputs.reading import InputError, parse_json
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.spec import CreditSpec
 
@@ -219,12 +220,15 @@ def canonical_body(ps: cf.ProcessCredit, emitted: Sequence[Grant]) -> str:
 def parse_response(line: bytes | str, request_id: int | None = None) -> dict[str, Any]:
     """One response line as an object, checking ``ok`` and the echoed ``id`` (AD-ID)."""
     try:
-        resp = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        # AD-TRANSPORT-PARSE: not JSON, not UTF-8, an integer of more digits than
-        # Python converts, or nesting deeper than the parser's stack: a protocol error.
-        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise ProtocolError(f"response is not JSON ({what}): {_clip(line)}") from None
+        # AD-TRANSPORT-PARSE through the one input layer (IN-DEPTH, IN-INT, IN-FINITE,
+        # IN-DUPLICATE): not UTF-8, not JSON, nested too deeply, an integer too long, a
+        # NaN or a duplicate key is a protocol error, never a crash of the driver.
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        resp = parse_json(text, "response")
+    except InputError as exc:
+        raise ProtocolError(f"response is not JSON ({exc.problem}): {_clip(line)}") from None
+    except ValueError as exc:  # UnicodeDecodeError
+        raise ProtocolError(f"response is not JSON ({str(exc)[:200]}): {_clip(line)}") from None
     if not isinstance(resp, dict):
         raise ProtocolError(f"response is not a JSON object: {_clip(line)}")
     if not isinstance(resp.get("ok"), bool):
