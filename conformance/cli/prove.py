@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.budget import OutOfTime, wall_clock
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     CreditParam,
@@ -29,6 +28,7 @@ from creditflow.conformance.cli.common import (
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
 from creditflow.conformance.symbolic.prove import (
     Counterexample,

@@ -7,6 +7,10 @@ main thread. The command's wrapper then stops every child process group
 ``128 + signal``: 130 for SIGINT, 143 for SIGTERM. A second signal while that happens
 exits at once with the same code.
 
+A command's own wall-clock budget (``prove``/``synth --timeout``, IN-WORK) is the same
+kind of mechanism: :func:`wall_clock` raises :class:`OutOfTime` in the main thread from
+a SIGALRM timer.
+
 Native code (a Z3 solver call) does not return to Python until it finishes, so the
 signal is also written to a wake-up pipe read by a watcher thread, which calls the
 registered interrupt hooks (:func:`on_interrupt`: ``z3.Context.interrupt``); Z3's own
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import ctypes
 import os
 import signal
 import sys
@@ -156,12 +161,47 @@ def _exit_now(signum: int, frame: Any) -> None:
     os._exit(128 + signum)
 
 
+class OutOfTime(BaseException):
+    """The command's wall-clock budget ran out (a ``BaseException`` so that no
+    ``except Exception`` in the work swallows it)."""
+
+
+@contextlib.contextmanager
+def wall_clock(seconds: float) -> Iterator[None]:
+    """IN-WORK: raise :class:`OutOfTime` in the main thread after ``seconds``."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    # repeating: an interruption that lands where Python ignores exceptions (a finaliser
+    # of a solver object) is followed by another a quarter second later
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.25)
+    try:
+        yield
+    except ctypes.ArgumentError as exc:
+        # the timer fired while ctypes was converting the arguments of a native (Z3)
+        # call: ctypes wraps the exception ("argument 3: OutOfTime: ")
+        if "OutOfTime" in str(exc):
+            raise OutOfTime from None
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _unraisable(hook: Any) -> Callable[[Any], None]:
     """An interrupt raised inside a ``__del__`` or a garbage-collector callback cannot
-    propagate and is re-raised by :func:`_rearm`; do not print it as an error."""
+    propagate and is re-raised (by :func:`_rearm`, or by the repeating budget timer);
+    do not print it as an error."""
 
     def quiet(info: Any) -> None:
-        if not isinstance(info.exc_value, Interrupted):
+        if not isinstance(info.exc_value, (Interrupted, OutOfTime)):
             hook(info)
 
     return quiet
