@@ -187,12 +187,22 @@ def wall_clock(seconds: float) -> Iterator[None]:
     except ctypes.ArgumentError as exc:
         # the timer fired while ctypes was converting the arguments of a native (Z3)
         # call: ctypes wraps the exception ("argument 3: OutOfTime: ")
-        if "OutOfTime" in str(exc):
+        if _is_ours(exc) and ": OutOfTime" in str(exc):
             raise OutOfTime from None
         raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _is_ours(exc: BaseException | None) -> bool:
+    """An interrupt or budget expiry, also as ctypes wraps one that lands while it
+    converts the arguments of a native (Z3) call ("argument 1: Interrupted: SIGTERM")."""
+    if isinstance(exc, (Interrupted, OutOfTime)):
+        return True
+    return isinstance(exc, ctypes.ArgumentError) and any(
+        f": {name.__name__}" in str(exc) for name in (Interrupted, OutOfTime)
+    )
 
 
 def _unraisable(hook: Any) -> Callable[[Any], None]:
@@ -201,7 +211,7 @@ def _unraisable(hook: Any) -> Callable[[Any], None]:
     do not print it as an error."""
 
     def quiet(info: Any) -> None:
-        if not isinstance(info.exc_value, (Interrupted, OutOfTime)):
+        if not _is_ours(info.exc_value):
             hook(info)
 
     return quiet
