@@ -138,21 +138,28 @@ def _moves_check(checked: CheckedNetwork, code: int) -> str | None:
                                                                             strict=True))
 
 
+def _emit_action(src: _Source, checked: CheckedNetwork, code: int, guard: str,
+                 body: list, finish: str) -> None:
+    """One action's guarded block: the successor state in ``l``, the step's
+    PROP-NOTHING-LOST check, then ``finish`` (append it, or return it)."""
+    src.emit(1, f"if {guard}:")
+    src.emit(2, "l = list(s)")
+    for line in body:
+        src.emit(2, line)
+    lost = _moves_check(checked, code)
+    if lost is not None:
+        src.emit(2, f"if {lost}:")
+        src.emit(3, f"LOST.append({code})")
+    src.emit(2, finish)
+
+
 def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
     src = _Source()
     src.emit(0, "def successors(s):")
     src.emit(1, "out = []")
     _prelude(src, checked)
     for code, guard, body in blocks:
-        src.emit(1, f"if {guard}:")
-        src.emit(2, "l = list(s)")
-        for line in body:
-            src.emit(2, line)
-        lost = _moves_check(checked, code)
-        if lost is not None:
-            src.emit(2, f"if {lost}:")
-            src.emit(3, f"LOST.append({code})")
-        src.emit(2, f"out.append(({code}, tuple(l)))")
+        _emit_action(src, checked, code, guard, body, f"out.append(({code}, tuple(l)))")
     src.emit(1, "return out")
     return src.text()
 
@@ -162,17 +169,8 @@ def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
     src.emit(0, "def first_safe(s):")
     _prelude(src, checked)
     for code, guard, body in blocks:
-        if code not in checked.safe_actions:
-            continue
-        src.emit(1, f"if {guard}:")
-        src.emit(2, "l = list(s)")
-        for line in body:
-            src.emit(2, line)
-        lost = _moves_check(checked, code)
-        if lost is not None:
-            src.emit(2, f"if {lost}:")
-            src.emit(3, f"LOST.append({code})")
-        src.emit(2, f"return ({code}, tuple(l))")
+        if code in checked.safe_actions:
+            _emit_action(src, checked, code, guard, body, f"return ({code}, tuple(l))")
     src.emit(1, "return None")
     return src.text()
 
