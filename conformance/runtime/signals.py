@@ -148,10 +148,15 @@ def early() -> None:
     """Before a command starts (while the program is still importing), SIGINT and
     SIGTERM just exit 130 / 143: nothing has been started or saved yet (SIG-POLICY).
     Only for the ``creditflow`` program itself, never for a host such as pytest."""
-    program = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if program in ("creditflow", "-m") and threading.current_thread() is threading.main_thread():
+    if _is_program() and threading.current_thread() is threading.main_thread():
         for s in SIGNALS:
             signal.signal(s, _exit_now)
+
+
+def _is_program() -> bool:
+    """Whether this process is the ``creditflow`` program (not a host such as pytest)."""
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return program in ("creditflow", "-m")
 
 
 def _exit_now(signum: int, frame: Any) -> None:
@@ -211,7 +216,9 @@ def _unraisable(hook: Any) -> Callable[[Any], None]:
     do not print it as an error."""
 
     def quiet(info: Any) -> None:
-        if not _is_ours(info.exc_value):
+        # after an interrupt, a finaliser of an object the interrupt left half built
+        # (Z3's AstRef without its ctx) fails as a consequence: not worth a traceback
+        if not _received and not _is_ours(info.exc_value):
             hook(info)
 
     return quiet
@@ -242,7 +249,13 @@ def policy() -> Iterator[None]:
         yield
     finally:
         _state.handled = True
-        sys.unraisablehook = previous_unraisable
+        if _received and _is_program():
+            # SIG-POLICY's one line has been printed and the program is exiting: the
+            # finalisers of objects the interrupt left half built (Z3's) may still fail
+            # at shutdown; they have nothing to tell the user
+            sys.unraisablehook = lambda info: None
+        else:
+            sys.unraisablehook = previous_unraisable
         kill_ours()
         for s, handler in previous.items():
             signal.signal(s, handler)
