@@ -83,6 +83,13 @@ def _slug(edge: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", edge.replace("->", "-to-")).strip("-") or "all"
 
 
+#: ``--timeout`` of ``prove`` and ``synth`` (IN-WORK: it bounds the whole command too).
+solver_timeout = click.option(
+    "--timeout", "timeout_s", type=TimeoutParam(), default=60.0, show_default=True,
+    help="Seconds for each solver call and for the whole command (exit 4 when it runs out).",
+)
+
+
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
@@ -97,10 +104,7 @@ def _slug(edge: str) -> str:
               help="Variant where every process stops taking work while blocked.")
 @click.option("--mailbox-bound", type=click.IntRange(min=0),
               help="Also prove that no mailbox ever holds more than this.")
-@click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
-              show_default=True,
-              help="Seconds for each solver call and for the whole command (exit 4 when "
-                   "it runs out).")
+@solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the counterexample (ITF JSON). "
@@ -258,10 +262,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
               help="Largest I to consider (default: unbounded where a proved condition is "
               "optimised, else 16).")
 @click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
-@click.option("--timeout", "timeout_s", type=TimeoutParam(), default=60.0,
-              show_default=True,
-              help="Seconds for each solver call and for the whole command (exit 4 when "
-                   "it runs out).")
+@solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the counterexample one step beyond the answer. "

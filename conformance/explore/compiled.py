@@ -23,6 +23,7 @@ from creditflow.conformance.explore.encoding import (
     EDGE_FIELDS,
     READ,
     TAKE,
+    CreditNetwork,
     State,
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -175,6 +176,11 @@ def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
     return src.text()
 
 
+def _in_edges_expr(net: CreditNetwork, node: int, field: int, joiner: str) -> str:
+    """``field`` of every edge into ``node``, joined (``or``: any set; ``+``: the sum)."""
+    return joiner.join(f"s[{EDGE_FIELDS * g + field}]" for g in net.in_edges[node])
+
+
 def _violations_source(checked: CheckedNetwork) -> str:
     net = checked.network
     props = checked.properties
@@ -199,26 +205,27 @@ def _violations_source(checked: CheckedNetwork) -> str:
     if bounded:
         src.emit(1, f"if {' or '.join(bounded)}:")
         src.emit(2, f"found.append({IN_FLIGHT_BOUND!r})")
-    deferring = []
-    for node in range(net.n_nodes):
-        if net.in_edges[node]:
-            held = " or ".join(f"s[{EDGE_FIELDS * g + DEFERRED}]" for g in net.in_edges[node])
-            deferring.append(f"(({held}) and not {_blocked_expr(net.blocking_slots[node])})")
+    deferring = [
+        f"(({_in_edges_expr(net, node, DEFERRED, ' or ')}) and not "
+        f"{_blocked_expr(net.blocking_slots[node])})"
+        for node in range(net.n_nodes)
+        if net.in_edges[node]
+    ]
     if deferring:
         src.emit(1, f"if {' or '.join(deferring)}:")
         src.emit(2, f"found.append({DEFERRED_IMPLIES_BLOCKED!r})")
     if props.mailbox_bound is not None:
-        over = []
-        for node in range(net.n_nodes):
-            if net.in_edges[node]:
-                total = " + ".join(f"s[{EDGE_FIELDS * g + DATA}]" for g in net.in_edges[node])
-                over.append(f"{total} > {props.mailbox_bound}")
+        over = [
+            f"{_in_edges_expr(net, node, DATA, ' + ')} > {props.mailbox_bound}"
+            for node in range(net.n_nodes)
+            if net.in_edges[node]
+        ]
         if over:
             src.emit(1, f"if {' or '.join(over)}:")
             src.emit(2, f"found.append({MAILBOX_BOUND!r})")
-    if props._lost_terms is not None:
+    if props.lost_terms is not None:
         lost = []
-        for delivered_slot, data_weights, source_weights in props._lost_terms:
+        for delivered_slot, data_weights, source_weights in props.lost_terms:
             left = " + ".join([f"s[{delivered_slot}]", *(f"{w} * s[{i}]" for i, w in data_weights)])
             right = " + ".join(["0", *(f"{w} * ({t} - s[{i}])" for i, t, w in source_weights)])
             lost.append(f"({left}) != ({right})")

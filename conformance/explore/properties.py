@@ -91,7 +91,7 @@ class NetworkProperties:
                 )
             )
         self._edges = tuple(edges)
-        self._lost_terms = self._nothing_lost_terms()
+        self.lost_terms = self._nothing_lost_terms()
 
     def _nothing_lost_terms(self) -> tuple | None:
         """PROP-NOTHING-LOST weights for DAGs (see :func:`sink_path_counts`); ``None`` for
@@ -119,7 +119,7 @@ class NetworkProperties:
 
     @property
     def checks_nothing_lost(self) -> bool:
-        return self._lost_terms is not None
+        return self.lost_terms is not None
 
     def violations(self, s: State) -> tuple[str, ...]:
         """The ids of the state properties that ``s`` violates (empty if none)."""
@@ -152,8 +152,8 @@ class NetworkProperties:
                 if net.mailbox(s, node) > self.mailbox_bound:
                     found.append(MAILBOX_BOUND)
                     break
-        if self._lost_terms is not None:
-            for delivered_slot, data_weights, source_weights in self._lost_terms:
+        if self.lost_terms is not None:
+            for delivered_slot, data_weights, source_weights in self.lost_terms:
                 in_system = s[delivered_slot] + sum(s[slot] * w for slot, w in data_weights)
                 published = sum((total - s[slot]) * w for slot, total, w in source_weights)
                 if in_system != published:
