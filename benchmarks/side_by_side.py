@@ -5,10 +5,10 @@ together mean anything).
     .venv/bin/python benchmarks/side_by_side.py OLD_COMMIT benchmarks/explorer_bench.py \
         [--rounds 2] [-- script args]
 
-The old commit is checked out with ``git worktree`` into a temporary folder and imported
-as ``creditflow`` through a small shim (the editable install's finder is taken out of
-``sys.meta_path`` for that side), so each side runs its *own* copy of the script with its
-own import paths. Rounds alternate old/new. Lines of the form the explorer and scaling
+The old commit is unpacked and made importable as ``creditflow`` by
+:func:`sides.old_tree` (the helper of the deadlock and scaling benchmarks); the editable
+install's finder is taken out of ``sys.meta_path`` for that side, so each side runs its
+*own* copy of the script with its own import paths. Rounds alternate old/new. Lines of the form the explorer and scaling
 benchmarks print (``case … states … seconds …``) are matched by case and compared.
 """
 
@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+import sides  # the old commit as an importable tree, shared with the #13 benchmarks
+
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("model", "conformance", "adapters", "spec")
 
 BOOTSTRAP = """
 import runpy, sys
@@ -39,15 +40,6 @@ ROW = re.compile(
     r"^(?P<case>.+?)\s+(?P<mode>reduced|full|-)?\s*(?P<states>[\d,]+)\s+(?P<transitions>[\d,]+)"
     r"\s+(?P<seconds>\d+\.\d+)\b(?P<rest>.*)$"
 )
-
-
-def shim_for(tree: Path, where: Path) -> Path:
-    """A folder holding ``creditflow/<folder>`` links into ``tree``."""
-    package = where / "creditflow"
-    package.mkdir(parents=True)
-    for folder in FOLDERS:
-        (package / folder).symlink_to(tree / folder, target_is_directory=True)
-    return where
 
 
 def run_side(tree: Path, shim: Path | None, script: str, args: list[str]) -> str:
@@ -82,24 +74,20 @@ def main() -> None:
     split = argv.index("--") if "--" in argv else len(argv)
     opts = parser.parse_args(argv[:split])
     script_args = argv[split + 1 :]
-    with tempfile.TemporaryDirectory(prefix="cf-side-") as tmp:
-        old_tree = Path(tmp) / "old"
-        subprocess.run(["git", "worktree", "add", "--detach", str(old_tree), opts.old],
-                       cwd=ROOT, check=True, capture_output=True)
-        try:
-            shim = shim_for(old_tree, Path(tmp) / "shim")
-            runs: dict[str, list[dict[str, dict[str, str]]]] = {"old": [], "new": []}
-            for r in range(opts.rounds):
-                for side in ("old", "new"):
-                    out = (run_side(old_tree, shim, opts.script, script_args) if side == "old"
-                           else run_side(ROOT, None, opts.script, script_args))
-                    label = opts.old if side == "old" else "work tree"
-                    print(f"## round {r + 1}, {side} ({label})")
-                    print(out.rstrip(), flush=True)
-                    runs[side].append(rows(out))
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT,
-                           check=False, capture_output=True)
+    shim = sides.old_tree(opts.old)  # the old commit, importable as creditflow
+    old_tree = shim.parent / "src"
+    try:
+        runs: dict[str, list[dict[str, dict[str, str]]]] = {"old": [], "new": []}
+        for r in range(opts.rounds):
+            for side in ("old", "new"):
+                out = (run_side(old_tree, shim, opts.script, script_args) if side == "old"
+                       else run_side(ROOT, None, opts.script, script_args))
+                label = opts.old if side == "old" else "work tree"
+                print(f"## round {r + 1}, {side} ({label})")
+                print(out.rstrip(), flush=True)
+                runs[side].append(rows(out))
+    finally:
+        shutil.rmtree(shim.parent, ignore_errors=True)
     print(f"\n## old {opts.old} vs work tree: median seconds over {opts.rounds} rounds")
     print(f"{'case':44} {'old s':>8} {'new s':>8} {'new/old':>8}  same states and verdict")
     for key in runs["old"][0]:
