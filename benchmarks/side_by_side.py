@@ -9,7 +9,8 @@ The old commit is unpacked and made importable as ``creditflow`` by
 :func:`sides.old_tree` (the helper of the deadlock and scaling benchmarks); the editable
 install's finder is taken out of ``sys.meta_path`` for that side, so each side runs its
 *own* copy of the script with its own import paths. Rounds alternate old/new. Lines of
-the form the explorer and scaling benchmarks print (``case … states … seconds …``) are matched by case and compared.
+the form the explorer and scaling benchmarks print (``case … states … seconds …``) are
+matched by case and compared.
 """
 
 from __future__ import annotations
