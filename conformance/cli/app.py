@@ -26,10 +26,11 @@ from creditflow.conformance.cli.common import (
     fail,
     output_path,
 )
-from creditflow.conformance.explore.check import CheckOptions, check_graph, exit_code, summary
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, apply_settlement, settle
 from creditflow.conformance.traces.network import write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -120,6 +121,12 @@ def presets() -> None:
 @click.option("--full-search", is_flag=True,
               help="Explore every state even after a deadlock is certain (EXP-ONLINE), so "
               "that every other property is decided too.")
+@click.option("--no-prove", is_flag=True,
+              help="When --max-states is reached with nothing found, do not try to settle "
+              "every property with Z3 (EXP-SETTLE).")
+@click.option("--prove-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_SETTLE_SECONDS, show_default=True, metavar="SECONDS",
+              help="Seconds the Z3 settlement may take in all.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress display on stderr (default: when stderr is a terminal).")
 def check(
@@ -135,6 +142,8 @@ def check(
     no_symmetry: bool,
     no_reduction: bool,
     full_search: bool,
+    no_prove: bool,
+    prove_timeout: float,
     progress: bool | None,
 ) -> None:
     """Explore every reachable state of GRAPH and check credit conservation, deadlock
@@ -168,6 +177,9 @@ def check(
         fail(str(exc))
         return
     report = summary(system, result)
+    if not result.complete and not result.findings and not no_prove:
+        # EXP-SETTLE: the budget ran out with nothing seen; a proof may still decide
+        report = apply_settlement(report, settle(flow_graph, options, prove_timeout))
     report["source"] = graph
     report["graph"] = system.graph.name
     primary = result.primary()
@@ -194,7 +206,7 @@ def check(
     else:
         _print_report(report, primary)
         saver.show_unsaved()
-    saver.exit(exit_code(result))
+    saver.exit(report["exit_code"])
 
 
 @main.command()
@@ -263,7 +275,21 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
             else " [yellow](incomplete: --max-states reached)"
         )
     )
-    if not report["complete"] and not report.get("stopped_at_deadlock"):
+    settled = report.get("settled")
+    if settled is not None:
+        methods = ", ".join(sorted(set(settled["methods"].values()) - {"not checked"}))
+        out.print(
+            f"[green]settled by Z3 (EXP-SETTLE): every property proved[/green] in "
+            f"{settled['seconds']:.2f} s ({methods})"
+            if settled["proved"]
+            else "[red]Z3 found a counterexample the exploration did not reach[/red]: "
+            f"`creditflow prove {report['source']}` writes it"
+            if settled["result"] == "counterexample"
+            else f"[yellow]Z3 could not settle it either[/yellow] ({settled['result']})"
+        )
+    if not report["complete"] and not report.get("stopped_at_deadlock") and not (
+        settled and settled["proved"]
+    ):
         out.print(
             f"hint: `creditflow prove {report['source']}` decides the same properties with Z3 "
             "(proofs for every supply on graphs without cycles, bounded search on cycles)"

@@ -27,6 +27,12 @@ from creditflow.conformance.symbolic.prove import (
     prove_graph,
     summary,
 )
+from creditflow.conformance.symbolic.settle import (
+    DEFAULT_SETTLE_SECONDS,
+    Settlement,
+    apply_settlement,
+    settle,
+)
 from creditflow.conformance.symbolic.symbolic import Sym, SymbolicUseError, all_paths, merge
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.symbolic.witness import (
@@ -72,5 +78,9 @@ __all__ = [
     "safe_condition",
     "stalled_chain",
     "summary",
+    "DEFAULT_SETTLE_SECONDS",
+    "Settlement",
+    "apply_settlement",
+    "settle",
     "synthesize",
 ]

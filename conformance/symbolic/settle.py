@@ -1,0 +1,88 @@
+"""EXP-SETTLE: what a budget-bound exploration left open, decided by proof.
+
+``check`` explores states; when it runs out of its budget (EXP-BUDGET) without seeing
+any violation, no property is decided. :func:`settle` then runs Z3-PROVE on the same
+graph with the same overrides. Only a proof of *every* property settles the check:
+each verdict is then "holds", with the proof method that established it (an inductive
+invariant, a deadlock-freedom rule). A counterexample, an unknown or a bounded "none
+found" settles nothing: the check stays incomplete (exit code 4), and ``creditflow
+prove`` is where to look at it. :func:`apply_settlement` rewrites ``check``'s summary
+(plain data) accordingly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.explore.check import CheckOptions
+from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.model.network.graph import FlowGraph
+
+#: Seconds the proof of one settlement may take in all (each solver call and the whole).
+DEFAULT_SETTLE_SECONDS = 60.0
+#: The largest graph (nodes + edges) a settlement is tried on: building the Z3 encoding
+#: of a bigger one costs more than its solver calls, which alone the deadline bounds
+SETTLE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """The outcome of one EXP-SETTLE attempt: ``proved`` when every property was proved;
+    ``result`` is Z3-PROVE's (``proved``, ``counterexample`` or ``unknown``)."""
+
+    proved: bool
+    result: str
+    #: per property id, how it was proved (e.g. ``invariant``, ``edge-lemma``)
+    methods: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def settle(
+    graph: FlowGraph, options: CheckOptions, seconds: float = DEFAULT_SETTLE_SECONDS
+) -> Settlement:
+    """EXP-SETTLE: prove every property of ``graph`` under ``options``' overrides (not
+    tried above :data:`SETTLE_LIMIT`: ``result`` is then ``too-big``)."""
+    started = time.perf_counter()
+    if len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT:
+        return Settlement(proved=False, result="too-big")
+    report = prove_graph(
+        graph,
+        ProveOptions(
+            credit=options.credit,
+            publishes=options.publishes,
+            all_check_blocked=options.all_check_blocked,
+            mailbox_bound=options.mailbox_bound,
+            timeout_s=seconds,
+            deadline=time.monotonic() + seconds,
+        ),
+    )
+    return Settlement(
+        proved=report.result == "proved",
+        result=report.result,
+        methods={pid: v.method for pid, v in sorted(report.verdicts.items())},
+        seconds=time.perf_counter() - started,
+    )
+
+
+def apply_settlement(report: dict[str, Any], settlement: Settlement) -> dict[str, Any]:
+    """``check``'s summary ``report`` with the settlement recorded under ``settled``;
+    when every property was proved, every verdict holds and the exit code is 0
+    (EXP-SETTLE). The exploration's own figures (states, ``complete``) are kept."""
+    out = dict(report)
+    out["settled"] = {
+        "rule": "EXP-SETTLE",
+        "by": "Z3-PROVE",
+        "result": settlement.result,
+        "proved": settlement.proved,
+        "methods": settlement.methods,
+        "seconds": round(settlement.seconds, 3),
+    }
+    if settlement.proved and set(report["properties"]) <= settlement.methods.keys():
+        out["properties"] = {pid: True for pid in report["properties"]}
+        out["deadlock"] = False
+        out["conservation"] = True
+        out["exit_code"] = exit_codes.OK
+    return out
