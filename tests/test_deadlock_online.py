@@ -254,3 +254,17 @@ def test_check_stops_at_the_deadlock_unless_full_search(tmp_path, monkeypatch):
     assert full["properties"]["PROP-CONSERVATION"] is True
     doc = read_document(tmp_path / "counterexamples" / "stalled-queue.itf.json")
     assert "consumed" in doc["vars"]
+
+
+def test_message_moves_are_read_off_the_generated_body():
+    """PROP-NOTHING-LOST (step form), compiled: each action's change of the message slots
+    is read off its generated body once; it is state-independent because message slots
+    change only unconditionally, and any other write to one is refused."""
+    from creditflow.conformance.explore.compiled import moves_of_body
+
+    body = ["l[2] -= 1", "c = l[1]", "if c == 1:", "    l[1] = 2", "    l[4 if b4 else 3] += 1",
+            "else:", "    l[1] = c - 1", "l[25] -= 1", "l[27] += 1"]
+    assert moves_of_body(body, frozenset({2, 27, 12})) == {2: -1, 27: 1}
+    for bad in (["if c == 1:", "    l[2] += 1"], ["l[2] = 0"], ["l[2 if b1 else 7] += 1"]):
+        with pytest.raises(RuntimeError, match="conditionally"):
+            moves_of_body(bad, frozenset({2}))

@@ -63,13 +63,16 @@ class StuckCertificate:
         self._edges = tuple(edges)
         # a compiled first test: some blocking edge with credit_from + M⁺·bumps <= 0
         test = " or ".join(f"s[{e[0]}] + {e[5]} * s[{e[1]}] <= 0" for e in edges) or "False"
-        self._maybe = eval(f"lambda s: {test}")  # noqa: S307 - generated from ints only
         self._stalled = sum(1 << n for n in range(net.n_nodes) if net.stalled[n])
+        #: Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``: the
+        #: compiled first test, then (rarely) :meth:`certified` — one call per state,
+        #: as the explorer asks it of every new state (EXP-ONLINE)
+        self.mask = eval(  # noqa: S307 - generated from ints only
+            f"lambda s: certified(s) if {test} else 0", {"certified": self.certified}
+        )
 
-    def mask(self, s: State) -> int:
+    def certified(self, s: State) -> int:
         """Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``."""
-        if not self._maybe(s):
-            return 0
         certain = 0
         waits: list[tuple[int, int]] = []
         for cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks in self._edges:

@@ -10,6 +10,7 @@ on every reachable state of random graphs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from creditflow.conformance.explore.encoding import (
@@ -127,30 +128,54 @@ def _prelude(src: _Source, checked: CheckedNetwork) -> None:
         src.emit(1, f"b{node} = {_blocked_expr(net.blocking_slots[node])}")
 
 
-def _moves_check(checked: CheckedNetwork, code: int) -> str | None:
-    """PROP-NOTHING-LOST (step form) of one action, as a condition that is true when the
-    step ``s -> l`` does not move messages as :class:`MessageMoves` says. The expected
-    changes come from the graph, not from the action's body."""
+_WRITE = re.compile(r"^(\s*)l\[([^\]]+)\] (\+=|-=|=) (.+)$")
+
+
+def moves_of_body(body: list[str], slots: frozenset[int]) -> dict[int, int]:
+    """The change an action's generated body makes to each message slot (FIFOs and
+    supplies), read off the body itself. Message slots may only be changed by
+    unconditional ``+=``/``-=`` of a constant, so the change is the same in every state
+    the action fires in (checked here; anything else is an internal error)."""
+    change: dict[int, int] = {}
+    for line in body:
+        match = _WRITE.match(line)
+        if match is None:
+            continue
+        indent, target, op, value = match.groups()
+        written = {int(t) for t in re.findall(r"\b\d+\b", target)}
+        if not written & slots:
+            continue
+        if indent or op == "=" or not target.isdigit() or not value.isdigit():
+            raise RuntimeError(f"internal error: a message slot changes conditionally: {line!r}")
+        slot = int(target)
+        change[slot] = change.get(slot, 0) + (int(value) if op == "+=" else -int(value))
+    return change
+
+
+def _moves_wrong(checked: CheckedNetwork, code: int, body: list[str]) -> bool:
+    """PROP-NOTHING-LOST (step form) of one action: whether its steps do not move messages
+    as :class:`MessageMoves` says (the expected changes come from the graph, not from the
+    body). The body's change is state-independent (:func:`moves_of_body`), so this one
+    comparison decides every step of the action exactly as a per-step check would."""
     moves = getattr(checked, "moves", None)
     if moves is None or not moves.slots:
-        return None
-    change = moves.change(code)
-    return " or ".join(f"l[{slot}] - s[{slot}] != {d}" for slot, d in zip(moves.slots, change,
-                                                                            strict=True))
+        return False
+    actual = moves_of_body(body, frozenset(moves.slots))
+    expected = moves.change(code)
+    return any(actual.get(slot, 0) != d for slot, d in zip(moves.slots, expected, strict=True))
 
 
 def _emit_action(src: _Source, checked: CheckedNetwork, code: int, guard: str,
                  body: list, finish: str) -> None:
     """One action's guarded block: the successor state in ``l``, the step's
-    PROP-NOTHING-LOST check, then ``finish`` (append it, or return it)."""
+    PROP-NOTHING-LOST verdict (logged on every step of an action that breaks it), then
+    ``finish`` (append it, or return it)."""
     src.emit(1, f"if {guard}:")
     src.emit(2, "l = list(s)")
     for line in body:
         src.emit(2, line)
-    lost = _moves_check(checked, code)
-    if lost is not None:
-        src.emit(2, f"if {lost}:")
-        src.emit(3, f"LOST.append({code})")
+    if _moves_wrong(checked, code, body):
+        src.emit(2, f"LOST.append({code})")
     src.emit(2, finish)
 
 

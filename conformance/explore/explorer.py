@@ -406,9 +406,15 @@ def _breadth_first(
     # the budget instead of materialising every successor of a state at once
     enabled_of = getattr(system, "lazy_enabled", None)
     apply_of = getattr(system, "lazy_apply", None)
+    plain = step_violations is None and canon is None
+    setdefault = index.setdefault
+    add_state, add_parent, add_action, add_depth, add_target = (
+        states.append, parent.append, action.append, depth.append, targets.append
+    )
+    n = len(states)
     complete = True
     i = 0
-    while i < len(states):
+    while i < n:
         state = states[i]
         picked = first_safe(state) if first_safe is not None else None
         if picked is not None:
@@ -444,36 +450,55 @@ def _breadth_first(
             step_witness.setdefault(pid, (i, step_log[0]))
             step_log.clear()
         d = depth[i] + 1
-        for a, nxt in nexts:
-            if step_violations is not None:
-                bad = step_violations(state, a, nxt)
-                if bad:
-                    violated.update(bad)
-                    for pid in bad:
-                        step_witness.setdefault(pid, (i, a))
-            if canon is not None:
-                nxt, p = canon(nxt)
-                perm_ids.append(p)  # type: ignore[union-attr]
-            j = index.get(nxt)
-            if j is None:
-                j = len(states)
-                index[nxt] = j
-                states.append(nxt)
-                parent.append(i)
-                action.append(a)
-                depth.append(d)
-                bad = violations_of(nxt)
-                if bad:
-                    violated.update(bad)
-                if certify is not None and candidate is None and certify(nxt):
-                    candidate = j
-            targets.append(j)
-            if len(states) > max_states:
-                break  # IN-WORK: one wide expansion must not overshoot the budget
+        if plain:
+            # the hot loop without symmetry or step checks: one dictionary probe per
+            # successor, the lists' methods bound once (EXP-BFS, same numbering)
+            for a, nxt in nexts:
+                j = setdefault(nxt, n)
+                if j == n:
+                    n += 1
+                    add_state(nxt)
+                    add_parent(i)
+                    add_action(a)
+                    add_depth(d)
+                    bad = violations_of(nxt)
+                    if bad:
+                        violated.update(bad)
+                    if certify is not None and candidate is None and certify(nxt):
+                        candidate = j
+                add_target(j)
+                if n > max_states:
+                    break  # IN-WORK: one wide expansion must not overshoot the budget
+        else:
+            for a, nxt in nexts:
+                if step_violations is not None:
+                    bad = step_violations(state, a, nxt)
+                    if bad:
+                        violated.update(bad)
+                        for pid in bad:
+                            step_witness.setdefault(pid, (i, a))
+                if canon is not None:
+                    nxt, p = canon(nxt)
+                    perm_ids.append(p)  # type: ignore[union-attr]
+                j = setdefault(nxt, n)
+                if j == n:
+                    n += 1
+                    add_state(nxt)
+                    add_parent(i)
+                    add_action(a)
+                    add_depth(d)
+                    bad = violations_of(nxt)
+                    if bad:
+                        violated.update(bad)
+                    if certify is not None and candidate is None and certify(nxt):
+                        candidate = j
+                add_target(j)
+                if n > max_states:
+                    break  # IN-WORK: one wide expansion must not overshoot the budget
         offsets.append(len(targets))
         i += 1
         if progress is not None and not i & 0x3FFF:
-            progress(len(states), i)
+            progress(n, i)
         if candidate is not None and online:
             if safe:
                 # the reduced graph proves a deadlock exists; the caller searches the
@@ -491,7 +516,7 @@ def _breadth_first(
                         graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
                     )
                 next_try = RETRY_GROWTH * i
-        if len(states) > max_states:
+        if n > max_states:
             complete = False
             break
     return _Search(
