@@ -1,11 +1,12 @@
 """A credit network compiled to straight-line Python for the explorer's hot loop.
 
 :class:`~creditflow.conformance.explore.network_system.CheckedNetwork` is the readable model. This
-module generates, per graph, the source of three functions with every index and
-constant inlined — ``successors``, ``first_safe`` and ``violations`` — and compiles
-it. They must agree exactly with the readable model (same actions, same order, same
-states, same violated properties); ``tests/test_compiled_network.py`` checks that
-on every reachable state of random graphs.
+module generates, per graph, the source of four functions with every index and
+constant inlined — ``successors``, ``first_safe``, ``violations`` and
+``blocked_mask`` — and compiles it. They must agree exactly with the readable model
+(same actions, same order, same states, same violated properties, same blocked
+processes); ``tests/test_compiled_network.py`` checks that on every reachable state of
+random graphs, and the checks on arbitrary states.
 """
 
 from __future__ import annotations
@@ -206,6 +207,21 @@ def _in_edges_expr(net: CreditNetwork, node: int, field: int, joiner: str) -> st
     return joiner.join(f"s[{EDGE_FIELDS * g + field}]" for g in net.in_edges[node])
 
 
+def _times(factor: int, term: str) -> str:
+    return term if factor == 1 else f"{factor} * {term}"
+
+
+def _blocked_mask_source(checked: CheckedNetwork) -> str:
+    """NET-BLOCKED for every node at once, as :meth:`CreditNetwork.blocked_mask`."""
+    net = checked.network
+    parts = [
+        f"({1 << node} if {_blocked_expr(slots)} else 0)"
+        for node, slots in enumerate(net.blocking_slots)
+        if slots
+    ]
+    return "def blocked_mask(s):\n    return " + (" | ".join(parts) or "0") + "\n"
+
+
 def _violations_source(checked: CheckedNetwork) -> str:
     net = checked.network
     props = checked.properties
@@ -216,9 +232,10 @@ def _violations_source(checked: CheckedNetwork) -> str:
     for e, spec in enumerate(net.graph.edges):
         base = EDGE_FIELDS * e
         k, m, i = spec.sends_per_message, spec.credit.more_after, spec.credit.initial
+        # PROP-CONSERVATION, constants folded: cf + k·data + (m − ct) + m·(bumps + def) = i
         conserved.append(
-            f"s[{base + CREDIT_FROM}] + {k} * s[{base + DATA}] + ({m} - s[{base + CREDIT_TO}])"
-            f" + {m} * (s[{base + BUMPS}] + s[{base + DEFERRED}]) != {i}"
+            f"s[{base + CREDIT_FROM}] + {_times(k, f's[{base + DATA}]')} - s[{base + CREDIT_TO}]"
+            f" + {_times(m, f'(s[{base + BUMPS}] + s[{base + DEFERRED}])')} != {i - m}"
         )
         if net.checks[net.edge_ends[e][0]] and spec.credit.blocks:
             bounded.append(
@@ -262,13 +279,15 @@ def _violations_source(checked: CheckedNetwork) -> str:
 
 
 def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
-    """Generate and compile ``successors``, ``first_safe`` and ``violations``."""
+    """Generate and compile ``successors``, ``first_safe``, ``violations`` and
+    ``blocked_mask``."""
     blocks = _action_blocks(checked)
     namespace: dict[str, Callable] = {"LOST": []}  # type: ignore[dict-item]
     source = (
         _successors_source(checked, blocks)
         + _first_safe_source(checked, blocks)
         + _violations_source(checked)
+        + _blocked_mask_source(checked)
     )
     exec(compile(source, f"<compiled network {checked.graph.name!r}>", "exec"), namespace)
     namespace["__source__"] = source  # type: ignore[assignment]
@@ -301,6 +320,7 @@ class CompiledNetwork(CheckedNetwork):
         self.successors: Callable[[State], list[tuple[int, State]]] = compiled["successors"]
         self.first_safe: Callable[[State], tuple[int, State] | None] = compiled["first_safe"]
         self.violations: Callable[[State], tuple[str, ...]] = compiled["violations"]
+        self.blocked_mask: Callable[[State], int] = compiled["blocked_mask"]
         if not count_consumed:
             # PROP-NOTHING-LOST (step form) is checked inside the compiled successors,
             # which log the codes of bad steps here for the explorer (EXP-FINITE)

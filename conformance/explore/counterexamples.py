@@ -272,9 +272,10 @@ def _record(
     stuck_at: Callable[[Hashable], int] | None = None,
 ) -> None:
     """Record the first witness of each wanted property that ``state`` violates."""
-    for pid in system.violations(state):
-        if pid in wanted and pid not in found:
-            found[pid] = _finding(system, pid, "invariant", make_run())
+    if len(wanted - found.keys() - {NO_DEADLOCK}) > 0:
+        for pid in system.violations(state):
+            if pid in wanted and pid not in found:
+                found[pid] = _finding(system, pid, "invariant", make_run())
     if NO_DEADLOCK in wanted and NO_DEADLOCK not in found:
         stuck = 0 if terminal else stuck_of()
         if terminal or stuck:
