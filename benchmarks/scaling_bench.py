@@ -5,7 +5,8 @@ side in its own process, ``sides.py``), with the ratios.
 Cases: the sweep's broker family (SW-BROKER) growing from 1 reader × 1 channel × 1
 queue to the issue's 2 readers × 2 channels × 3 queues with one mirror edge, the
 fan-out and publish-path presets at growing credit and supply, and the 2-cycle feeding
-a sink (finite only without the consumed counters, EXP-FINITE).
+a sink (finite only without the consumed counters, EXP-FINITE). The new side settles a
+budget-bound case with Z3 as ``check`` does (EXP-SETTLE); its verdict then says so.
 
     .venv/bin/python benchmarks/scaling_bench.py [--max-states 5000000] [--quick]
 """
@@ -74,6 +75,10 @@ def worker(args: argparse.Namespace) -> None:
     from creditflow.model.credit.spec import CreditSpec
 
     online = {"stop_at_deadlock": True} if hasattr(CheckOptions, "stop_at_deadlock") else {}
+    try:  # EXP-SETTLE, as `creditflow check` does it (the new side only)
+        from creditflow.conformance.symbolic.settle import apply_settlement, settle
+    except ImportError:
+        settle = None
     for i, (label, spec) in enumerate(CASES):
         if args.quick and i not in QUICK:
             continue
@@ -83,9 +88,13 @@ def worker(args: argparse.Namespace) -> None:
                                max_states=args.max_states, **online)
         system, result = check_graph(graph, options)
         row = summary(system, result)
+        if settle is not None and not result.complete and not result.findings:
+            row = apply_settlement(row, settle(graph, options))
         seconds = time.perf_counter() - started
         verdict = {0: "holds", 4: "incomplete", 10: "deadlock", 12: "violation"}.get(
             row["exit_code"], str(row["exit_code"]))
+        if row.get("settled", {}).get("proved"):
+            verdict += " (proved, EXP-SETTLE)"
         print(json.dumps({"case": label, "nodes": len(graph.nodes), "edges": len(graph.edges),
                           "states": row["states"], "seconds": seconds, "verdict": verdict,
                           "length": row["shortest_counterexample_length"]}), flush=True)

@@ -36,6 +36,7 @@ from creditflow.conformance.explore.properties import (
     MAILBOX_BOUND,
     NOTHING_LOST,
 )
+from creditflow.conformance.explore.vectorized import VectorNetwork
 
 
 def _blocked_expr(slots: tuple[int, ...], var: str = "s") -> str:
@@ -47,6 +48,8 @@ def _blocked_expr(slots: tuple[int, ...], var: str = "s") -> str:
 class _Source:
     def __init__(self) -> None:
         self.lines: list[str] = []
+        #: codes of the actions whose steps break PROP-NOTHING-LOST (step form)
+        self.bad_moves: set[int] = set()
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
@@ -177,10 +180,11 @@ def _emit_action(src: _Source, checked: CheckedNetwork, code: int, guard: str,
         src.emit(2, line)
     if _moves_wrong(checked, code, body):
         src.emit(2, f"LOST.append({code})")
+        src.bad_moves.add(code)
     src.emit(2, finish)
 
 
-def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
+def _successors_source(checked: CheckedNetwork, blocks: list) -> tuple[str, frozenset[int]]:
     src = _Source()
     src.emit(0, "def successors(s):")
     src.emit(1, "out = []")
@@ -188,7 +192,7 @@ def _successors_source(checked: CheckedNetwork, blocks: list) -> str:
     for code, guard, body in blocks:
         _emit_action(src, checked, code, guard, body, f"out.append(({code}, tuple(l)))")
     src.emit(1, "return out")
-    return src.text()
+    return src.text(), frozenset(src.bad_moves)
 
 
 def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
@@ -283,8 +287,10 @@ def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
     ``blocked_mask``."""
     blocks = _action_blocks(checked)
     namespace: dict[str, Callable] = {"LOST": []}  # type: ignore[dict-item]
+    successors, bad_moves = _successors_source(checked, blocks)
+    namespace["BAD_MOVES"] = bad_moves  # type: ignore[assignment]
     source = (
-        _successors_source(checked, blocks)
+        successors
         + _first_safe_source(checked, blocks)
         + _violations_source(checked)
         + _blocked_mask_source(checked)
@@ -326,3 +332,7 @@ class CompiledNetwork(CheckedNetwork):
             # which log the codes of bad steps here for the explorer (EXP-FINITE)
             self.step_log: list[int] = compiled["LOST"]  # type: ignore[assignment]
             self.step_log_property = NOTHING_LOST
+            #: the actions whose every step breaks it (what the log would say)
+            self.bad_move_actions: frozenset[int] = compiled["BAD_MOVES"]  # type: ignore[assignment]
+        #: EXP-VECTOR: the same rules over blocks of states, for the explorer
+        self.vectorized = VectorNetwork(self)

@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from creditflow.conformance.explore.counterexamples import (
     Finding,
@@ -39,6 +41,7 @@ from creditflow.conformance.explore.counterexamples import (
     find_counterexamples,
 )
 from creditflow.conformance.explore.deadlock import blocked_forever
+from creditflow.conformance.explore.vectorized import FIELD, VectorNetwork
 from creditflow.model.system import TransitionSystem
 
 #: PROP-NO-DEADLOCK's id (decided by the explorer rather than by a state predicate).
@@ -69,6 +72,9 @@ class StateGraph:
     stuck: list[int] = field(default_factory=list)
     #: Per step property, its first violating explored step ``(state index, action)``.
     step_witness: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Per state, the processes blocked in it, when the search already computed them
+    #: (EXP-VECTOR); else they are computed from the states when needed.
+    blocked: array | None = None
 
     def successors_of(self, i: int) -> list[int]:
         return list(self.targets[self.offsets[i] : self.offsets[i + 1]])
@@ -163,7 +169,7 @@ def explore(
             stopped_at_deadlock=stopped,
         )
 
-    search = _breadth_first(system, max_states, symmetry, safe, progress, online)
+    search = _search(system, max_states, symmetry, safe, progress, online)
     seen: _Search | None = None
     if online and search.deadlock_seen and safe:
         # EXP-ONLINE with EXP-SAFE: the reduced graph proved a deadlock; its depths are
@@ -171,12 +177,12 @@ def explore(
         # within a budget proportional to the reduced search so far.
         seen = search
         budget = min(max_states, max(FULL_SEARCH_FLOOR, 8 * len(search.graph.states)))
-        full = _breadth_first(system, budget, symmetry, frozenset(), progress, True)
+        full = _search(system, budget, symmetry, frozenset(), progress, True)
         if full.resolved is not None or full.complete:
             search, safe = full, frozenset()
         else:
             # the full model is too big: the whole reduced graph, as without EXP-ONLINE
-            search = _breadth_first(system, max_states, symmetry, safe, progress, False)
+            search = _search(system, max_states, symmetry, safe, progress, False)
     graph = search.graph
     if search.resolved is not None:
         index, kind, mask = search.resolved
@@ -222,6 +228,8 @@ def _stuck(
     so on a partial graph the result over-approximates who is blocked forever.
     ``blocked``: the states' blocked masks, if already known (a prefix is enough)."""
     n = len(graph.states)
+    if blocked is None and graph.blocked is not None:
+        blocked = graph.blocked
     masks = blocked if blocked is not None else []
     masks.extend(system.blocked_mask(s) for s in graph.states[len(masks):])
     offsets = graph.offsets
@@ -345,6 +353,37 @@ def _resolve(
             if cert:
                 return (k, "blocked-forever", cert)
     return None
+
+
+#: EXP-VECTOR: a search that outgrows this many states starts again on the vectorized
+#: engine (below it, numpy's per-call cost outweighs what it saves)
+VECTOR_AFTER = 20_000
+#: EXP-VECTOR: states expanded per block
+VECTOR_BLOCK = 1 << 16
+
+
+def _search(
+    system: TransitionSystem,
+    max_states: int,
+    symmetry: object | None,
+    safe: frozenset[int],
+    progress: Progress | None,
+    online: bool,
+) -> _Search:
+    """EXP-BFS with one of two engines that give the same states, numbered the same, and
+    the same verdicts: one state at a time, or, for a network without symmetry that
+    outgrows :data:`VECTOR_AFTER` states, blocks of states at once (EXP-VECTOR)."""
+    vector = getattr(system, "vectorized", None)
+    if vector is None or symmetry is not None or not vector.supported or max_states <= VECTOR_AFTER:
+        return _breadth_first(system, max_states, symmetry, safe, progress, online)
+    first = _breadth_first(system, VECTOR_AFTER, symmetry, safe, progress, online)
+    if first.complete or first.resolved is not None or (online and first.deadlock_seen and safe):
+        return first  # decided before the threshold: what the whole search would give
+    del first
+    try:
+        return _breadth_first_vectorized(system, vector, max_states, safe, progress, online)
+    except HashCollision:
+        return _breadth_first(system, max_states, symmetry, safe, progress, online)
 
 
 def _breadth_first(
@@ -517,6 +556,247 @@ def _breadth_first(
                     )
                 next_try = RETRY_GROWTH * i
         if n > max_states:
+            complete = False
+            break
+    return _Search(
+        graph, complete, terminal_with_work, violated, deadlock_seen=candidate is not None
+    )
+
+
+class HashCollision(Exception):
+    """Two different states with the same 64-bit hash (EXP-VECTOR falls back)."""
+
+
+class _Rows:
+    """The vectorized engine's state store: the states as rows of a growing array, and
+    their hashes sorted (with each one's state number) for lookups."""
+
+    def __init__(self, vector: VectorNetwork, first: np.ndarray) -> None:
+        self.vector = vector
+        self.array = np.empty((1024, vector.width), dtype=FIELD)
+        self.array[0] = first
+        self.n = 1
+        self.keys = vector.hashes(first[None])
+        self.ids = np.zeros(1, dtype=np.int64)
+
+    def add(self, rows: np.ndarray, keys: np.ndarray) -> None:
+        """Store ``rows`` (numbered from :attr:`n` on) with their hashes ``keys``."""
+        need = self.n + len(rows)
+        if need > len(self.array):
+            grown = np.empty((max(need, 2 * len(self.array)), self.vector.width), dtype=FIELD)
+            grown[: self.n] = self.array[: self.n]
+            self.array = grown
+        self.array[self.n : need] = rows
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        at = np.searchsorted(self.keys, keys)
+        self.keys = np.insert(self.keys, at, keys)
+        self.ids = np.insert(self.ids, at, np.arange(self.n, need, dtype=np.int64)[order])
+        self.n = need
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """The state number of each hash, or -1."""
+        if not len(keys):
+            return np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(self.keys, keys)
+        at = np.minimum(at, len(self.keys) - 1)
+        return np.where(self.keys[at] == keys, self.ids[at], -1)
+
+
+class RowStates(Sequence):
+    """``StateGraph.states`` of a vectorized search: each state as a tuple, on demand."""
+
+    def __init__(self, rows: _Rows) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._rows.n
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            return [tuple(r) for r in self._rows.array[: self._rows.n][k].tolist()]
+        if not -self._rows.n <= k < self._rows.n:
+            raise IndexError(k)
+        return tuple(self._rows.array[k % self._rows.n].tolist())
+
+
+class RowIndex(Mapping):
+    """``StateGraph.index`` of a vectorized search: a state's number, by hash, checked."""
+
+    def __init__(self, rows: _Rows) -> None:
+        self._rows = rows
+
+    def __getitem__(self, state: Hashable) -> int:
+        rows = self._rows
+        row = np.asarray(state, dtype=FIELD)
+        if row.shape != (rows.vector.width,):
+            raise KeyError(state)
+        j = int(rows.lookup(rows.vector.hashes(row[None]))[0])
+        if j < 0 or not np.array_equal(rows.array[j], row):
+            raise KeyError(state)
+        return j
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(RowStates(self._rows))
+
+    def __len__(self) -> int:
+        return self._rows.n
+
+
+def _extend(target: array, values: np.ndarray) -> None:
+    target.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+
+
+def _first(mask: np.ndarray) -> int | None:
+    where = np.flatnonzero(mask)
+    return int(where[0]) if len(where) else None
+
+
+def _breadth_first_vectorized(
+    system: TransitionSystem,
+    vector: VectorNetwork,
+    max_states: int,
+    safe: frozenset[int],
+    progress: Progress | None,
+    online: bool,
+) -> _Search:
+    """:func:`_breadth_first`, a block of states at a time (EXP-VECTOR).
+
+    numpy computes a block's successors in the order :func:`_breadth_first` lists them
+    (by parent, then action), their hashes, and which are new: the first occurrence of a
+    hash not stored yet, numbered in order of occurrence. The block is then cut where
+    :func:`_breadth_first` would have stopped (the budget; an EXP-ONLINE event: a
+    certified new state or a terminal state with work, then a due resolution), so the
+    stored states, their numbers and the verdicts are the same. Equal hashes are checked
+    to be equal states: :class:`HashCollision` otherwise."""
+    certify = getattr(system, "stuck_certificate", None) if online else None
+    lost_property = getattr(system, "step_log_property", None)
+    bad_moves = sorted(vector.bad_moves) if lost_property is not None else []
+    first = np.asarray(system.initial(), dtype=FIELD)
+    rows = _Rows(vector, first)
+    graph = StateGraph(
+        states=RowStates(rows),  # type: ignore[arg-type]
+        index=RowIndex(rows),  # type: ignore[arg-type]
+        parent=array("q", [-1]),
+        action=array("q", [-1]),
+        depth=array("l", [0]),
+        offsets=array("q", [0]),
+        targets=array("q"),
+        perm_ids=None,
+        blocked=array("q", vector.blocked_masks(first[None]).tolist()),
+    )
+    blocked = graph.blocked
+    depths = np.zeros(1, dtype=np.int64)  # the depths, for gathering
+    violated = set(system.violations(tuple(first.tolist())))
+    terminal_with_work: int | None = None
+    candidate: int | None = None
+    candidate_kind = "blocked-forever"
+    if certify is not None and certify(tuple(first.tolist())):
+        candidate = 0
+    next_try = 0
+    complete = True
+    i = 0
+    while i < rows.n:
+        hi = min(rows.n, i + VECTOR_BLOCK)
+        block = rows.array[i:hi]
+        succ, counts = vector.successors(block, bool(safe))
+        keys = vector.hashes(succ.rows)
+        m = len(keys)
+        # which candidates are new: the first occurrence of a hash not stored yet
+        unique, first_at, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        known = rows.lookup(unique)  # sorted queries: the lookups walk the store in order
+        fresh_unique = known < 0
+        is_new = np.zeros(m, dtype=bool)
+        is_new[first_at[fresh_unique]] = True
+        new_rank = np.cumsum(is_new) - 1  # among the new candidates, in order
+        unique_id = known.copy()
+        unique_id[fresh_unique] = rows.n + new_rank[first_at[fresh_unique]]
+        ids = unique_id[inverse] if m else np.zeros(0, dtype=np.int64)
+        ends = np.cumsum(counts)  # candidates of parents [0, p] end at ends[p]
+        # -- where _breadth_first would stop in this block: after parent `stop`, having
+        # processed candidates [0, cut); first the budget ------------------------------
+        stop, cut, event = len(block) - 1, m, None
+        budget_parent = None
+        over = _first(rows.n + np.cumsum(is_new) > max_states)
+        if over is not None:
+            budget_parent = stop = int(np.searchsorted(ends, over, side="right"))
+            cut = over + 1
+        pending = np.zeros(len(block), dtype=bool)
+        terminal = counts == 0
+        if terminal.any():
+            pending[terminal] = vector.pending_work(block[terminal])
+        first_pending = _first(pending[: stop + 1])
+        if online:
+            # then EXP-ONLINE: the candidate (set earlier, or the first of a terminal
+            # state with work and a certified new state, by the parent that makes it)
+            when = 0 if candidate is not None else None
+            if candidate is None:
+                certified_at = None
+                if certify is not None and m:
+                    new_positions = np.flatnonzero(is_new[:cut])
+                    maybe = np.flatnonzero(vector.maybe_certified(succ.rows[new_positions]))
+                    hit = _first(vector.certified(succ.rows[new_positions[maybe]]) != 0)
+                    if hit is not None:
+                        certified_at = int(new_positions[maybe[hit]])
+                made_at = (None if certified_at is None
+                           else int(np.searchsorted(ends, certified_at, side="right")))
+                if first_pending is not None and (made_at is None or first_pending < made_at):
+                    candidate, candidate_kind, when = i + first_pending, "terminal", first_pending
+                elif made_at is not None:
+                    candidate, when = int(ids[certified_at]), made_at
+            if when is not None:
+                # after which parent _breadth_first returns or tries to resolve
+                due = when if safe else max(when, candidate - i, next_try - i - 1)  # type: ignore[operator]
+                if due <= stop:
+                    stop, event = due, "safe" if safe else "resolve"
+                    cut = min(cut, int(ends[due]))
+        if first_pending is not None and first_pending <= stop and terminal_with_work is None:
+            terminal_with_work = i + first_pending
+        # -- keep parents [0, stop] and candidates [0, cut) -----------------------------
+        kept_new = np.flatnonzero(is_new[:cut])
+        new_rows = succ.rows[kept_new]
+        rows.add(new_rows, keys[kept_new])
+        kept_ids = ids[:cut]
+        if not np.array_equal(rows.array[kept_ids], succ.rows[:cut]):
+            raise HashCollision
+        parents = succ.parents[kept_new] + i
+        _extend(graph.parent, parents)
+        _extend(graph.action, succ.actions[kept_new])
+        new_depths = depths[parents] + 1
+        graph.depth.frombytes(np.ascontiguousarray(new_depths, dtype=np.int64).astype(
+            np.dtype(graph.depth.typecode)).tobytes())
+        depths = np.concatenate([depths, new_depths])
+        _extend(graph.targets, kept_ids)
+        # the last kept parent may be cut short by the budget
+        _extend(graph.offsets, int(graph.offsets[-1]) + np.minimum(ends[: stop + 1], cut))
+        _extend(blocked, vector.blocked_masks(new_rows))
+        violated.update(vector.violations(new_rows))
+        if bad_moves:
+            # the successors of every kept parent are generated, even past the cut
+            bad = _first(np.isin(succ.actions[: int(ends[stop]) if m else 0], bad_moves))
+            if bad is not None:
+                violated.add(lost_property)
+                graph.step_witness.setdefault(
+                    lost_property, (i + int(succ.parents[bad]), int(succ.actions[bad]))
+                )
+        i += stop + 1
+        if progress is not None:
+            progress(rows.n, i)
+        if event == "safe":
+            return _Search(
+                graph, False, terminal_with_work, violated, deadlock_seen=True,
+                candidate=(candidate, candidate_kind),  # type: ignore[arg-type]
+            )
+        if event == "resolve":
+            resolved = _resolve(
+                system, graph, i, None, certify or (lambda s: 0), blocked  # type: ignore[arg-type]
+            )
+            if resolved:
+                return _Search(
+                    graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
+                )
+            next_try = RETRY_GROWTH * i
+        if budget_parent is not None and stop == budget_parent:
             complete = False
             break
     return _Search(

@@ -1,0 +1,113 @@
+"""EXP-VECTOR: the block-at-a-time search gives the one-state-at-a-time search's states,
+numbered the same, the same state graph and the same verdicts and counterexamples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import creditflow.conformance.explore.explorer as explorer
+from creditflow.conformance.explore.compiled import CompiledNetwork
+from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.inputs.graphs import load_preset, preset_names
+from creditflow.model.credit.spec import CreditSpec
+from tests.strategies import process_graphs
+
+
+def both(monkeypatch, graph, block: int, **options):  # type: ignore[no-untyped-def]
+    """The same exploration on each engine (the vectorized one in blocks of ``block``)."""
+    count_consumed = options.pop("count_consumed", False)
+    monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
+    one = explore(CompiledNetwork(graph, count_consumed=count_consumed), **options)
+    monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
+    monkeypatch.setattr(explorer, "VECTOR_BLOCK", block)
+    many = explore(CompiledNetwork(graph, count_consumed=count_consumed), **options)
+    return one, many
+
+
+def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
+    assert (one.n_states, one.transitions, one.complete, one.stopped_at_deadlock) == (
+        many.n_states, many.transitions, many.complete, many.stopped_at_deadlock)
+    for name in ("parent", "action", "depth", "offsets", "targets"):
+        assert list(getattr(one.graph, name)) == list(getattr(many.graph, name)), name
+    assert list(one.graph.states) == list(many.graph.states)
+    assert one.graph.stuck == many.graph.stuck
+    assert one.graph.step_witness == many.graph.step_witness
+    assert one.findings.keys() == many.findings.keys()
+    for pid, finding in one.findings.items():
+        other = many.findings[pid]
+        assert (finding.kind, finding.length, finding.processes, finding.path,
+                finding.detail) == (other.kind, other.length, other.processes, other.path,
+                                    other.detail), pid
+
+
+@settings(max_examples=60, deadline=None)
+@given(graph=process_graphs(max_nodes=4), block=st.sampled_from([1, 3, 64, 1 << 16]),
+       online=st.booleans(), reduce=st.booleans(), budget=st.sampled_from([40, 300, 3000]),
+       count_consumed=st.booleans())
+def test_same_search_on_random_graphs(graph, block, online, reduce, budget, count_consumed):
+    """EXP-VECTOR, EXP-BFS, EXP-BUDGET, EXP-ONLINE, EXP-SAFE: same numbering, same cut."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        one, many = both(monkeypatch, graph, block, stop_at_deadlock=online, reduce=reduce,
+                         max_states=budget, count_consumed=count_consumed)
+    assert_same(one, many)
+
+
+@pytest.mark.parametrize("name", preset_names())
+@pytest.mark.parametrize("online", [False, True])
+def test_same_search_on_presets(monkeypatch, name, online):
+    graph = load_preset(name).with_credit(CreditSpec(2, 1)).with_publishes(4)
+    one, many = both(monkeypatch, graph, 5, stop_at_deadlock=online)
+    assert isinstance(many.graph.states, explorer.RowStates)  # the engine under test ran
+    assert_same(one, many)
+
+
+def test_same_search_on_a_deadlocking_all_check_graph(monkeypatch):
+    """EXP-ONLINE resolutions inside blocks: cycle3 with every process checking."""
+    graph = load_preset("cycle3").with_all_checking().with_credit(CreditSpec(2, 1))
+    for block in (1, 2, 17, 1 << 16):
+        assert_same(*both(monkeypatch, graph.with_publishes(6), block, stop_at_deadlock=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(graph=process_graphs(max_nodes=4), data=st.data())
+def test_block_rules_agree_with_the_compiled_ones(graph, data):
+    """NET-BLOCKED, EXP-CERTIFICATE, PROP-* on arbitrary rows: the numpy versions say
+    what the compiled and the certificate's own code say."""
+    system = CompiledNetwork(graph, count_consumed=False)
+    vector = system.vectorized
+    size = vector.width
+    rows = np.array([data.draw(st.lists(st.integers(-3, 4), min_size=size, max_size=size))
+                     for _ in range(30)], dtype=np.int32)
+    found = vector.violations(rows)
+    certified = vector.certified(rows)
+    maybe = vector.maybe_certified(rows)
+    for k, row in enumerate(rows.tolist()):
+        state = tuple(row)
+        assert {pid for pid, mask in found.items() if mask[k]} == set(system.violations(state))
+        assert vector.blocked_masks(rows[k : k + 1])[0] == system.blocked_mask(state)
+        assert certified[k] == system.stuck_certificate(state)
+        assert maybe[k] or not certified[k]
+    for rank, mask in enumerate(vector.enabled(rows)):
+        action = vector.actions[rank]
+        for k, row in enumerate(rows.tolist()):
+            assert bool(mask[k]) == system.network.is_enabled(tuple(row), action)
+            if mask[k]:
+                assert tuple(vector.apply(rows[k : k + 1], action)[0].tolist()) == (
+                    system.network.apply(tuple(row), action))
+
+
+def test_a_hash_collision_falls_back(monkeypatch):
+    """EXP-VECTOR: equal hashes of different states are caught, and the search runs
+    one state at a time instead, with the same result."""
+    graph = load_preset("fanout").with_credit(CreditSpec(2, 1)).with_publishes(6)
+    monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
+    expected = explore(CompiledNetwork(graph, count_consumed=False))
+    monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
+    system = CompiledNetwork(graph, count_consumed=False)
+    monkeypatch.setattr(system.vectorized, "hashes",
+                        lambda rows: np.zeros(len(rows), dtype=np.uint64) + rows[:, 0] % 2)
+    got = explore(system)
+    assert_same(expected, got)
