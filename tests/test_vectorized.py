@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import creditflow.conformance.explore.explorer as explorer
 from creditflow.conformance.explore.compiled import CompiledNetwork
 from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.conformance.inputs.graphs import load_preset, preset_names
 from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
@@ -19,17 +20,27 @@ from tests.strategies import process_graphs
 def both(monkeypatch, graph, block: int, **options):  # type: ignore[no-untyped-def]
     """The same exploration on each engine (the vectorized one in blocks of ``block``)."""
     count_consumed = options.pop("count_consumed", False)
+    symmetric = options.pop("symmetry", False)
+
+    def run():  # type: ignore[no-untyped-def]
+        system = CompiledNetwork(graph, count_consumed=count_consumed)
+        symmetry = network_symmetry(system.network) if symmetric else None
+        return explore(system, symmetry=symmetry, **options)
+
     monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
-    one = explore(CompiledNetwork(graph, count_consumed=count_consumed), **options)
+    one = run()
     monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
     monkeypatch.setattr(explorer, "VECTOR_BLOCK", block)
-    many = explore(CompiledNetwork(graph, count_consumed=count_consumed), **options)
-    return one, many
+    return one, run()
 
 
 def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
     assert (one.n_states, one.transitions, one.complete, one.stopped_at_deadlock) == (
         many.n_states, many.transitions, many.complete, many.stopped_at_deadlock)
+    assert one.symmetry_order == many.symmetry_order
+    assert (one.graph.perm_ids is None) == (many.graph.perm_ids is None)
+    if one.graph.perm_ids is not None:
+        assert list(one.graph.perm_ids) == list(many.graph.perm_ids)
     for name in ("parent", "action", "depth", "offsets", "targets"):
         assert list(getattr(one.graph, name)) == list(getattr(many.graph, name)), name
     assert list(one.graph.states) == list(many.graph.states)
@@ -46,20 +57,23 @@ def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
 @settings(max_examples=60, deadline=None)
 @given(graph=process_graphs(max_nodes=4), block=st.sampled_from([1, 3, 64, 1 << 16]),
        online=st.booleans(), reduce=st.booleans(), budget=st.sampled_from([40, 300, 3000]),
-       count_consumed=st.booleans())
-def test_same_search_on_random_graphs(graph, block, online, reduce, budget, count_consumed):
-    """EXP-VECTOR, EXP-BFS, EXP-BUDGET, EXP-ONLINE, EXP-SAFE: same numbering, same cut."""
+       count_consumed=st.booleans(), symmetry=st.booleans())
+def test_same_search_on_random_graphs(graph, block, online, reduce, budget, count_consumed,
+                                      symmetry):
+    """EXP-VECTOR, EXP-BFS, EXP-BUDGET, EXP-ONLINE, EXP-SAFE, EXP-SYMMETRY: same
+    numbering, same cut."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         one, many = both(monkeypatch, graph, block, stop_at_deadlock=online, reduce=reduce,
-                         max_states=budget, count_consumed=count_consumed)
+                         max_states=budget, count_consumed=count_consumed, symmetry=symmetry)
     assert_same(one, many)
 
 
 @pytest.mark.parametrize("name", preset_names())
 @pytest.mark.parametrize("online", [False, True])
-def test_same_search_on_presets(monkeypatch, name, online):
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_same_search_on_presets(monkeypatch, name, online, symmetry):
     graph = load_preset(name).with_credit(CreditSpec(2, 1)).with_publishes(4)
-    one, many = both(monkeypatch, graph, 5, stop_at_deadlock=online)
+    one, many = both(monkeypatch, graph, 5, stop_at_deadlock=online, symmetry=symmetry)
     assert isinstance(many.graph.states, explorer.RowStates)  # the engine under test ran
     assert_same(one, many)
 
@@ -111,3 +125,13 @@ def test_a_hash_collision_falls_back(monkeypatch):
                         lambda rows: np.zeros(len(rows), dtype=np.uint64) + rows[:, 0] % 2)
     got = explore(system)
     assert_same(expected, got)
+
+
+def test_same_search_under_symmetry(monkeypatch):
+    """EXP-SYMMETRY in blocks: fanout (an automorphism swaps its two queues), canonical
+    rows and automorphism ids as one state at a time."""
+    graph = load_preset("fanout").with_credit(CreditSpec(2, 1)).with_publishes(5)
+    for block in (3, 1 << 16):
+        one, many = both(monkeypatch, graph, block, symmetry=True)
+        assert one.symmetry_order > 1
+        assert_same(one, many)

@@ -371,17 +371,19 @@ def _search(
     online: bool,
 ) -> _Search:
     """EXP-BFS with one of two engines that give the same states, numbered the same, and
-    the same verdicts: one state at a time, or, for a network without symmetry that
-    outgrows :data:`VECTOR_AFTER` states, blocks of states at once (EXP-VECTOR)."""
+    the same verdicts: one state at a time, or, for a network that outgrows
+    :data:`VECTOR_AFTER` states, blocks of states at once (EXP-VECTOR)."""
     vector = getattr(system, "vectorized", None)
-    if vector is None or symmetry is not None or not vector.supported or max_states <= VECTOR_AFTER:
+    if vector is None or not vector.supported or max_states <= VECTOR_AFTER:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
     first = _breadth_first(system, VECTOR_AFTER, symmetry, safe, progress, online)
     if first.complete or first.resolved is not None or (online and first.deadlock_seen and safe):
         return first  # decided before the threshold: what the whole search would give
     del first
     try:
-        return _breadth_first_vectorized(system, vector, max_states, safe, progress, online)
+        return _breadth_first_vectorized(
+            system, vector, max_states, symmetry, safe, progress, online
+        )
     except HashCollision:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
 
@@ -656,6 +658,7 @@ def _breadth_first_vectorized(
     system: TransitionSystem,
     vector: VectorNetwork,
     max_states: int,
+    symmetry: object | None,
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
@@ -672,7 +675,10 @@ def _breadth_first_vectorized(
     certify = getattr(system, "stuck_certificate", None) if online else None
     lost_property = getattr(system, "step_log_property", None)
     bad_moves = sorted(vector.bad_moves) if lost_property is not None else []
-    first = np.asarray(system.initial(), dtype=FIELD)
+    start = system.initial()
+    if symmetry is not None:
+        start = symmetry.canonicalize(start)[0]  # type: ignore[attr-defined]
+    first = np.asarray(start, dtype=FIELD)
     rows = _Rows(vector, first)
     graph = StateGraph(
         states=RowStates(rows),  # type: ignore[arg-type]
@@ -682,7 +688,7 @@ def _breadth_first_vectorized(
         depth=array("l", [0]),
         offsets=array("q", [0]),
         targets=array("q"),
-        perm_ids=None,
+        perm_ids=array("b") if symmetry is not None else None,
         blocked=array("q", vector.blocked_masks(first[None]).tolist()),
     )
     blocked = graph.blocked
@@ -700,6 +706,8 @@ def _breadth_first_vectorized(
         hi = min(rows.n, i + VECTOR_BLOCK)
         block = rows.array[i:hi]
         succ, counts = vector.successors(block, bool(safe))
+        if symmetry is not None:
+            succ.rows, perm_ids = vector.canonical(succ.rows, symmetry)
         keys = vector.hashes(succ.rows)
         m = len(keys)
         # which candidates are new: the first occurrence of a hash not stored yet
@@ -767,6 +775,8 @@ def _breadth_first_vectorized(
             np.dtype(graph.depth.typecode)).tobytes())
         depths = np.concatenate([depths, new_depths])
         _extend(graph.targets, kept_ids)
+        if symmetry is not None:
+            graph.perm_ids.frombytes(perm_ids[:cut].astype(np.int8).tobytes())  # type: ignore[union-attr]
         # the last kept parent may be cut short by the budget
         _extend(graph.offsets, int(graph.offsets[-1]) + np.minimum(ends[: stop + 1], cut))
         _extend(blocked, vector.blocked_masks(new_rows))
@@ -789,7 +799,7 @@ def _breadth_first_vectorized(
             )
         if event == "resolve":
             resolved = _resolve(
-                system, graph, i, None, certify or (lambda s: 0), blocked  # type: ignore[arg-type]
+                system, graph, i, symmetry, certify or (lambda s: 0), blocked  # type: ignore[arg-type]
             )
             if resolved:
                 return _Search(

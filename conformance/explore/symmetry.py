@@ -33,6 +33,8 @@ class Symmetry:
         self.size = network.size
         self.n_nodes = network.n_nodes
         self._getters = []
+        #: per automorphism, the field each field of an image is read from
+        self.permutations: list[tuple[int, ...]] = []
         self.node_frames: list[tuple[int, ...]] = []
         edge_of = {ends: e for e, ends in enumerate(network.edge_ends)}
         for phi in automorphisms:
@@ -48,6 +50,7 @@ class Symmetry:
             inverse = {v: k for k, v in phi.items()}
             # itemgetter of one index returns a scalar; states of size <= 1 map to themselves
             self._getters.append(itemgetter(*perm) if len(perm) > 1 else tuple)
+            self.permutations.append(tuple(perm))
             # bit j of a canonical state is process inverse[j] of the state it came from
             self.node_frames.append(tuple(inverse[j] for j in range(self.n_nodes)))
 

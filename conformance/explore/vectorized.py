@@ -112,6 +112,22 @@ class VectorNetwork:
                 return waiting
             waiting = keep
 
+    @staticmethod
+    def canonical(rows: np.ndarray, symmetry) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+        """EXP-SYMMETRY per row, as ``Symmetry.canonicalize``: the lexicographically least
+        image under the automorphisms (the first one on ties) and its index."""
+        best = rows.copy()
+        best_id = np.zeros(len(rows), dtype=np.int64)
+        everyone = np.arange(len(rows))
+        for i, perm in enumerate(symmetry.permutations[1:], start=1):
+            image = rows[:, perm]
+            differ = image != best
+            first = differ.argmax(axis=1)
+            less = differ.any(axis=1) & (image[everyone, first] < best[everyone, first])
+            best[less] = image[less]
+            best_id[less] = i
+        return best, best_id
+
     def maybe_certified(self, rows: np.ndarray) -> np.ndarray:
         """EXP-CERTIFICATE's first test per row (some blocking edge with ``credit_from +
         M⁺·bumps <= 0``): where it fails, the certificate names nobody."""
