@@ -42,6 +42,18 @@ from creditflow.conformance.explore.properties import (
 FIELD = np.int32
 
 
+def _splitmix64(seed: int, count: int) -> list[int]:
+    """``count`` well-mixed 64-bit integers from ``seed`` (SplitMix64)."""
+    out, x, mask = [], seed, (1 << 64) - 1
+    for _ in range(count):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append(z ^ (z >> 31))
+    return out
+
+
 @dataclass
 class Successors:
     """Successor candidates of a block, in the order the one-state model lists them:
@@ -64,9 +76,8 @@ class VectorNetwork:
         self.safe = frozenset(checked.safe_actions)
         self.actions = tuple(net.actions)
         self.rank = {a: i for i, a in enumerate(self.actions)}
-        rng = np.random.default_rng(0x5EED)
-        #: odd 64-bit multipliers, one per field (the row hash)
-        self.multipliers = rng.integers(1, 2**63, size=self.width, dtype=np.uint64) * 2 + 1
+        #: odd 64-bit multipliers, one per 64-bit word of a row (the row hash)
+        self.multipliers = np.array(_splitmix64(0x5EED, self.width + 1), dtype=np.uint64) | 1
         self.bad_moves = frozenset(getattr(checked, "bad_move_actions", frozenset()))
         #: blocked masks are int64 rows: up to 62 processes
         self.supported = net.n_nodes <= 62
