@@ -357,7 +357,7 @@ def _resolve(
 
 #: EXP-VECTOR: a search that outgrows this many states starts again on the vectorized
 #: engine (below it, numpy's per-call cost outweighs what it saves)
-VECTOR_AFTER = 20_000
+VECTOR_AFTER = 2_000
 #: EXP-VECTOR: states expanded per block
 VECTOR_BLOCK = 1 << 16
 
