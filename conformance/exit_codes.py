@@ -16,7 +16,8 @@ DESCRIPTIONS = {
     DIVERGENCE: "the implementation diverged from the model",
     USAGE: "bad usage or input",
     ADAPTER_FAILURE: "an adapter or implementation failed",
-    INCOMPLETE: "search incomplete (budget exhausted), no violation found so far",
+    INCOMPLETE: "search incomplete (budget exhausted), no violation found so far and "
+    "not every property proved (EXP-SETTLE)",
     OUTPUT_FAILED: "an output file could not be written (after the verdict was printed)",
     DEADLOCK: "deadlock found",
     VIOLATION: "a property other than deadlock freedom is violated",
