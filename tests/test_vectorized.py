@@ -17,8 +17,9 @@ from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
 
 
-def both(monkeypatch, graph, block: int, **options):  # type: ignore[no-untyped-def]
-    """The same exploration on each engine (the vectorized one in blocks of ``block``)."""
+def both(monkeypatch, graph, block: int, after: int = 0, **options):  # type: ignore[no-untyped-def]
+    """The same exploration on each engine (the vectorized one in blocks of ``block``,
+    taking over once more than ``after`` states are stored)."""
     count_consumed = options.pop("count_consumed", False)
     symmetric = options.pop("symmetry", False)
 
@@ -29,7 +30,7 @@ def both(monkeypatch, graph, block: int, **options):  # type: ignore[no-untyped-
 
     monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
     one = run()
-    monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
+    monkeypatch.setattr(explorer, "VECTOR_AFTER", after)
     monkeypatch.setattr(explorer, "VECTOR_BLOCK", block)
     return one, run()
 
@@ -56,14 +57,16 @@ def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
 
 @settings(max_examples=60, deadline=None)
 @given(graph=process_graphs(max_nodes=4), block=st.sampled_from([1, 3, 64, 1 << 16]),
+       after=st.sampled_from([0, 1, 25]),
        online=st.booleans(), reduce=st.booleans(), budget=st.sampled_from([40, 300, 3000]),
        count_consumed=st.booleans(), symmetry=st.booleans())
-def test_same_search_on_random_graphs(graph, block, online, reduce, budget, count_consumed,
-                                      symmetry):
+def test_same_search_on_random_graphs(graph, block, after, online, reduce, budget,
+                                      count_consumed, symmetry):
     """EXP-VECTOR, EXP-BFS, EXP-BUDGET, EXP-ONLINE, EXP-SAFE, EXP-SYMMETRY: same
     numbering, same cut."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        one, many = both(monkeypatch, graph, block, stop_at_deadlock=online, reduce=reduce,
+        one, many = both(monkeypatch, graph, block, after, stop_at_deadlock=online,
+                         reduce=reduce,
                          max_states=budget, count_consumed=count_consumed, symmetry=symmetry)
     assert_same(one, many)
 
@@ -71,9 +74,11 @@ def test_same_search_on_random_graphs(graph, block, online, reduce, budget, coun
 @pytest.mark.parametrize("name", preset_names())
 @pytest.mark.parametrize("online", [False, True])
 @pytest.mark.parametrize("symmetry", [False, True])
-def test_same_search_on_presets(monkeypatch, name, online, symmetry):
+@pytest.mark.parametrize("after", [0, 7])
+def test_same_search_on_presets(monkeypatch, name, online, symmetry, after):
+    """EXP-VECTOR taking over after the first expansion or after 7 states."""
     graph = load_preset(name).with_credit(CreditSpec(2, 1)).with_publishes(4)
-    one, many = both(monkeypatch, graph, 5, stop_at_deadlock=online, symmetry=symmetry)
+    one, many = both(monkeypatch, graph, 5, after, stop_at_deadlock=online, symmetry=symmetry)
     assert isinstance(many.graph.states, explorer.RowStates)  # the engine under test ran
     assert_same(one, many)
 

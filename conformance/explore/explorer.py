@@ -259,6 +259,9 @@ class _Search:
     resolved: tuple[int, str, int] | None = None
     #: the first state where a deadlock was certain, and its kind
     candidate: tuple[int, str] | None = None
+    #: EXP-VECTOR: the search handed over after this many expanded states, with its
+    #: EXP-ONLINE bookkeeping ``(candidate, candidate kind, next resolution)``
+    handed_over: tuple[int, tuple[int | None, str, int]] | None = None
 
 
 #: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
@@ -355,8 +358,8 @@ def _resolve(
     return None
 
 
-#: EXP-VECTOR: a search that outgrows this many states starts again on the vectorized
-#: engine (below it, numpy's per-call cost outweighs what it saves)
+#: EXP-VECTOR: a search that outgrows this many states is handed over to the vectorized
+#: engine (below it, numpy's per-call cost outweighs what it saves; measured)
 VECTOR_AFTER = 2_000
 #: EXP-VECTOR: states expanded per block
 VECTOR_BLOCK = 1 << 16
@@ -376,13 +379,12 @@ def _search(
     vector = getattr(system, "vectorized", None)
     if vector is None or not vector.supported or max_states <= VECTOR_AFTER:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
-    first = _breadth_first(system, VECTOR_AFTER, symmetry, safe, progress, online)
-    if first.complete or first.resolved is not None or (online and first.deadlock_seen and safe):
-        return first  # decided before the threshold: what the whole search would give
-    del first
+    first = _breadth_first(system, max_states, symmetry, safe, progress, online, VECTOR_AFTER)
+    if first.handed_over is None:
+        return first  # ended before the hand-over: what the whole search gives
     try:
         return _breadth_first_vectorized(
-            system, vector, max_states, symmetry, safe, progress, online
+            system, vector, max_states, symmetry, safe, progress, online, first
         )
     except HashCollision:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
@@ -395,7 +397,10 @@ def _breadth_first(
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
+    hand_over: int | None = None,
 ) -> _Search:
+    """EXP-BFS one state at a time. ``hand_over``: return, once more than this many
+    states are stored, after the expansion that stored them (EXP-VECTOR continues)."""
     successors = system.successors
     violations_of = system.violations
     # a step property is checked either by `step_violations(s, a, t)` or, in compiled
@@ -560,6 +565,11 @@ def _breadth_first(
         if n > max_states:
             complete = False
             break
+        if hand_over is not None and n > hand_over and i < n:
+            return _Search(
+                graph, False, terminal_with_work, violated, candidate is not None,
+                handed_over=(i, (candidate, candidate_kind, next_try)),
+            )
     return _Search(
         graph, complete, terminal_with_work, violated, deadlock_seen=candidate is not None
     )
@@ -662,8 +672,10 @@ def _breadth_first_vectorized(
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
+    start: _Search,
 ) -> _Search:
-    """:func:`_breadth_first`, a block of states at a time (EXP-VECTOR).
+    """:func:`_breadth_first`, a block of states at a time (EXP-VECTOR), from where the
+    one-state search ``start`` handed over.
 
     numpy computes a block's successors in the order :func:`_breadth_first` lists them
     (by parent, then action), their hashes, and which are new: the first occurrence of a
@@ -675,33 +687,23 @@ def _breadth_first_vectorized(
     certify = getattr(system, "stuck_certificate", None) if online else None
     lost_property = getattr(system, "step_log_property", None)
     bad_moves = sorted(vector.bad_moves) if lost_property is not None else []
-    start = system.initial()
-    if symmetry is not None:
-        start = symmetry.canonicalize(start)[0]  # type: ignore[attr-defined]
-    first = np.asarray(start, dtype=FIELD)
-    rows = _Rows(vector, first)
-    graph = StateGraph(
-        states=RowStates(rows),  # type: ignore[arg-type]
-        index=RowIndex(rows),  # type: ignore[arg-type]
-        parent=array("q", [-1]),
-        action=array("q", [-1]),
-        depth=array("l", [0]),
-        offsets=array("q", [0]),
-        targets=array("q"),
-        perm_ids=array("b") if symmetry is not None else None,
-        blocked=array("q", vector.blocked_masks(first[None]).tolist()),
-    )
+    graph = start.graph
+    assert start.handed_over is not None
+    i, (candidate, candidate_kind, next_try) = start.handed_over
+    stored = np.array(graph.states, dtype=FIELD)
+    keys = vector.hashes(stored)
+    if len(np.unique(keys)) != len(keys):
+        raise HashCollision
+    rows = _Rows(vector, stored[0])
+    rows.add(stored[1:], keys[1:])
+    graph.states = RowStates(rows)  # type: ignore[assignment]
+    graph.index = RowIndex(rows)  # type: ignore[assignment]
+    graph.blocked = array("q", vector.blocked_masks(stored).tolist())
     blocked = graph.blocked
-    depths = np.zeros(1, dtype=np.int64)  # the depths, for gathering
-    violated = set(system.violations(tuple(first.tolist())))
-    terminal_with_work: int | None = None
-    candidate: int | None = None
-    candidate_kind = "blocked-forever"
-    if certify is not None and certify(tuple(first.tolist())):
-        candidate = 0
-    next_try = 0
+    depths = np.array(graph.depth.tolist(), dtype=np.int64)
+    violated = start.violated
+    terminal_with_work = start.terminal_with_work
     complete = True
-    i = 0
     while i < rows.n:
         hi = min(rows.n, i + VECTOR_BLOCK)
         block = rows.array[i:hi]
