@@ -361,6 +361,9 @@ def _resolve(
 #: EXP-VECTOR: a search that outgrows this many states is handed over to the vectorized
 #: engine (below it, numpy's per-call cost outweighs what it saves; measured)
 VECTOR_AFTER = 2_000
+#: EXP-VECTOR: ... and once that many states are queued (a narrow search stays with
+#: one state at a time: a block of a few states costs numpy more than it saves)
+VECTOR_FRONTIER = 500
 #: EXP-VECTOR: states expanded per block
 VECTOR_BLOCK = 1 << 16
 
@@ -400,7 +403,8 @@ def _breadth_first(
     hand_over: int | None = None,
 ) -> _Search:
     """EXP-BFS one state at a time. ``hand_over``: return, once more than this many
-    states are stored, after the expansion that stored them (EXP-VECTOR continues)."""
+    states are stored and :data:`VECTOR_FRONTIER` of them are queued, after the
+    expansion that stored them (EXP-VECTOR continues)."""
     successors = system.successors
     violations_of = system.violations
     # a step property is checked either by `step_violations(s, a, t)` or, in compiled
@@ -565,7 +569,7 @@ def _breadth_first(
         if n > max_states:
             complete = False
             break
-        if hand_over is not None and n > hand_over and i < n:
+        if hand_over is not None and n > hand_over and n - i >= VECTOR_FRONTIER:
             return _Search(
                 graph, False, terminal_with_work, violated, candidate is not None,
                 handed_over=(i, (candidate, candidate_kind, next_try)),
