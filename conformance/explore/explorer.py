@@ -456,7 +456,6 @@ def _breadth_first(
     # the budget instead of materialising every successor of a state at once
     enabled_of = getattr(system, "lazy_enabled", None)
     apply_of = getattr(system, "lazy_apply", None)
-    plain = step_violations is None and canon is None
     setdefault = index.setdefault
     add_state, add_parent, add_action, add_depth, add_target = (
         states.append, parent.append, action.append, depth.append, targets.append
@@ -500,51 +499,31 @@ def _breadth_first(
             step_witness.setdefault(pid, (i, step_log[0]))
             step_log.clear()
         d = depth[i] + 1
-        if plain:
-            # the hot loop without symmetry or step checks: one dictionary probe per
-            # successor, the lists' methods bound once (EXP-BFS, same numbering)
-            for a, nxt in nexts:
-                j = setdefault(nxt, n)
-                if j == n:
-                    n += 1
-                    add_state(nxt)
-                    add_parent(i)
-                    add_action(a)
-                    add_depth(d)
-                    bad = violations_of(nxt)
-                    if bad:
-                        violated.update(bad)
-                    if certify is not None and candidate is None and certify(nxt):
-                        candidate = j
-                add_target(j)
-                if n > max_states:
-                    break  # IN-WORK: one wide expansion must not overshoot the budget
-        else:
-            for a, nxt in nexts:
-                if step_violations is not None:
-                    bad = step_violations(state, a, nxt)
-                    if bad:
-                        violated.update(bad)
-                        for pid in bad:
-                            step_witness.setdefault(pid, (i, a))
-                if canon is not None:
-                    nxt, p = canon(nxt)
-                    perm_ids.append(p)  # type: ignore[union-attr]
-                j = setdefault(nxt, n)
-                if j == n:
-                    n += 1
-                    add_state(nxt)
-                    add_parent(i)
-                    add_action(a)
-                    add_depth(d)
-                    bad = violations_of(nxt)
-                    if bad:
-                        violated.update(bad)
-                    if certify is not None and candidate is None and certify(nxt):
-                        candidate = j
-                add_target(j)
-                if n > max_states:
-                    break  # IN-WORK: one wide expansion must not overshoot the budget
+        for a, nxt in nexts:
+            if step_violations is not None:
+                bad = step_violations(state, a, nxt)
+                if bad:
+                    violated.update(bad)
+                    for pid in bad:
+                        step_witness.setdefault(pid, (i, a))
+            if canon is not None:
+                nxt, p = canon(nxt)
+                perm_ids.append(p)  # type: ignore[union-attr]
+            j = setdefault(nxt, n)  # one dictionary probe per successor
+            if j == n:
+                n += 1
+                add_state(nxt)
+                add_parent(i)
+                add_action(a)
+                add_depth(d)
+                bad = violations_of(nxt)
+                if bad:
+                    violated.update(bad)
+                if certify is not None and candidate is None and certify(nxt):
+                    candidate = j
+            add_target(j)
+            if n > max_states:
+                break  # IN-WORK: one wide expansion must not overshoot the budget
         offsets.append(len(targets))
         i += 1
         if progress is not None and not i & 0x3FFF:
