@@ -119,20 +119,25 @@ def test_block_rules_agree_with_the_compiled_ones(graph, data):
                     system.network.apply(tuple(row), action))
 
 
-def test_a_hash_collision_falls_back(monkeypatch):
-    """EXP-VECTOR: equal hashes of different states are caught, and the search runs
-    one state at a time instead, with the same result."""
+@pytest.mark.parametrize("when", ["at the hand-over", "in a later block"])
+def test_a_hash_collision_falls_back(monkeypatch, when):
+    """EXP-VECTOR: equal hashes of different states, among the states handed over or
+    between a new state and a stored one later, are caught by comparing the rows, and
+    the search runs one state at a time instead, with the same result."""
     graph = load_preset("fanout").with_credit(CreditSpec(2, 1)).with_publishes(6)
     monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
     expected = explore(CompiledNetwork(graph, count_consumed=False))
     monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
     monkeypatch.setattr(explorer, "VECTOR_FRONTIER", 1)
     system = CompiledNetwork(graph, count_consumed=False)
+    real = system.vectorized.hashes
     calls = []
 
     def colliding(rows):  # type: ignore[no-untyped-def]
         calls.append(len(rows))
-        return np.zeros(len(rows), dtype=np.uint64) + (rows[:, 0] % 2).astype(np.uint64)
+        if when == "in a later block" and len(calls) == 1:
+            return real(rows)
+        return real(rows) & np.uint64(0xF)  # 16 buckets
 
     monkeypatch.setattr(system.vectorized, "hashes", colliding)
     got = explore(system)
@@ -149,26 +154,3 @@ def test_same_search_under_symmetry(monkeypatch):
         one, many = both(monkeypatch, graph, block, symmetry=True)
         assert one.symmetry_order > 1
         assert_same(one, many)
-
-
-def test_a_hash_collision_mid_search_falls_back(monkeypatch):
-    """EXP-VECTOR: a collision between a new state and a stored one, in a later block,
-    is caught by comparing the rows, and the search runs one state at a time."""
-    graph = load_preset("fanout").with_credit(CreditSpec(2, 1)).with_publishes(6)
-    monkeypatch.setattr(explorer, "VECTOR_AFTER", 10**12)
-    expected = explore(CompiledNetwork(graph, count_consumed=False))
-    monkeypatch.setattr(explorer, "VECTOR_AFTER", 0)
-    monkeypatch.setattr(explorer, "VECTOR_FRONTIER", 1)
-    system = CompiledNetwork(graph, count_consumed=False)
-    real = system.vectorized.hashes
-    calls = []
-
-    def late_collisions(rows):  # type: ignore[no-untyped-def]
-        calls.append(len(rows))
-        keys = real(rows)
-        return keys if len(calls) == 1 else keys & np.uint64(0xF)  # 16 buckets from then on
-
-    monkeypatch.setattr(system.vectorized, "hashes", late_collisions)
-    got = explore(system)
-    assert len(calls) >= 2 and not isinstance(got.graph.states, explorer.RowStates)
-    assert_same(expected, got)
