@@ -177,4 +177,4 @@ def _report_interrupt(exc: BaseException | None) -> NoReturn:
     else:
         parts.append("nothing was saved")
     click.echo("; ".join(parts), err=True)
-    sys.exit(signals.exit_code(exc))
+    signals.leave(signals.exit_code(exc))

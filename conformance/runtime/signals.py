@@ -21,6 +21,7 @@ return ``unknown`` as if the solver had given up.
 from __future__ import annotations
 
 import _thread
+import atexit
 import contextlib
 import ctypes
 import os
@@ -29,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.runtime import children
@@ -157,6 +158,21 @@ def _is_program() -> bool:
     """Whether this process is the ``creditflow`` program (not a host such as pytest)."""
     program = os.path.basename(sys.argv[0]) if sys.argv else ""
     return program in ("creditflow", "-m")
+
+
+def leave(code: int) -> NoReturn:
+    """SIG-POLICY: end the command with ``code`` once an interrupt has been reported.
+    The ``creditflow`` program ends without interpreter finalisation, after its atexit
+    handlers (children, a Spark cluster) ran: objects the interrupt left half built
+    (Z3's) have finalisers that fail at shutdown and would print past the one line. A
+    host (pytest's CliRunner) gets ``SystemExit``."""
+    if not _is_program():
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def _exit_now(signum: int, frame: Any) -> None:
