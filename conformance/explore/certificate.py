@@ -22,6 +22,8 @@ whose credit cannot come back:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from creditflow.conformance.explore.encoding import (
     BUMPS,
     CREDIT_FROM,
@@ -34,8 +36,25 @@ from creditflow.conformance.explore.encoding import (
 )
 
 
+class CertificateEdge(NamedTuple):
+    """One blocking edge ``p -> r`` as EXP-CERTIFICATE reads it: the state slots of its
+    fields, ``M⁺ = max(M, 0)``, ``M``, the debits ``k`` per message, and its ends."""
+
+    credit_from: int
+    bumps: int
+    deferred: int
+    data: int
+    credit_to: int
+    weight: int
+    more_after: int
+    debits: int
+    sender: int
+    receiver: int
+    sender_checks: bool
+
+
 class StuckCertificate:
-    """EXP-CERTIFICATE for one network: :meth:`mask` of a state."""
+    """EXP-CERTIFICATE for one network: :attr:`mask` of a state."""
 
     def __init__(self, network: CreditNetwork) -> None:
         net = network
@@ -45,25 +64,18 @@ class StuckCertificate:
                 continue
             base = EDGE_FIELDS * e
             m = net.more_after[e]
-            edges.append(
-                (
-                    base + CREDIT_FROM,
-                    base + BUMPS,
-                    base + DEFERRED,
-                    base + DATA,
-                    base + CREDIT_TO,
-                    max(m, 0),
-                    m,
-                    net.debits[e],
-                    p,
-                    r,
-                    net.checks[p],
-                )
-            )
-        self._edges = tuple(edges)
+            edges.append(CertificateEdge(
+                base + CREDIT_FROM, base + BUMPS, base + DEFERRED, base + DATA,
+                base + CREDIT_TO, max(m, 0), m, net.debits[e], p, r, net.checks[p],
+            ))
+        #: the blocking edges (the only ones a certificate can name a process on)
+        self.edges = tuple(edges)
+        #: the stalled processes, as a mask
+        self.stalled = sum(1 << n for n in range(net.n_nodes) if net.stalled[n])
         # a compiled first test: some blocking edge with credit_from + M⁺·bumps <= 0
-        test = " or ".join(f"s[{e[0]}] + {e[5]} * s[{e[1]}] <= 0" for e in edges) or "False"
-        self._stalled = sum(1 << n for n in range(net.n_nodes) if net.stalled[n])
+        test = " or ".join(
+            f"s[{e.credit_from}] + {e.weight} * s[{e.bumps}] <= 0" for e in edges
+        ) or "False"
         #: Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``: the
         #: compiled first test, then (rarely) :meth:`certified` — one call per state,
         #: as the explorer asks it of every new state (EXP-ONLINE)
@@ -75,7 +87,7 @@ class StuckCertificate:
         """Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``."""
         certain = 0
         waits: list[tuple[int, int]] = []
-        for cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks in self._edges:
+        for cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks in self.edges:
             credit = s[cf]
             if credit > 0:
                 continue
@@ -99,7 +111,7 @@ class StuckCertificate:
             changed = False
             keep = certain
             for p, r in waits:
-                if (waiting | self._stalled) >> r & 1:
+                if (waiting | self.stalled) >> r & 1:
                     keep |= 1 << p
             if keep != waiting:
                 waiting, changed = keep, True

@@ -51,7 +51,8 @@ class CheckedNetwork:
         self.violations = self.properties.violations
         self.safe_actions = self._safe_actions(mailbox_bound)
         #: EXP-CERTIFICATE: processes certainly blocked forever in a state (EXP-ONLINE)
-        self.stuck_certificate = StuckCertificate(self.network).mask
+        self.certificate = StuckCertificate(self.network)
+        self.stuck_certificate = self.certificate.mask
         if not count_consumed:
             #: PROP-NOTHING-LOST on every explored step (EXP-FINITE), for any graph
             self.moves = MessageMoves(self.network)

@@ -15,6 +15,7 @@ same, with the same verdicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from creditflow.conformance.explore.properties import (
     MAILBOX_BOUND,
     NOTHING_LOST,
 )
+
+if TYPE_CHECKING:
+    from creditflow.conformance.explore.network_system import CheckedNetwork
 
 #: the integer type of a stored state's fields
 FIELD = np.int32
@@ -68,14 +72,13 @@ class Successors:
 class VectorNetwork:
     """The NET rules and PROP checks of a :class:`CheckedNetwork`, on rows of states."""
 
-    def __init__(self, checked) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, checked: CheckedNetwork) -> None:
         net = checked.network
         self.checked = checked
         self.net = net
         self.width = net.size
         self.safe = frozenset(checked.safe_actions)
         self.actions = tuple(net.actions)
-        self.rank = {a: i for i, a in enumerate(self.actions)}
         #: odd 64-bit multipliers, one per 64-bit word of a row (the row hash)
         self.multipliers = np.array(_splitmix64(0x5EED, self.width + 1), dtype=np.uint64) | 1
         self.bad_moves = frozenset(getattr(checked, "bad_move_actions", frozenset()))
@@ -84,40 +87,36 @@ class VectorNetwork:
 
     def certified(self, rows: np.ndarray) -> np.ndarray:
         """EXP-CERTIFICATE per row, as
-        :meth:`~creditflow.conformance.explore.certificate.StuckCertificate.certified`:
-        the greatest set of processes closed under its two rules (int64 masks)."""
-        net = self.net
+        :meth:`~creditflow.conformance.explore.certificate.StuckCertificate.certified`
+        over the same edge table: the greatest set of processes closed under its two
+        rules (int64 masks)."""
+        certificate = self.checked.certificate
         n = len(rows)
         certain = np.zeros(n, dtype=np.int64)
         waits = []
-        for e, (p, r) in enumerate(net.edge_ends):
-            if not net.edge_blocks[e]:
-                continue
-            base = EDGE_FIELDS * e
-            m, k = net.more_after[e], net.debits[e]
-            weight = max(m, 0)
-            credit = rows[:, base + CREDIT_FROM].astype(np.int64)
+        for edge in certificate.edges:
+            credit = rows[:, edge.credit_from].astype(np.int64)
             stuck = credit <= 0
-            credit = credit + weight * rows[:, base + BUMPS]
+            credit = credit + edge.weight * rows[:, edge.bumps]
             stuck &= credit <= 0
-            if net.checks[p]:
+            if edge.sender_checks:
+                m = edge.more_after
                 if m >= 1:
-                    earnable = (m - rows[:, base + CREDIT_TO].astype(np.int64)
-                                + k * rows[:, base + DATA]) // m
+                    earnable = (m - rows[:, edge.credit_to].astype(np.int64)
+                                + edge.debits * rows[:, edge.data]) // m
                 else:
                     earnable = np.zeros(n, dtype=np.int64)
-                sure = stuck & (credit + weight * (rows[:, base + DEFERRED] + earnable) <= 0)
-                certain |= sure.astype(np.int64) << p
+                sure = stuck & (credit + edge.weight * (rows[:, edge.deferred] + earnable) <= 0)
+                certain |= sure.astype(np.int64) << edge.sender
                 stuck &= ~sure
-            waits.append((p, r, stuck))
+            waits.append((edge.sender, edge.receiver, stuck))
         waiting = certain.copy()
         for p, _, stuck in waits:
             waiting |= stuck.astype(np.int64) << p
-        stalled = sum(1 << node for node in range(net.n_nodes) if net.stalled[node])
         while True:
             keep = certain.copy()
             for p, r, stuck in waits:
-                there = ((waiting | stalled) >> r) & 1
+                there = ((waiting | certificate.stalled) >> r) & 1
                 keep |= (stuck & (there == 1)).astype(np.int64) << p
             if np.array_equal(keep, waiting):
                 return waiting
@@ -142,13 +141,9 @@ class VectorNetwork:
     def maybe_certified(self, rows: np.ndarray) -> np.ndarray:
         """EXP-CERTIFICATE's first test per row (some blocking edge with ``credit_from +
         M⁺·bumps <= 0``): where it fails, the certificate names nobody."""
-        net = self.net
         out = np.zeros(len(rows), dtype=bool)
-        for e in range(net.n_edges):
-            if net.edge_blocks[e]:
-                base = EDGE_FIELDS * e
-                weight = max(net.more_after[e], 0)
-                out |= rows[:, base + CREDIT_FROM] + weight * rows[:, base + BUMPS] <= 0
+        for edge in self.checked.certificate.edges:
+            out |= rows[:, edge.credit_from] + edge.weight * rows[:, edge.bumps] <= 0
         return out
 
     # -- helpers ----------------------------------------------------------------------
