@@ -566,13 +566,12 @@ class _Rows:
     """The vectorized engine's state store: the states as rows of a growing array, and
     their hashes sorted (with each one's state number) for lookups."""
 
-    def __init__(self, vector: VectorNetwork, first: np.ndarray) -> None:
+    def __init__(self, vector: VectorNetwork) -> None:
         self.vector = vector
         self.array = np.empty((1024, vector.width), dtype=FIELD)
-        self.array[0] = first
-        self.n = 1
-        self.keys = vector.hashes(first[None])
-        self.ids = np.zeros(1, dtype=np.int64)
+        self.n = 0
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.ids = np.zeros(0, dtype=np.int64)
 
     def add(self, rows: np.ndarray, keys: np.ndarray) -> None:
         """Store ``rows`` (numbered from :attr:`n` on) with their hashes ``keys``."""
@@ -639,7 +638,8 @@ class RowIndex(Mapping):
 
 
 def _extend(target: array, values: np.ndarray) -> None:
-    target.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    """Append ``values`` to ``target`` in its own item type."""
+    target.frombytes(np.ascontiguousarray(values, dtype=np.dtype(target.typecode)).tobytes())
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -669,7 +669,7 @@ def _breadth_first_vectorized(
     to be equal states: :class:`HashCollision` otherwise."""
     certify = getattr(system, "stuck_certificate", None) if online else None
     lost_property = getattr(system, "step_log_property", None)
-    bad_moves = sorted(vector.bad_moves) if lost_property is not None else []
+    bad_moves = sorted(vector.bad_moves)  # only networks with the step form have any
     graph = start.graph
     assert start.handed_over is not None
     i, (candidate, candidate_kind, next_try) = start.handed_over
@@ -677,13 +677,12 @@ def _breadth_first_vectorized(
     keys = vector.hashes(stored)
     if len(np.unique(keys)) != len(keys):
         raise HashCollision
-    rows = _Rows(vector, stored[0])
-    rows.add(stored[1:], keys[1:])
+    rows = _Rows(vector)
+    rows.add(stored, keys)
     graph.states = RowStates(rows)  # type: ignore[assignment]
     graph.index = RowIndex(rows)  # type: ignore[assignment]
     graph.blocked = array("q", vector.blocked_masks(stored).tolist())
     blocked = graph.blocked
-    depths = np.array(graph.depth.tolist(), dtype=np.int64)
     violated = start.violated
     terminal_with_work = start.terminal_with_work
     complete = True
@@ -752,16 +751,13 @@ def _breadth_first_vectorized(
         kept_ids = ids[:cut]
         if not np.array_equal(rows.array[kept_ids], succ.rows[:cut]):
             raise HashCollision
-        parents = succ.parents[kept_new] + i
-        _extend(graph.parent, parents)
+        parents = succ.parents[kept_new]  # in the block
+        _extend(graph.parent, parents + i)
         _extend(graph.action, succ.actions[kept_new])
-        new_depths = depths[parents] + 1
-        graph.depth.frombytes(np.ascontiguousarray(new_depths, dtype=np.int64).astype(
-            np.dtype(graph.depth.typecode)).tobytes())
-        depths = np.concatenate([depths, new_depths])
+        _extend(graph.depth, np.array(graph.depth[i:hi], dtype=np.int64)[parents] + 1)
         _extend(graph.targets, kept_ids)
         if symmetry is not None:
-            graph.perm_ids.frombytes(perm_ids[:cut].astype(np.int8).tobytes())  # type: ignore[union-attr]
+            _extend(graph.perm_ids, perm_ids[:cut])  # type: ignore[arg-type]
         # the last kept parent may be cut short by the budget
         _extend(graph.offsets, int(graph.offsets[-1]) + np.minimum(ends[: stop + 1], cut))
         _extend(blocked, vector.blocked_masks(new_rows))
