@@ -48,8 +48,6 @@ def _blocked_expr(slots: tuple[int, ...], var: str = "s") -> str:
 class _Source:
     def __init__(self) -> None:
         self.lines: list[str] = []
-        #: codes of the actions whose steps break PROP-NOTHING-LOST (step form)
-        self.bad_moves: set[int] = set()
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
@@ -169,39 +167,38 @@ def _moves_wrong(checked: CheckedNetwork, code: int, body: list[str]) -> bool:
     return any(actual.get(slot, 0) != d for slot, d in zip(moves.slots, expected, strict=True))
 
 
-def _emit_action(src: _Source, checked: CheckedNetwork, code: int, guard: str,
-                 body: list, finish: str) -> None:
+def _emit_action(src: _Source, code: int, guard: str, body: list, finish: str,
+                 bad_moves: frozenset[int]) -> None:
     """One action's guarded block: the successor state in ``l``, the step's
-    PROP-NOTHING-LOST verdict (logged on every step of an action that breaks it), then
+    PROP-NOTHING-LOST verdict (logged on every step of an action in ``bad_moves``), then
     ``finish`` (append it, or return it)."""
     src.emit(1, f"if {guard}:")
     src.emit(2, "l = list(s)")
     for line in body:
         src.emit(2, line)
-    if _moves_wrong(checked, code, body):
+    if code in bad_moves:
         src.emit(2, f"LOST.append({code})")
-        src.bad_moves.add(code)
     src.emit(2, finish)
 
 
-def _successors_source(checked: CheckedNetwork, blocks: list) -> tuple[str, frozenset[int]]:
+def _successors_source(checked: CheckedNetwork, blocks: list, bad_moves: frozenset[int]) -> str:
     src = _Source()
     src.emit(0, "def successors(s):")
     src.emit(1, "out = []")
     _prelude(src, checked)
     for code, guard, body in blocks:
-        _emit_action(src, checked, code, guard, body, f"out.append(({code}, tuple(l)))")
+        _emit_action(src, code, guard, body, f"out.append(({code}, tuple(l)))", bad_moves)
     src.emit(1, "return out")
-    return src.text(), frozenset(src.bad_moves)
+    return src.text()
 
 
-def _first_safe_source(checked: CheckedNetwork, blocks: list) -> str:
+def _first_safe_source(checked: CheckedNetwork, blocks: list, bad_moves: frozenset[int]) -> str:
     src = _Source()
     src.emit(0, "def first_safe(s):")
     _prelude(src, checked)
     for code, guard, body in blocks:
         if code in checked.safe_actions:
-            _emit_action(src, checked, code, guard, body, f"return ({code}, tuple(l))")
+            _emit_action(src, code, guard, body, f"return ({code}, tuple(l))", bad_moves)
     src.emit(1, "return None")
     return src.text()
 
@@ -287,11 +284,12 @@ def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
     ``blocked_mask``."""
     blocks = _action_blocks(checked)
     namespace: dict[str, Callable] = {"LOST": []}  # type: ignore[dict-item]
-    successors, bad_moves = _successors_source(checked, blocks)
+    # PROP-NOTHING-LOST (step form): decided once per action, from its body
+    bad_moves = frozenset(code for code, _, body in blocks if _moves_wrong(checked, code, body))
     namespace["BAD_MOVES"] = bad_moves  # type: ignore[assignment]
     source = (
-        successors
-        + _first_safe_source(checked, blocks)
+        _successors_source(checked, blocks, bad_moves)
+        + _first_safe_source(checked, blocks, bad_moves)
         + _violations_source(checked)
         + _blocked_mask_source(checked)
     )
