@@ -76,9 +76,9 @@ def worker(args: argparse.Namespace) -> None:
 
     online = {"stop_at_deadlock": True} if hasattr(CheckOptions, "stop_at_deadlock") else {}
     try:  # EXP-SETTLE, as `creditflow check` does it (the new side only)
-        from creditflow.conformance.symbolic.settle import apply_settlement, settle
+        from creditflow.conformance.symbolic.settle import settle_open_check
     except ImportError:
-        settle = None
+        settle_open_check = None
     for i, (label, spec) in enumerate(CASES):
         if args.quick and i not in QUICK:
             continue
@@ -88,8 +88,8 @@ def worker(args: argparse.Namespace) -> None:
                                max_states=args.max_states, **online)
         system, result = check_graph(graph, options)
         row = summary(system, result)
-        if settle is not None and not result.complete and not result.findings:
-            row = apply_settlement(row, settle(graph, options))
+        if settle_open_check is not None:
+            row = settle_open_check(row, graph, options)
         seconds = time.perf_counter() - started
         verdict = {0: "holds", 4: "incomplete", 10: "deadlock", 12: "violation"}.get(
             row["exit_code"], str(row["exit_code"]))

@@ -30,7 +30,7 @@ from creditflow.conformance.explore.check import CheckOptions, check_graph, summ
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, apply_settlement, settle
+from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
 from creditflow.conformance.traces.network import write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -177,9 +177,8 @@ def check(
         fail(str(exc))
         return
     report = summary(system, result)
-    if not result.complete and not result.findings and not no_prove:
-        # EXP-SETTLE: the budget ran out with nothing seen; a proof may still decide
-        report = apply_settlement(report, settle(flow_graph, options, prove_timeout))
+    if not no_prove:
+        report = settle_open_check(report, flow_graph, options, prove_timeout)
     report["source"] = graph
     report["graph"] = system.graph.name
     primary = result.primary()

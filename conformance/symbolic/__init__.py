@@ -32,6 +32,7 @@ from creditflow.conformance.symbolic.settle import (
     Settlement,
     apply_settlement,
     settle,
+    settle_open_check,
 )
 from creditflow.conformance.symbolic.symbolic import Sym, SymbolicUseError, all_paths, merge
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
@@ -82,5 +83,6 @@ __all__ = [
     "Settlement",
     "apply_settlement",
     "settle",
+    "settle_open_check",
     "synthesize",
 ]

@@ -86,3 +86,14 @@ def apply_settlement(report: dict[str, Any], settlement: Settlement) -> dict[str
         out["conservation"] = True
         out["exit_code"] = exit_codes.OK
     return out
+
+
+def settle_open_check(
+    report: dict[str, Any], graph: FlowGraph, options: CheckOptions,
+    seconds: float = DEFAULT_SETTLE_SECONDS,
+) -> dict[str, Any]:
+    """EXP-SETTLE for ``check``'s summary ``report`` of ``graph``: tried only when the
+    exploration ran out of budget with nothing found (exit code 4); else ``report``."""
+    if report["exit_code"] != exit_codes.INCOMPLETE:
+        return report
+    return apply_settlement(report, settle(graph, options, seconds))
