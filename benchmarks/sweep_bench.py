@@ -15,12 +15,14 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -125,6 +127,29 @@ def median(values: list[float]) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def interleaved(
+    names: list[str],
+    rounds: int,
+    run: Callable[[str, int], tuple[dict, dict[str, str]]],
+    show: Callable[[str, dict], None],
+) -> dict[str, list[dict]]:
+    """Run ``run(name, round)`` for every name, ``rounds`` times interleaved (a shared
+    machine's load varies); every run's verdicts must equal the first run's. Each
+    result is shown as it comes; returns each name's results."""
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    reference: dict[str, str] | None = None
+    for round_no in range(rounds):
+        for name in names:
+            result, verdicts = run(name, round_no)
+            if reference is None:
+                reference = verdicts
+            elif verdicts != reference:
+                sys.exit(f"{name} disagrees with the first run on some verdicts")
+            runs[name].append(result)
+            show(name, result)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
@@ -145,24 +170,21 @@ def main() -> None:
     print(f"# {platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; "
           f"{args.rounds} round(s); load average (1 min) shown before/after each run")
-    runs: dict[str, list[dict]] = {e: [] for e in engines}
-    reference: dict[str, str] | None = None
+    def show(engine: str, result: dict) -> None:
+        rate = result["cases"] / result["sweep_seconds"]
+        print(f"{engine:15} start {result['start_seconds']:6.2f} s   sweep "
+              f"{result['sweep_seconds']:7.2f} s   {rate:7.1f} cases/s   "
+              f"{result['tasks']:4} tasks (<= {result['max_batch']} cases)   "
+              f"case time {result['case_seconds']:6.1f} s   load "
+              f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+
     with tempfile.TemporaryDirectory(prefix="creditflow-bench-") as tmp:
-        for round_no in range(args.rounds):
-            for engine in engines:
-                label = f"{round_no}-{engine}".replace("[", "").replace("]", "").replace("(", "")
-                result, verdicts = run_engine(engine, args.sweep, tmp, label.replace(")", ""))
-                if reference is None:
-                    reference = verdicts
-                elif verdicts != reference:
-                    sys.exit(f"{engine} disagrees with the first run on some verdicts")
-                runs[engine].append(result)
-                rate = result["cases"] / result["sweep_seconds"]
-                print(f"{engine:15} start {result['start_seconds']:6.2f} s   sweep "
-                      f"{result['sweep_seconds']:7.2f} s   {rate:7.1f} cases/s   "
-                      f"{result['tasks']:4} tasks (<= {result['max_batch']} cases)   "
-                      f"case time {result['case_seconds']:6.1f} s   load "
-                      f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+
+        def run(engine: str, round_no: int) -> tuple[dict, dict[str, str]]:
+            label = re.sub(r"[\[\]()]", "", f"{round_no}-{engine}")
+            return run_engine(engine, args.sweep, tmp, label)
+
+        runs = interleaved(engines, args.rounds, run, show)
     some = next(iter(runs.values()))[0]
     print(f"# {some['cases']:,} cases, identical verdicts on every run: "
           f"{dict(sorted(some['verdicts'].items()))}")

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sweep_bench import interleaved, median  # the same driver as the local sweep benchmark
+
 HERE = Path(__file__).resolve().parent
 SETUPS = ("cluster-1-worker", "cluster-2-workers", "local[2]")
 
@@ -107,12 +109,6 @@ def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict
     return result, verdicts
 
 
-def median(values: list[float]) -> float:
-    values = sorted(values)
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
@@ -133,26 +129,23 @@ def main() -> None:
     print(f"# {platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; {args.rounds} "
           f"round(s); workers of 1 core and 1 GiB; load average (1 min) before/after")
-    runs: dict[str, list[dict]] = {s: [] for s in setups}
-    reference: dict[str, str] | None = None
+    def show(setup: str, result: dict) -> None:
+        rate = result["cases"] / result["sweep_seconds"]
+        tasks = " ".join(f"{w}:{n}" for w, n in result["worker_tasks"].items())
+        print(f"{setup:18} cluster {result['cluster_seconds']:5.1f} s   driver "
+              f"{result['start_seconds']:5.1f} s   sweep {result['sweep_seconds']:7.2f} s"
+              f"   {rate:6.1f} cases/s   {result['tasks']:4} tasks on "
+              f"{result['slots']} slots   {tasks or '-':24} cases in flight "
+              f"{result['case_seconds'] / result['sweep_seconds']:4.2f}   load "
+              f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+
     with tempfile.TemporaryDirectory(prefix="creditflow-cluster-bench-") as tmp:
-        for round_no in range(args.rounds):
-            for setup in setups:
-                label = f"{round_no}-{setup}".replace("[", "").replace("]", "")
-                result, verdicts = run_setup(setup, args.sweep, Path(tmp), label)
-                if reference is None:
-                    reference = verdicts
-                elif verdicts != reference:
-                    sys.exit(f"{setup} disagrees with the first run on some verdicts")
-                runs[setup].append(result)
-                rate = result["cases"] / result["sweep_seconds"]
-                tasks = " ".join(f"{w}:{n}" for w, n in result["worker_tasks"].items())
-                print(f"{setup:18} cluster {result['cluster_seconds']:5.1f} s   driver "
-                      f"{result['start_seconds']:5.1f} s   sweep {result['sweep_seconds']:7.2f} s"
-                      f"   {rate:6.1f} cases/s   {result['tasks']:4} tasks on "
-                      f"{result['slots']} slots   {tasks or '-':24} cases in flight "
-                      f"{result['case_seconds'] / result['sweep_seconds']:4.2f}   load "
-                      f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+
+        def run(setup: str, round_no: int) -> tuple[dict, dict[str, str]]:
+            label = f"{round_no}-{setup}".replace("[", "").replace("]", "")
+            return run_setup(setup, args.sweep, Path(tmp), label)
+
+        runs = interleaved(setups, args.rounds, run, show)
     some = next(iter(runs.values()))[0]
     print(f"# {some['cases']:,} cases, identical verdicts on every run: "
           f"{dict(sorted(some['verdicts'].items()))}")
