@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import DEFAULT_OLD, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
 
 
 def random_cyclic_graph(rng: random.Random, name: str, faithful: bool = False):  # type: ignore[no-untyped-def]
@@ -89,9 +89,7 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=40)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--max-states", type=int, default=300_000)
-    parser.add_argument("--old", default=DEFAULT_OLD, help="the baseline commit")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--root", help=argparse.SUPPRESS)
+    add_side_options(parser)
     args = parser.parse_args()
     if args.worker:
         worker(args)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import DEFAULT_OLD, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
 
 #: (label, builder args) — builders below; the last broker case is the issue's topology
 CASES = [
@@ -104,9 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--max-states", type=int, default=5_000_000)
     parser.add_argument("--quick", action="store_true", help="the small cases only")
-    parser.add_argument("--old", default=DEFAULT_OLD, help="the baseline commit")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--root", help=argparse.SUPPRESS)
+    add_side_options(parser)
     args = parser.parse_args()
     if args.worker:
         worker(args)

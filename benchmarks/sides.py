@@ -12,6 +12,7 @@ the old package first on ``sys.path``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -55,3 +56,10 @@ def run_side(root: Path | None, script: str, args: list[str]) -> list[dict]:
         command += ["--root", str(root)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def add_side_options(parser: argparse.ArgumentParser) -> None:
+    """``--old COMMIT``, and the hidden ``--worker``/``--root`` a side runs with."""
+    parser.add_argument("--old", default=DEFAULT_OLD, help="the baseline commit")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
