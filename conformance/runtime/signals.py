@@ -154,8 +154,17 @@ def early() -> None:
             signal.signal(s, _exit_now)
 
 
+#: the module ``python -m creditflow.conformance.cli`` runs as ``__main__``
+PROGRAM_MODULE = "creditflow.conformance.cli.__main__"
+
+
 def _is_program() -> bool:
-    """Whether this process is the ``creditflow`` program (not a host such as pytest)."""
+    """Whether this process is the ``creditflow`` program (not a host such as pytest):
+    the console script, or ``python -m creditflow.conformance.cli`` (whose ``sys.argv[0]``
+    is ``-m`` while it imports and the module's path once it runs)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name == PROGRAM_MODULE:
+        return True
     program = os.path.basename(sys.argv[0]) if sys.argv else ""
     return program in ("creditflow", "-m")
 

@@ -1,8 +1,8 @@
 """The one signal policy under attack (SIG-POLICY, SIG-CHILDREN, SIG-Z3): SIGINT and
 SIGTERM sent to a real ``creditflow`` process in the middle of check, conform, replay,
-prove (inside a Z3 call) and accounts conform. Each must exit 130 / 143 (never 1 or 10)
-with one line on stderr naming the signal (and the seed where there is one), and leave
-no child or grandchild process behind."""
+prove (inside a Z3 call), check while it settles with Z3, and accounts conform. Each
+must exit 130 / 143 (never 1 or 10) with one line on stderr naming the signal (and the
+seed where there is one), and leave no child or grandchild process behind."""
 
 from __future__ import annotations
 
@@ -118,6 +118,16 @@ def test_prove_interrupts_z3(tmp_path, signum):
     out, _, _ = _interrupt(tmp_path, ["prove", "cycle3", "--credit", "2,1", "--publishes",
                                       "30", "--depth", "300"], signum, _after(1.5))
     assert "result:" not in out and not (tmp_path / "counterexamples").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_check_interrupts_its_settlement(tmp_path, signum):
+    """SIG-Z3, EXP-SETTLE: `check` past its budget is proving (about 4 s of Z3 on this
+    graph); a signal then ends it at once: 130/143, one line, no verdict, no trace."""
+    out, _, _ = _interrupt(tmp_path, ["check", "cycle3", "--credit", "2,1", "--publishes",
+                                      "30", "--max-states", "50", "--json"],
+                           signum, _after(2.0))
+    assert out == "" and not (tmp_path / "counterexamples").exists()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
