@@ -129,8 +129,12 @@ class Adapter:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "hello":
-            return {"ok": True, "name": self.name, "families": ["credit_flow"],
-                    "ops": list(self.ops)}
+            return {
+                "ok": True,
+                "name": self.name,
+                "families": ["credit_flow"],
+                "ops": list(self.ops),
+            }
         if op == "reset":
             self.spec = spec_of(req.get("spec", list(DEFAULT_SPEC)))
             self.procs = {}

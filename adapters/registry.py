@@ -43,7 +43,6 @@ def adapter_factory(
     reported as an adapter failure, exit 3); :class:`UnknownAdapter` at once if the
     name is unknown."""
     if name == "reference":
-
         return ReferenceAdapter
     if name == "reference-process":
         argv = [sys.executable, "-m", "creditflow.adapters.reference.server"]
@@ -52,7 +51,6 @@ def adapter_factory(
         argv = [sys.executable, "-m", "creditflow.adapters.python_template"]
         return lambda: SubprocessAdapter(argv, name=name, timeout=timeout)
     if name == "rabbitmq":
-
         return lambda: RabbitMQAdapter(rabbitmq_ebin, timeout=timeout)
     if name.startswith(MUTANT_PREFIX):
         mutant = mutants().get(name.removeprefix(MUTANT_PREFIX))

@@ -26,14 +26,20 @@ from creditflow.conformance.inputs.graphs import load_graph_file
 def chain(n: int) -> dict:
     nodes = [{"id": f"n{i}"} for i in range(n)]
     nodes[0]["source"] = True
-    return {"graph": {"credit": [1, 1]}, "nodes": nodes,
-            "edges": [{"source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)]}
+    return {
+        "graph": {"credit": [1, 1]},
+        "nodes": nodes,
+        "edges": [{"source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)],
+    }
 
 
 def star(n: int) -> dict:
     nodes = [{"id": "hub", "source": True}] + [{"id": f"l{i}"} for i in range(n - 1)]
-    return {"graph": {"credit": [1, 1]}, "nodes": nodes,
-            "edges": [{"source": "hub", "target": f"l{i}"} for i in range(n - 1)]}
+    return {
+        "graph": {"credit": [1, 1]},
+        "nodes": nodes,
+        "edges": [{"source": "hub", "target": f"l{i}"} for i in range(n - 1)],
+    }
 
 
 def phases(path: Path) -> dict[str, float]:
@@ -54,8 +60,7 @@ def phases(path: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{platform.machine()}")
+    print(f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in (chain, star):
             rows = {}

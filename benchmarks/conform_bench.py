@@ -103,34 +103,54 @@ def main() -> None:
     args = parser.parse_args()
     ops = workload(args.ops)
     kinds = {k: sum(1 for op in ops if op.kind == k) for k in ("send", "ack", "bump", "state")}
-    print(f"workload: {len(ops):,} ops of rabbitmq-publish, "
-          + ", ".join(f"{k} {v / len(ops):.0%}" for k, v in kinds.items())
-          + f"; best of {args.repeat}; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")
+    print(
+        f"workload: {len(ops):,} ops of rabbitmq-publish, "
+        + ", ".join(f"{k} {v / len(ops):.0%}" for k, v in kinds.items())
+        + f"; best of {args.repeat}; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
     few = ops[: len(ops) // 10]
     rows = [
-        ("model alone (ProcessModel.apply)", best(lambda: model_alone(ops), args.repeat),
-         500_000),
-        (f"model vs real RabbitMQ credit_flow, batches of {args.batch}",
-         best(lambda: differential("rabbitmq", ops, args.batch), args.repeat), 50_000),
-        ("model vs real RabbitMQ credit_flow, lockstep (batch 1)",
-         best(lambda: differential("rabbitmq", few, 1), args.repeat), None),
-        (f"model vs model as a protocol subprocess, batches of {args.batch}",
-         best(lambda: differential("reference-process", ops, args.batch), args.repeat), None),
-        ("model vs model in-process",
-         best(lambda: differential("reference", ops, args.batch), args.repeat), None),
+        ("model alone (ProcessModel.apply)", best(lambda: model_alone(ops), args.repeat), 500_000),
+        (
+            f"model vs real RabbitMQ credit_flow, batches of {args.batch}",
+            best(lambda: differential("rabbitmq", ops, args.batch), args.repeat),
+            50_000,
+        ),
+        (
+            "model vs real RabbitMQ credit_flow, lockstep (batch 1)",
+            best(lambda: differential("rabbitmq", few, 1), args.repeat),
+            None,
+        ),
+        (
+            f"model vs model as a protocol subprocess, batches of {args.batch}",
+            best(lambda: differential("reference-process", ops, args.batch), args.repeat),
+            None,
+        ),
+        (
+            "model vs model in-process",
+            best(lambda: differential("reference", ops, args.batch), args.repeat),
+            None,
+        ),
     ]
     base = rows[1][1].per_second
-    print(f"{'':58} {'steps/s':>9} {'target':>11} {'ratio':>6} {'us/step driver':>15} "
-          f"{'adapter':>8} {'steps/s, 1 core each':>21}")
+    print(
+        f"{'':58} {'steps/s':>9} {'target':>11} {'ratio':>6} {'us/step driver':>15} "
+        f"{'adapter':>8} {'steps/s, 1 core each':>21}"
+    )
     for name, rate, target in rows:
-        met = "" if target is None else (f"{target:,}" + (" ok" if rate.per_second >= target
-                                                           else " MISS"))
+        met = (
+            ""
+            if target is None
+            else (f"{target:,}" + (" ok" if rate.per_second >= target else " MISS"))
+        )
         us = 1e6 / rate.steps
         adapter = f"{rate.adapter_cpu * us:8.1f}" if rate.adapter_cpu else f"{'':8}"
         bound = f"{rate.cpu_bound:21,.0f}"
-        print(f"{name:58} {rate.per_second:9,.0f} {met:>11} {rate.per_second / base:5.2f}x "
-              f"{rate.driver_cpu * us:15.1f} {adapter} {bound}")
+        print(
+            f"{name:58} {rate.per_second:9,.0f} {met:>11} {rate.per_second / base:5.2f}x "
+            f"{rate.driver_cpu * us:15.1f} {adapter} {bound}"
+        )
 
 
 if __name__ == "__main__":

@@ -61,8 +61,9 @@ def worker(args: argparse.Namespace) -> None:
     from creditflow.model.network.graph import flow_graph_from_networkx
 
     rng = random.Random(args.seed)
-    graphs = [random_cyclic_graph(rng, f"g{i:02d}", faithful=i % 2 == 1)
-              for i in range(args.graphs)]
+    graphs = [
+        random_cyclic_graph(rng, f"g{i:02d}", faithful=i % 2 == 1) for i in range(args.graphs)
+    ]
     total = 0.0
     for g in graphs:
         started = time.perf_counter()
@@ -72,16 +73,21 @@ def worker(args: argparse.Namespace) -> None:
         row = summary(system, result)
         seconds = time.perf_counter() - started
         total += seconds
-        print(json.dumps({
-            "graph": g.graph["name"],
-            "exit_code": row["exit_code"],
-            "kind": row["deadlock_kind"],
-            "blocked_forever": row["blocked_forever"],
-            "length": row["shortest_counterexample_length"],
-            "states": row["states"],
-            "complete": row["complete"],
-            "seconds": seconds,
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "graph": g.graph["name"],
+                    "exit_code": row["exit_code"],
+                    "kind": row["deadlock_kind"],
+                    "blocked_forever": row["blocked_forever"],
+                    "length": row["shortest_counterexample_length"],
+                    "states": row["states"],
+                    "complete": row["complete"],
+                    "seconds": seconds,
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -94,18 +100,28 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    common = ["--graphs", str(args.graphs), "--seed", str(args.seed),
-              "--max-states", str(args.max_states)]
+    common = [
+        "--graphs",
+        str(args.graphs),
+        "--seed",
+        str(args.seed),
+        "--max-states",
+        str(args.max_states),
+    ]
     walls = {}
     rows = {}
     for side, root in (("old", old_tree(args.old)), ("new", None)):
         started = time.perf_counter()
         rows[side] = run_side(root, "benchmarks/deadlock_bench.py", common)
         walls[side] = time.perf_counter() - started
-    print(f"# {args.graphs} random cyclic graphs, seed {args.seed}, budget {args.max_states} "
-          f"states; old = {args.old}")
-    print(f"{'graph':6} {'old exit':>8} {'new exit':>8} {'len old/new':>11} "
-          f"{'states old':>10} {'states new':>10} {'s old':>7} {'s new':>7}  same")
+    print(
+        f"# {args.graphs} random cyclic graphs, seed {args.seed}, budget {args.max_states} "
+        f"states; old = {args.old}"
+    )
+    print(
+        f"{'graph':6} {'old exit':>8} {'new exit':>8} {'len old/new':>11} "
+        f"{'states old':>10} {'states new':>10} {'s old':>7} {'s new':>7}  same"
+    )
     same_all = True
     decided = {"old": 0, "new": 0}
     exact = 0
@@ -116,23 +132,35 @@ def main() -> None:
         # the old checker's verdict and length are exact only when its search completed
         both = old["complete"] and new["exit_code"] != 4
         same = (old["exit_code"], old["length"], old["kind"], old["blocked_forever"]) == (
-            new["exit_code"], new["length"], new["kind"], new["blocked_forever"])
+            new["exit_code"],
+            new["length"],
+            new["kind"],
+            new["blocked_forever"],
+        )
         if both:
             exact += 1
             same_all &= same
             t_exact["old"] += old["seconds"]
             t_exact["new"] += new["seconds"]
-        print(f"{old['graph']:6} {old['exit_code']:>8} {new['exit_code']:>8} "
-              f"{str(old['length']) + '/' + str(new['length']):>11} {old['states']:>10} "
-              f"{new['states']:>10} {old['seconds']:7.2f} {new['seconds']:7.2f}  "
-              f"{'yes' if same else ('-' if not both else 'NO')}")
-    print(f"decided: old {decided['old']}/{args.graphs}, new {decided['new']}/{args.graphs} "
-          f"(old 'decided' includes deadlocks found by incomplete searches)")
-    print(f"on the {exact} graphs the old search completes: verdicts, kinds, blocked-forever "
-          f"sets and lengths identical: {same_all}; time old {t_exact['old']:.2f} s, "
-          f"new {t_exact['new']:.2f} s, ratio {t_exact['old'] / max(t_exact['new'], 1e-9):.2f}x")
-    print(f"end to end (every graph, process start included): old {walls['old']:.2f} s, "
-          f"new {walls['new']:.2f} s, ratio {walls['old'] / walls['new']:.2f}x")
+        print(
+            f"{old['graph']:6} {old['exit_code']:>8} {new['exit_code']:>8} "
+            f"{str(old['length']) + '/' + str(new['length']):>11} {old['states']:>10} "
+            f"{new['states']:>10} {old['seconds']:7.2f} {new['seconds']:7.2f}  "
+            f"{'yes' if same else ('-' if not both else 'NO')}"
+        )
+    print(
+        f"decided: old {decided['old']}/{args.graphs}, new {decided['new']}/{args.graphs} "
+        f"(old 'decided' includes deadlocks found by incomplete searches)"
+    )
+    print(
+        f"on the {exact} graphs the old search completes: verdicts, kinds, blocked-forever "
+        f"sets and lengths identical: {same_all}; time old {t_exact['old']:.2f} s, "
+        f"new {t_exact['new']:.2f} s, ratio {t_exact['old'] / max(t_exact['new'], 1e-9):.2f}x"
+    )
+    print(
+        f"end to end (every graph, process start included): old {walls['old']:.2f} s, "
+        f"new {walls['new']:.2f} s, ratio {walls['old'] / walls['new']:.2f}x"
+    )
     if not same_all:
         sys.exit(1)
 

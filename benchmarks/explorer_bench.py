@@ -46,13 +46,20 @@ def run(name: str, spec: CreditSpec, publishes: int, reduced: bool) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--skip-unreduced", action="store_true",
-                        help="only run with the reductions (the unreduced runs take minutes)")
+    parser.add_argument(
+        "--skip-unreduced",
+        action="store_true",
+        help="only run with the reductions (the unreduced runs take minutes)",
+    )
     args = parser.parse_args()
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{platform.machine()}, {time.strftime('%Y-%m-%d')}")
-    header = (f"{'case':32} {'mode':9} {'states':>10} {'transitions':>12} "
-              f"{'seconds':>8} {'states/s':>9}  verdict")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {time.strftime('%Y-%m-%d')}"
+    )
+    header = (
+        f"{'case':32} {'mode':9} {'states':>10} {'transitions':>12} "
+        f"{'seconds':>8} {'states/s':>9}  verdict"
+    )
     print(header)
     for name, spec, publishes in CASES:
         modes = [True] if args.skip_unreduced else [True, False]
@@ -61,12 +68,17 @@ def main() -> None:
             r = run(name, spec, publishes, reduced)
             rows[reduced] = r
             mode = "reduced" if reduced else "full"
-            print(f"{name + ' ' + str(spec) + ' x' + str(publishes):32} {mode:9} "
-                  f"{r['states']:>10,} {r['transitions']:>12,} {r['seconds']:>8.2f} "
-                  f"{r['rate']:>9,.0f}  {r['verdict']}", flush=True)
+            print(
+                f"{name + ' ' + str(spec) + ' x' + str(publishes):32} {mode:9} "
+                f"{r['states']:>10,} {r['transitions']:>12,} {r['seconds']:>8.2f} "
+                f"{r['rate']:>9,.0f}  {r['verdict']}",
+                flush=True,
+            )
         if len(rows) == 2:
-            print(f"{'':32} {'ratio':9} {rows[False]['states'] / rows[True]['states']:>10.1f}x "
-                  f"states, {rows[False]['seconds'] / rows[True]['seconds']:.1f}x time-to-verdict")
+            print(
+                f"{'':32} {'ratio':9} {rows[False]['states'] / rows[True]['states']:>10.1f}x "
+                f"states, {rows[False]['seconds'] / rows[True]['seconds']:.1f}x time-to-verdict"
+            )
 
 
 if __name__ == "__main__":

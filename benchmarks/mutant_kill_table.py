@@ -22,8 +22,11 @@ def main() -> None:
     print("| adapter | fault | verdict | found by | minimal trace | differing | seconds |")
     print("|---|---|---|---|---|---|---|")
     rows = [(f"mutant:{m.name}", m.fault) for m in mutants().values()]
-    rows += [("reference", "none (the model)"), ("python-template", "none"),
-             ("rabbitmq", "none (RabbitMQ 3.10.8)")]
+    rows += [
+        ("reference", "none (the model)"),
+        ("python-template", "none"),
+        ("rabbitmq", "none (RabbitMQ 3.10.8)"),
+    ]
     for name, fault in rows:
         started = time.monotonic()
         result = run_conform(adapter_factory(name), ConformOptions(seed=args.seed, out_dir=out))
@@ -34,9 +37,12 @@ def main() -> None:
         fields = ", ".join(d.field for d in result.divergence.diffs) if result.divergence else ""
         phase = result.found_by.split(" ")[0] if result.found_by else f"{result.ops:,} ops"
         verdict = {"divergence": "**killed**", "conformant": "conformant"}.get(
-            result.verdict, result.verdict)
-        print(f"| `{name}` | {fault} | {verdict} | {phase} | {trace} | {fields} | "
-              f"{seconds:.1f} |", flush=True)
+            result.verdict, result.verdict
+        )
+        print(
+            f"| `{name}` | {fault} | {verdict} | {phase} | {trace} | {fields} | {seconds:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,9 @@ from creditflow.conformance.observe.validate import load_trace, validate
 def publish(params, n: int) -> float:
     """Publish n transient messages from 3 confirmed publishers; messages per second."""
     share = n // 3
-    pubs = [ConfirmedPublisher(params, "", f"bench.q{i}", share, b"b" * 64, False)
-            for i in range(3)]
+    pubs = [
+        ConfirmedPublisher(params, "", f"bench.q{i}", share, b"b" * 64, False) for i in range(3)
+    ]
     t0 = time.perf_counter()
     for p in pubs:
         p.start()
@@ -52,8 +53,11 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out: dict = {}
-    with tempfile.TemporaryDirectory() as work, PrivateBroker(Path(work) / "b") as broker, \
-            ObserveAgent(NodeTarget.of_broker(broker)) as agent:
+    with (
+        tempfile.TemporaryDirectory() as work,
+        PrivateBroker(Path(work) / "b") as broker,
+        ObserveAgent(NodeTarget.of_broker(broker)) as agent,
+    ):
         params = broker.connection_parameters()
         import pika
 
@@ -67,8 +71,9 @@ def main() -> int:
         box: dict = {}
         trace = Path(work) / "trace.json"
         t0 = time.perf_counter()
-        summary = record(agent, trace, during=lambda: box.setdefault(
-            "rate", publish(params, args.publishes)))
+        summary = record(
+            agent, trace, during=lambda: box.setdefault("rate", publish(params, args.publishes))
+        )
         rec_s = time.perf_counter() - t0
         traced = box["rate"]
         plain2 = publish(params, args.publishes)  # again, to see the drift of the machine
@@ -85,9 +90,11 @@ def main() -> int:
             runs = [agent.snapshot() for _ in range(5)]
             agent.request("load_stop")
             median = statistics.median(r["pause_ms"] for r in runs)
-            pauses[n] = {"processes": len(runs[0]["processes"]),
-                         "pause_ms_median": round(median, 2),
-                         "pause_ms_max": round(max(r["pause_ms"] for r in runs), 2)}
+            pauses[n] = {
+                "processes": len(runs[0]["processes"]),
+                "pause_ms_median": round(median, 2),
+                "pause_ms_max": round(max(r["pause_ms"] for r in runs), 2),
+            }
         out["broker_processes_without_load"] = base
         out["snapshot_pause"] = pauses
         doc = load_trace(trace)
@@ -98,14 +105,20 @@ def main() -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"publish rate untraced {out['publish_rate_untraced']:,}/s, traced "
-              f"{out['publish_rate_traced']:,}/s (ratio {out['traced_over_untraced']})")
+        print(
+            f"publish rate untraced {out['publish_rate_untraced']:,}/s, traced "
+            f"{out['publish_rate_traced']:,}/s (ratio {out['traced_over_untraced']})"
+        )
         print(f"events traced {out['events_traced']:,} ({out['events_traced_per_s']:,}/s)")
         for n, p in out["snapshot_pause"].items():
-            print(f"snapshot with {n:5} load processes ({p['processes']} credit-flow "
-                  f"processes): pause median {p['pause_ms_median']} ms, max {p['pause_ms_max']} ms")
-        print(f"validation {out['validation_events']:,} events, "
-              f"{out['validation_events_per_s']:,} events/s")
+            print(
+                f"snapshot with {n:5} load processes ({p['processes']} credit-flow "
+                f"processes): pause median {p['pause_ms_median']} ms, max {p['pause_ms_max']} ms"
+            )
+        print(
+            f"validation {out['validation_events']:,} events, "
+            f"{out['validation_events_per_s']:,} events/s"
+        )
     return 0
 
 

@@ -88,22 +88,30 @@ def main() -> None:
     m = model_figures(args.messages)
     print(f"model, {args.messages} x 5000 B transient, 3.10.8 defaults:")
     print(f"  publish      {m['publish'] * 1e6:8.1f} us/message (one batch)")
-    print(f"  target 0 + settle (all paged, {m['passes']} passes): {m['page_all']:.2f} s "
-          f"= {m['page_all'] / args.messages * 1e6:.1f} us/message "
-          f"({m['page_all'] / args.messages / m['publish']:.1f}x a publish)")
+    print(
+        f"  target 0 + settle (all paged, {m['passes']} passes): {m['page_all']:.2f} s "
+        f"= {m['page_all'] / args.messages * 1e6:.1f} us/message "
+        f"({m['page_all'] / args.messages / m['publish']:.1f}x a publish)"
+    )
     print(f"  fetch        {m['fetch'] * 1e6:8.1f} us/message (one batch)")
-    print(f"  one publish as its own call on a {args.messages // 10}-message queue: "
-          f"{m['single'] * 1e6:.0f} us ({m['single'] / m['publish']:.0f}x a batched one: "
-          f"each call copies the state)")
+    print(
+        f"  one publish as its own call on a {args.messages // 10}-message queue: "
+        f"{m['single'] * 1e6:.0f} us ({m['single'] / m['publish']:.0f}x a batched one: "
+        f"each call copies the state)"
+    )
     states, seconds = explorer_figures()
-    print(f"explorer, SMALL_BOUNDS with 2 publishes: {states:,} states in {seconds:.2f} s "
-          f"= {states / seconds:,.0f} states/s")
+    print(
+        f"explorer, SMALL_BOUNDS with 2 publishes: {states:,} states in {seconds:.2f} s "
+        f"= {states / seconds:,.0f} states/s"
+    )
     if args.broker:
         b = broker_figures()
         print("broker (Debian RabbitMQ 3.10.8, private node):")
         print(f"  rabbitmqctl eval {b['ctl'] * 1e3:8.1f} ms/call")
-        print(f"  erlang session   {b['session'] * 1e3:8.2f} ms/call "
-              f"({b['ctl'] / b['session']:.0f}x faster)")
+        print(
+            f"  erlang session   {b['session'] * 1e3:8.2f} ms/call "
+            f"({b['ctl'] / b['session']:.0f}x faster)"
+        )
         print(f"  large-tight-credit on the broker and compared: {b['scenario']:.1f} s")
 
 

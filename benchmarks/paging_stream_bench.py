@@ -42,8 +42,10 @@ def scenario(steps: int, growth_every: int) -> dict:
     """A target 0, then publishes with a size pattern (PG-SIZES) and fetches; the
     queue grows by one message every ``growth_every`` steps."""
     out: list[dict] = [{"op": "target", "duration": 0}]
-    cycle = [{"op": "publish", "count": 2, "sizes": [100, 10000]},
-             {"op": "fetch", "count": 2, "ack": False}] * (growth_every // 2)
+    cycle = [
+        {"op": "publish", "count": 2, "sizes": [100, 10000]},
+        {"op": "fetch", "count": 2, "ack": False},
+    ] * (growth_every // 2)
     cycle.append({"op": "publish", "count": 1, "size": 100})
     while len(out) < steps:
         out.append(cycle[(len(out) - 1) % len(cycle)])
@@ -53,8 +55,9 @@ def scenario(steps: int, growth_every: int) -> dict:
 def peak(argv: list[str], out: Path) -> tuple[int, float, float]:
     """(exit code, peak RSS in MB, seconds) of ``argv`` with stdout to ``out``."""
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(out), *argv],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(out), *argv], capture_output=True, text=True, check=True
+    )
     code, kb = done.stdout.split()
     return int(code), int(kb) / 1024, time.perf_counter() - t0
 

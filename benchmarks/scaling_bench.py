@@ -59,8 +59,10 @@ def build(spec: tuple):  # type: ignore[no-untyped-def]
 
     _, readers, channels, queues, mirror, credit, publishes = spec
     kind = FAMILY_KINDS["broker"]
-    g = kind.build({**kind.defaults(), "readers": readers, "channels_per_reader": channels,
-                    "queues": queues}, random.Random(0))
+    g = kind.build(
+        {**kind.defaults(), "readers": readers, "channels_per_reader": channels, "queues": queues},
+        random.Random(0),
+    )
     if mirror:  # one mirror of queue0, fed by one channel, with 3.10.8's double debit
         channel = next(iter(sorted(v for v in g if v.startswith("channel"))))
         g.add_node("queue0.mirror0", role="rabbit_mirror_queue_slave")
@@ -84,20 +86,33 @@ def worker(args: argparse.Namespace) -> None:
             continue
         graph, credit, publishes = build(spec)  # not timed: the graph is the input
         started = time.perf_counter()
-        options = CheckOptions(credit=CreditSpec(*credit), publishes=publishes,
-                               max_states=args.max_states, **online)
+        options = CheckOptions(
+            credit=CreditSpec(*credit), publishes=publishes, max_states=args.max_states, **online
+        )
         system, result = check_graph(graph, options)
         row = summary(system, result)
         if settle_open_check is not None:
             row = settle_open_check(row, graph, options)
         seconds = time.perf_counter() - started
         verdict = {0: "holds", 4: "incomplete", 10: "deadlock", 12: "violation"}.get(
-            row["exit_code"], str(row["exit_code"]))
+            row["exit_code"], str(row["exit_code"])
+        )
         if row.get("settled", {}).get("proved"):
             verdict += " (proved, EXP-SETTLE)"
-        print(json.dumps({"case": label, "nodes": len(graph.nodes), "edges": len(graph.edges),
-                          "states": row["states"], "seconds": seconds, "verdict": verdict,
-                          "length": row["shortest_counterexample_length"]}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "case": label,
+                    "nodes": len(graph.nodes),
+                    "edges": len(graph.edges),
+                    "states": row["states"],
+                    "seconds": seconds,
+                    "verdict": verdict,
+                    "length": row["shortest_counterexample_length"],
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -110,16 +125,22 @@ def main() -> None:
         worker(args)
         return
     common = ["--max-states", str(args.max_states)] + (["--quick"] if args.quick else [])
-    rows = {side: run_side(root, "benchmarks/scaling_bench.py", common)
-            for side, root in (("old", old_tree(args.old)), ("new", None))}
+    rows = {
+        side: run_side(root, "benchmarks/scaling_bench.py", common)
+        for side, root in (("old", old_tree(args.old)), ("new", None))
+    }
     print(f"# budget {args.max_states} states; old = {args.old}")
-    print(f"{'case':34} {'n/e':>5} {'states old':>10} {'states new':>10} {'s old':>8} "
-          f"{'s new':>8} {'time ratio':>10}  verdict old / new (length)")
+    print(
+        f"{'case':34} {'n/e':>5} {'states old':>10} {'states new':>10} {'s old':>8} "
+        f"{'s new':>8} {'time ratio':>10}  verdict old / new (length)"
+    )
     for old, new in zip(rows["old"], rows["new"], strict=True):
-        print(f"{old['case']:34} {old['nodes']:>2}/{old['edges']:<2} {old['states']:>10} "
-              f"{new['states']:>10} {old['seconds']:8.2f} {new['seconds']:8.2f} "
-              f"{old['seconds'] / max(new['seconds'], 1e-9):9.2f}x  {old['verdict']} "
-              f"({old['length']}) / {new['verdict']} ({new['length']})")
+        print(
+            f"{old['case']:34} {old['nodes']:>2}/{old['edges']:<2} {old['states']:>10} "
+            f"{new['states']:>10} {old['seconds']:8.2f} {new['seconds']:8.2f} "
+            f"{old['seconds'] / max(new['seconds'], 1e-9):9.2f}x  {old['verdict']} "
+            f"({old['length']}) / {new['verdict']} ({new['length']})"
+        )
 
 
 if __name__ == "__main__":

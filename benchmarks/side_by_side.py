@@ -66,8 +66,9 @@ def rows(output: str) -> dict[str, dict[str, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("old", help="the older commit (e.g. d352253)")
     parser.add_argument("script", help="the benchmark script, relative to the repository")
     parser.add_argument("--rounds", type=int, default=2)
@@ -81,8 +82,11 @@ def main() -> None:
         runs: dict[str, list[dict[str, dict[str, str]]]] = {"old": [], "new": []}
         for r in range(opts.rounds):
             for side in ("old", "new"):
-                out = (run_side(old_tree, shim, opts.script, script_args) if side == "old"
-                       else run_side(ROOT, None, opts.script, script_args))
+                out = (
+                    run_side(old_tree, shim, opts.script, script_args)
+                    if side == "old"
+                    else run_side(ROOT, None, opts.script, script_args)
+                )
                 label = opts.old if side == "old" else "work tree"
                 print(f"## round {r + 1}, {side} ({label})")
                 print(out.rstrip(), flush=True)

@@ -93,8 +93,9 @@ def verdicts_of(out: str) -> dict[str, str]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
-    return dict(zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(),
-                    strict=True))
+    return dict(
+        zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(), strict=True)
+    )
 
 
 def case_seconds(out: str) -> float:
@@ -109,7 +110,9 @@ def run_engine(engine: str, sweep: str, tmp: str, label: str) -> tuple[dict, dic
     load = os.getloadavg()[0]
     proc = subprocess.run(
         [sys.executable, __file__, "--sweep", sweep, "--child", engine, out],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         sys.exit(f"{engine} failed:\n{proc.stderr[-3000:]}")
@@ -153,11 +156,16 @@ def interleaved(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
-    parser.add_argument("--engines", default=",".join(ENGINES),
-                        help=f"comma-separated, from {', '.join(ENGINES)}")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="run every engine this many times, interleaved; medians are "
-                        "compared (a shared machine's load varies)")
+    parser.add_argument(
+        "--engines", default=",".join(ENGINES), help=f"comma-separated, from {', '.join(ENGINES)}"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run every engine this many times, interleaved; medians are "
+        "compared (a shared machine's load varies)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -167,16 +175,22 @@ def main() -> None:
     unknown = set(engines) - set(ENGINES)
     if unknown:
         sys.exit(f"unknown engines: {', '.join(sorted(unknown))}")
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; "
-          f"{args.rounds} round(s); load average (1 min) shown before/after each run")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; "
+        f"{args.rounds} round(s); load average (1 min) shown before/after each run"
+    )
+
     def show(engine: str, result: dict) -> None:
         rate = result["cases"] / result["sweep_seconds"]
-        print(f"{engine:15} start {result['start_seconds']:6.2f} s   sweep "
-              f"{result['sweep_seconds']:7.2f} s   {rate:7.1f} cases/s   "
-              f"{result['tasks']:4} tasks (<= {result['max_batch']} cases)   "
-              f"case time {result['case_seconds']:6.1f} s   load "
-              f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+        print(
+            f"{engine:15} start {result['start_seconds']:6.2f} s   sweep "
+            f"{result['sweep_seconds']:7.2f} s   {rate:7.1f} cases/s   "
+            f"{result['tasks']:4} tasks (<= {result['max_batch']} cases)   "
+            f"case time {result['case_seconds']:6.1f} s   load "
+            f"{result['load'][0]:.2f}/{result['load'][1]:.2f}",
+            flush=True,
+        )
 
     with tempfile.TemporaryDirectory(prefix="creditflow-bench-") as tmp:
 
@@ -186,21 +200,28 @@ def main() -> None:
 
         runs = interleaved(engines, args.rounds, run, show)
     some = next(iter(runs.values()))[0]
-    print(f"# {some['cases']:,} cases, identical verdicts on every run: "
-          f"{dict(sorted(some['verdicts'].items()))}")
+    print(
+        f"# {some['cases']:,} cases, identical verdicts on every run: "
+        f"{dict(sorted(some['verdicts'].items()))}"
+    )
     sweep_s = {e: median([r["sweep_seconds"] for r in rs]) for e, rs in runs.items()}
-    total_s = {e: median([r["sweep_seconds"] + r["start_seconds"] for r in rs])
-               for e, rs in runs.items()}
+    total_s = {
+        e: median([r["sweep_seconds"] + r["start_seconds"] for r in rs]) for e, rs in runs.items()
+    }
 
     def ratio(a: str, b: str, table: dict[str, float]) -> str:
         return f"{table[a] / table[b]:.2f}x" if a in table and b in table else "n/a"
 
     print("# medians" if args.rounds > 1 else "# ratios")
     one, two = "spark-local[1]", "spark-local[2]"
-    print(f"speed-up local[1] -> local[2]:       {ratio(one, two, sweep_s)}"
-          f"   (with start-up: {ratio(one, two, total_s)})")
-    print(f"Pool(2) time / Spark local[2] time:  {ratio('pool(2)', 'spark-local[2]', sweep_s)}"
-          f"   (with start-up: {ratio('pool(2)', 'spark-local[2]', total_s)})")
+    print(
+        f"speed-up local[1] -> local[2]:       {ratio(one, two, sweep_s)}"
+        f"   (with start-up: {ratio(one, two, total_s)})"
+    )
+    print(
+        f"Pool(2) time / Spark local[2] time:  {ratio('pool(2)', 'spark-local[2]', sweep_s)}"
+        f"   (with start-up: {ratio('pool(2)', 'spark-local[2]', total_s)})"
+    )
     print(f"serial time / Spark local[1] time:   {ratio('serial', 'spark-local[1]', sweep_s)}")
     print(f"serial time / Pool(2) time:          {ratio('serial', 'pool(2)', sweep_s)}")
 

@@ -59,9 +59,14 @@ def run_child(master: str, sweep_file: str, out: str) -> dict:
     start_seconds = time.perf_counter() - started
     run = run_sweep(plan, store, runner)
     handle.stop()
-    return {"start_seconds": start_seconds, "sweep_seconds": run.seconds,
-            "cases": run.written, "slots": runner.parallelism,
-            "tasks": len(run.batch_sizes), "verdicts": dict(run.verdicts)}
+    return {
+        "start_seconds": start_seconds,
+        "sweep_seconds": run.seconds,
+        "cases": run.written,
+        "slots": runner.parallelism,
+        "tasks": len(run.batch_sizes),
+        "verdicts": dict(run.verdicts),
+    }
 
 
 def verdicts_of(out: str) -> tuple[dict[str, str], float]:
@@ -69,15 +74,19 @@ def verdicts_of(out: str) -> tuple[dict[str, str], float]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
-    verdicts = dict(zip(table.column("case_id").to_pylist(),
-                        table.column("verdict").to_pylist(), strict=True))
+    verdicts = dict(
+        zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(), strict=True)
+    )
     return verdicts, float(sum(s for s in table.column("seconds").to_pylist() if s))
 
 
 def driver(master: str, sweep: str, out: str, env: dict[str, str]) -> dict:
     proc = subprocess.run(
         [sys.executable, __file__, "--sweep", sweep, "--child", master, out],
-        capture_output=True, text=True, check=False, env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     if proc.returncode != 0:
         sys.exit(f"driver on {master} failed:\n{proc.stderr[-3000:]}")
@@ -95,8 +104,9 @@ def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict
     else:
         workers = 1 if setup == "cluster-1-worker" else 2
         started = time.perf_counter()
-        with StandaloneSparkCluster(workers=workers, cores_per_worker=1,
-                                    root=tmp / f"{label}-cluster") as cluster:
+        with StandaloneSparkCluster(
+            workers=workers, cores_per_worker=1, root=tmp / f"{label}-cluster"
+        ) as cluster:
             cluster_seconds = time.perf_counter() - started
             result = driver(cluster.master_url, sweep, out, cluster.driver_env())
             result.update(cluster_seconds=cluster_seconds, worker_tasks=cluster.finished_tasks())
@@ -112,11 +122,16 @@ def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="run every set-up this many times, interleaved; medians are "
-                        "compared (a shared machine's load varies)")
-    parser.add_argument("--setups", default=",".join(SETUPS),
-                        help=f"comma-separated, from {', '.join(SETUPS)}")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run every set-up this many times, interleaved; medians are "
+        "compared (a shared machine's load varies)",
+    )
+    parser.add_argument(
+        "--setups", default=",".join(SETUPS), help=f"comma-separated, from {', '.join(SETUPS)}"
+    )
     parser.add_argument("--child", nargs=2, metavar=("MASTER", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -126,18 +141,24 @@ def main() -> None:
     unknown = set(setups) - set(SETUPS)
     if unknown:
         sys.exit(f"unknown set-ups: {', '.join(sorted(unknown))}")
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; {args.rounds} "
-          f"round(s); workers of 1 core and 1 GiB; load average (1 min) before/after")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; {args.rounds} "
+        f"round(s); workers of 1 core and 1 GiB; load average (1 min) before/after"
+    )
+
     def show(setup: str, result: dict) -> None:
         rate = result["cases"] / result["sweep_seconds"]
         tasks = " ".join(f"{w}:{n}" for w, n in result["worker_tasks"].items())
-        print(f"{setup:18} cluster {result['cluster_seconds']:5.1f} s   driver "
-              f"{result['start_seconds']:5.1f} s   sweep {result['sweep_seconds']:7.2f} s"
-              f"   {rate:6.1f} cases/s   {result['tasks']:4} tasks on "
-              f"{result['slots']} slots   {tasks or '-':24} cases in flight "
-              f"{result['case_seconds'] / result['sweep_seconds']:4.2f}   load "
-              f"{result['load'][0]:.2f}/{result['load'][1]:.2f}", flush=True)
+        print(
+            f"{setup:18} cluster {result['cluster_seconds']:5.1f} s   driver "
+            f"{result['start_seconds']:5.1f} s   sweep {result['sweep_seconds']:7.2f} s"
+            f"   {rate:6.1f} cases/s   {result['tasks']:4} tasks on "
+            f"{result['slots']} slots   {tasks or '-':24} cases in flight "
+            f"{result['case_seconds'] / result['sweep_seconds']:4.2f}   load "
+            f"{result['load'][0]:.2f}/{result['load'][1]:.2f}",
+            flush=True,
+        )
 
     with tempfile.TemporaryDirectory(prefix="creditflow-cluster-bench-") as tmp:
 
@@ -147,8 +168,10 @@ def main() -> None:
 
         runs = interleaved(setups, args.rounds, run, show)
     some = next(iter(runs.values()))[0]
-    print(f"# {some['cases']:,} cases, identical verdicts on every run: "
-          f"{dict(sorted(some['verdicts'].items()))}")
+    print(
+        f"# {some['cases']:,} cases, identical verdicts on every run: "
+        f"{dict(sorted(some['verdicts'].items()))}"
+    )
     rates = {s: median([r["cases"] / r["sweep_seconds"] for r in rs]) for s, rs in runs.items()}
 
     def ratio(a: str, b: str) -> str:

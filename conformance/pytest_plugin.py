@@ -63,17 +63,34 @@ SESSION = pytest.StashKey[_Session]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("creditflow", "creditflow: replay a trace corpus against an adapter")
-    group.addoption("--creditflow-adapter", metavar="NAME",
-                    help="Built-in adapter to replay *.itf.json traces against "
-                    "(reference, rabbitmq, python-template, mutant:NAME, ...).")
-    group.addoption("--creditflow-adapter-cmd", metavar="CMD",
-                    help="Command speaking the creditflow adapter protocol.")
-    group.addoption("--creditflow-expectations", metavar="FILE",
-                    help="Known divergences (JSON): listed traces are strict xfail.")
-    group.addoption("--creditflow-rabbitmq-ebin", metavar="DIR",
-                    help="The rabbit_common ebin folder holding credit_flow.beam.")
-    group.addoption("--creditflow-timeout", type=float, default=None, metavar="SECONDS",
-                    help=f"Adapter response timeout (default {DEFAULT_TIMEOUT:g}).")
+    group.addoption(
+        "--creditflow-adapter",
+        metavar="NAME",
+        help="Built-in adapter to replay *.itf.json traces against "
+        "(reference, rabbitmq, python-template, mutant:NAME, ...).",
+    )
+    group.addoption(
+        "--creditflow-adapter-cmd",
+        metavar="CMD",
+        help="Command speaking the creditflow adapter protocol.",
+    )
+    group.addoption(
+        "--creditflow-expectations",
+        metavar="FILE",
+        help="Known divergences (JSON): listed traces are strict xfail.",
+    )
+    group.addoption(
+        "--creditflow-rabbitmq-ebin",
+        metavar="DIR",
+        help="The rabbit_common ebin folder holding credit_flow.beam.",
+    )
+    group.addoption(
+        "--creditflow-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"Adapter response timeout (default {DEFAULT_TIMEOUT:g}).",
+    )
     parser.addini("creditflow_adapter", "Built-in adapter for *.itf.json traces.")
     parser.addini("creditflow_adapter_cmd", "Adapter command for *.itf.json traces.")
     parser.addini("creditflow_expectations", "Expectations file (known divergences).")
@@ -97,8 +114,9 @@ def pytest_configure(config: pytest.Config) -> None:
         factory = (
             command_factory(command, timeout=timeout)
             if command is not None
-            else adapter_factory(name, rabbitmq_ebin=_setting(config, "rabbitmq_ebin"),
-                                 timeout=timeout)
+            else adapter_factory(
+                name, rabbitmq_ebin=_setting(config, "rabbitmq_ebin"), timeout=timeout
+            )
         )
         path = _setting(config, "expectations")
         expectations = load_expectations(path) if path else None
@@ -153,8 +171,10 @@ class TraceItem(pytest.Item):
             raise TraceDiverged(outcome)
         if outcome.status == NOT_OFFERED:
             # AD-CAPABILITIES: shown as skipped, with the ops, never as passed.
-            pytest.skip(f"needs {', '.join(outcome.missing_ops)}, which the implementation "
-                        f"does not offer (AD-CAPABILITIES)")
+            pytest.skip(
+                f"needs {', '.join(outcome.missing_ops)}, which the implementation "
+                f"does not offer (AD-CAPABILITIES)"
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         exc = excinfo.value

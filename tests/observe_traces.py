@@ -12,8 +12,11 @@ from creditflow.model.credit import flow as cf
 from creditflow.model.credit.spec import CreditSpec
 
 PIDS = {"reader": "<0.1.0>", "channel": "<0.2.0>", "queue": "<0.3.0>"}
-ROLE_HINT = {"reader": "rabbit_reader", "channel": "rabbit_channel",
-             "queue": "rabbit_amqqueue_process"}
+ROLE_HINT = {
+    "reader": "rabbit_reader",
+    "channel": "rabbit_channel",
+    "queue": "rabbit_amqqueue_process",
+}
 
 
 def generate(steps: int = 400, spec: tuple[int, int] = (4, 2), seed: int = 1) -> dict[str, Any]:
@@ -77,8 +80,12 @@ def generate(steps: int = 400, spec: tuple[int, int] = (4, 2), seed: int = 1) ->
             if before <= 0 < before + n:
                 ev(s, "unblock", to, True)
             grant_out(s, out.emitted)
-    info = {"node": "model@localhost", "rabbit_version": "3.10.8",
-            "credit_flow_default_credit": list(spec), "msg_store_credit_disc_bound": [40, 8]}
+    info = {
+        "node": "model@localhost",
+        "rabbit_version": "3.10.8",
+        "credit_flow_default_credit": list(spec),
+        "msg_store_credit_disc_bound": [40, 8],
+    }
 
     def cut(states: dict[str, cf.ProcessCredit], t: int, final: bool) -> dict[str, Any]:
         procs = []
@@ -86,20 +93,37 @@ def generate(steps: int = 400, spec: tuple[int, int] = (4, 2), seed: int = 1) ->
             s = states[pid]
             flight = []
             if final:
-                flight += [["data", a, "mailbox", len(d)] for (a, b), d in data.items()
-                           if b == pid and d]
-                flight += [["grant", b, "mailbox", sum(g)] for (a, b), g in grants.items()
-                           if a == pid and g]
-            procs.append({"pid": pid, "role_hint": ROLE_HINT[role], "name": role,
-                          "credit_from": [[k, v] for k, v in s.credit_from.items()],
-                          "credit_to": [[k, v] for k, v in s.credit_to.items()],
-                          "blocked": list(s.blocked),
-                          "deferred": [[to, n] for to, n in s.deferred],
-                          "in_flight": flight, "mailbox_len": 0, "buffer_len": 0})
-        return {"info": info, "t_suspended": t, "t_resume": t, "pause_ms": 0.0,
-                "processes": procs}
+                flight += [
+                    ["data", a, "mailbox", len(d)] for (a, b), d in data.items() if b == pid and d
+                ]
+                flight += [
+                    ["grant", b, "mailbox", sum(g)]
+                    for (a, b), g in grants.items()
+                    if a == pid and g
+                ]
+            procs.append(
+                {
+                    "pid": pid,
+                    "role_hint": ROLE_HINT[role],
+                    "name": role,
+                    "credit_from": [[k, v] for k, v in s.credit_from.items()],
+                    "credit_to": [[k, v] for k, v in s.credit_to.items()],
+                    "blocked": list(s.blocked),
+                    "deferred": [[to, n] for to, n in s.deferred],
+                    "in_flight": flight,
+                    "mailbox_len": 0,
+                    "buffer_len": 0,
+                }
+            )
+        return {"info": info, "t_suspended": t, "t_resume": t, "pause_ms": 0.0, "processes": procs}
 
     first = cut({p: cf.ProcessCredit() for p in (r, c, q)}, 1000, False)
     last = cut(st, clock[0] + 1, True)
-    return {"format": "creditflow-observe-trace/1", "node": "model@localhost", "info": info,
-            "first": first, "last": last, "events": events}
+    return {
+        "format": "creditflow-observe-trace/1",
+        "node": "model@localhost",
+        "info": info,
+        "first": first,
+        "last": last,
+        "events": events,
+    }

@@ -152,8 +152,7 @@ def test_naive_bound_is_refuted_by_a_lagging_dataspace():
 def test_bound_is_tight_for_reader_to_sinks(fanout, limit):
     """AC-OVERSHOOT: for reader -> sinks (depth 1) the bound is limit + fan-out and the
     naive bound coincides with it; both are reached."""
-    g = graph("star", [("A", f"O{i}") for i in range(fanout)], limit=limit,
-              A={"reads": limit + 3})
+    g = graph("star", [("A", f"O{i}") for i in range(fanout)], limit=limit, A={"reads": limit + 3})
     system, result = explored(g, naive_bound=True)
     assert result.findings == {}
     (bound,) = system.properties.bounds
@@ -164,8 +163,14 @@ def test_bound_is_tight_for_reader_to_sinks(fanout, limit):
 def test_crashes_repay_queued_work():
     """AC-CRASH, AC-DEAD-SEND, AC-QUIESCENCE: actors that die with queued work repay it;
     later sends to them borrow and repay at once; quiescent states have no debt."""
-    g = graph("crash", [("A", "D"), ("D", "O")], limit=1, A={"reads": 3},
-              D={"may_crash": True}, O={"may_crash": True})
+    g = graph(
+        "crash",
+        [("A", "D"), ("D", "O")],
+        limit=1,
+        A={"reads": 3},
+        D={"may_crash": True},
+        O={"may_crash": True},
+    )
     system, result = explored(g)
     assert result.findings == {}
     model = system.model
@@ -183,8 +188,14 @@ def test_crashes_repay_queued_work():
 def test_timer_charges_its_creating_account():
     """AC-TIMER, AC-CHARGE: T's timer is armed by its first turn, under the account of
     whoever sent that turn, and each firing is charged there; the bound includes it."""
-    g = graph("timer", [("A", "T"), ("B", "T"), ("T", "O")], limit=1,
-              A={"reads": 1}, B={"reads": 1}, T={"timer": 2})
+    g = graph(
+        "timer",
+        [("A", "T"), ("B", "T"), ("T", "O")],
+        limit=1,
+        A={"reads": 1},
+        B={"reads": 1},
+        T={"timer": 2},
+    )
     system, result = explored(g)
     assert result.findings == {}
     model = system.model
@@ -216,8 +227,13 @@ def test_cycles_need_max_hops_and_then_terminate():
 def test_shared_account_strands_a_waiter():
     """AC-NOTIFY, AC-WAIT-OVER-LIMIT: two readers on one account; one repay wakes one of
     them and the other sleeps with the account clear."""
-    g = graph("shared", [("A", "Z"), ("B", "Z")], limit=1,
-              A={"reads": 2, "account": "acc"}, B={"reads": 2, "account": "acc"})
+    g = graph(
+        "shared",
+        [("A", "Z"), ("B", "Z")],
+        limit=1,
+        A={"reads": 2, "account": "acc"},
+        B={"reads": 2, "account": "acc"},
+    )
     system, result = explored(g)
     finding = result.findings[WAIT_OVER_LIMIT]
     assert finding.length == 6
@@ -227,8 +243,14 @@ def test_shared_account_strands_a_waiter():
 def test_slow_consumer_throttles_every_producer_only():
     """AC-NO-DEADLOCK, CMP-SLOW-CONSUMER: one stalled consumer S leaves both producers
     waiting forever; D and the fast consumer F never wait, F gets every event read."""
-    g = graph("slow", [("P1", "D"), ("P2", "D"), ("D", "F"), ("D", "S")], limit=1,
-              P1={"reads": 4}, P2={"reads": 4}, S={"stalled": True})
+    g = graph(
+        "slow",
+        [("P1", "D"), ("P2", "D"), ("D", "F"), ("D", "S")],
+        limit=1,
+        P1={"reads": 4},
+        P2={"reads": 4},
+        S={"stalled": True},
+    )
     system, result = explored(g)
     assert result.deadlock is not None and result.deadlock.kind == "blocked-forever"
     model = system.model
@@ -236,7 +258,8 @@ def test_slow_consumer_throttles_every_producer_only():
     assert terminal
     for s in terminal:
         assert {model.actor_names[x] for x in range(5) if model.blocked_mask(s) >> x & 1} == {
-            "P1", "P2"
+            "P1",
+            "P2",
         }
         assert not s.actors[model.actor_index["F"]].mailbox
         at_s = [0, 0]
@@ -266,8 +289,9 @@ def test_graph_errors_name_the_problem():
 
 # derandomized: a fresh random draw (CI has no example database) once produced a graph of
 # more than 200,000 states, which the exploration budget of `explored` refuses
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(g=actor_graphs(max_actors=4, max_reads=3, max_limit=2))
 def test_random_graphs_satisfy_every_property(g):
     """AC-DEBT-SUM, AC-QUIESCENCE, AC-WAIT-OVER-LIMIT, AC-OVERSHOOT, AC-SUSPEND-IFF,

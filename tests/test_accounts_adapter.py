@@ -98,18 +98,24 @@ def test_observations_of_a_turn_follow_the_protocol():
     "program,message",
     [
         ("import sys; sys.exit(4)", "crash: exited with code 4"),
-        ("import sys, time; sys.stdin.readline(); time.sleep(30)",
-         "hang: response not complete within 2 s"),
+        (
+            "import sys, time; sys.stdin.readline(); time.sleep(30)",
+            "hang: response not complete within 2 s",
+        ),
         ("import sys; sys.stdin.readline(); print('hello there', flush=True)", "not JSON"),
-        ("import sys; sys.stdin.readline(); print('{\"ok\": false, \"error\": \"nope\"}', "
-         "flush=True)", "id"),
+        (
+            'import sys; sys.stdin.readline(); print(\'{"ok": false, "error": "nope"}\', '
+            "flush=True)",
+            "id",
+        ),
     ],
 )
 def test_broken_adapters_fail_with_exit_3(program, message):
     """AD-AC-TRANSPORT: a crash, a hang, garbage, a wrong answer: exit 3, one line."""
     cmd = f"{sys.executable} -c {json.dumps(program)}"
-    result = CliRunner().invoke(main, ["accounts", "conform", "--adapter-cmd", cmd,
-                                       "--timeout", "2"])
+    result = CliRunner().invoke(
+        main, ["accounts", "conform", "--adapter-cmd", cmd, "--timeout", "2"]
+    )
     assert result.exit_code == 3, result.output
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -130,8 +136,9 @@ def test_cli_conform_reports_and_exits_1_on_a_mutant(tmp_path):
     """AD-AC-CONFORM: exit 1, JSON report, trace path."""
     cmd = " ".join([*SERVER, "--mutant", "strict-check"])
     trace = tmp_path / "t.itf.json"
-    result = CliRunner().invoke(main, ["accounts", "conform", "--adapter-cmd", cmd, "--json",
-                                       "--trace-out", str(trace)])
+    result = CliRunner().invoke(
+        main, ["accounts", "conform", "--adapter-cmd", cmd, "--json", "--trace-out", str(trace)]
+    )
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert not report["conformant"] and report["trace"] == str(trace) and trace.exists()
@@ -170,7 +177,9 @@ class DriveSubprocess(RuleBasedStateMachine):
 
 
 DriveSubprocess.TestCase.settings = settings(
-    max_examples=8, stateful_step_count=40, deadline=None,
+    max_examples=8,
+    stateful_step_count=40,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestDriveSubprocess = DriveSubprocess.TestCase
@@ -184,8 +193,9 @@ def test_the_spec_names_every_op_and_event():
 
     from creditflow.conformance.differential.accounts_protocol import STEP_OPS
 
-    text = (Path(__file__).resolve().parent.parent / "spec" / "adapter-protocol-accounts.md"
-            ).read_text()
+    text = (
+        Path(__file__).resolve().parent.parent / "spec" / "adapter-protocol-accounts.md"
+    ).read_text()
     for op in ("hello", "reset", *STEP_OPS):
         assert f'{{"op":"{op}"' in text
     for event in ("ensure_clear_funds", "turn", "borrow", "repay", "wake", "notify"):

@@ -34,15 +34,27 @@ FAULTY = [sys.executable, str(Path(__file__).parent / "faulty_adapter.py")]
 #: AD-UNBLOCK, AD-PEER-DOWN, AD-STATE) and a spec override.
 SCRIPT = [
     Op("state", "fresh"),
-    Op("send", "A", "B"), Op("send", "A", "B"), Op("send", "A", "B"),
-    Op("ack", "A", "C"), Op("ack", "A", "C"), Op("ack", "A", "D"), Op("ack", "A", "D"),
+    Op("send", "A", "B"),
+    Op("send", "A", "B"),
+    Op("send", "A", "B"),
+    Op("ack", "A", "C"),
+    Op("ack", "A", "C"),
+    Op("ack", "A", "D"),
+    Op("ack", "A", "D"),
     Op("bump", "A", "B", amount=1),
-    Op("send", "A", "E", spec=CreditSpec(1, 1)), Op("ack", "A", "C", spec=CreditSpec(1, 1)),
-    Op("block", "A", "qq"), Op("block", "A", "qq"), Op("unblock", "A", "qq"),
-    Op("peer_down", "A", "E"), Op("unblock", "A", "qq"),
-    Op("bump", "A", "stranger", amount=3), Op("bump", "A", "B", amount=-7),
-    Op("send", "B", "A", spec=CreditSpec(0, 0)), Op("ack", "B", "A", spec=CreditSpec(0, 0)),
-    Op("state", "C"), Op("state", "A"),
+    Op("send", "A", "E", spec=CreditSpec(1, 1)),
+    Op("ack", "A", "C", spec=CreditSpec(1, 1)),
+    Op("block", "A", "qq"),
+    Op("block", "A", "qq"),
+    Op("unblock", "A", "qq"),
+    Op("peer_down", "A", "E"),
+    Op("unblock", "A", "qq"),
+    Op("bump", "A", "stranger", amount=3),
+    Op("bump", "A", "B", amount=-7),
+    Op("send", "B", "A", spec=CreditSpec(0, 0)),
+    Op("ack", "B", "A", spec=CreditSpec(0, 0)),
+    Op("state", "C"),
+    Op("state", "A"),
 ]
 
 
@@ -86,7 +98,11 @@ def test_every_adapter_answers_like_the_model(name, rabbitmq):
                 assert compare(answers[0][i], answers[2][i]) == [], ("rabbitmq", op)
         fresh = answers[2][0].state
         assert (fresh.credit_from, fresh.credit_to, fresh.blocked, fresh.deferred) == (
-            {}, {}, (), ())
+            {},
+            {},
+            (),
+            (),
+        )
         assert answers[0][-1].state.blocked == ()  # qq blocked twice, unblocked twice
         # {3,1}: blocked at the third send, four acks deferred, flushed newest first
         assert answers[0][8].emitted == (("D", 1), ("D", 1), ("C", 1), ("C", 1))
@@ -107,7 +123,7 @@ def test_rabbitmq_answers_errors_and_echoes_ids(rabbitmq):
     for req in bad:
         resp = rabbitmq.request(req)
         assert resp["ok"] is False and resp["error"], req
-    resp = rabbitmq.request({"op": "send", "proc": "é\"ü", "peer": "😀\n", "spec": [2, 1]})
+    resp = rabbitmq.request({"op": "send", "proc": 'é"ü', "peer": "😀\n", "spec": [2, 1]})
     assert resp["state"]["credit_from"] == {"😀\n": 1}
     lines = rabbitmq.exchange(
         b'{"id":"abc","op":"state","proc":"A"}\nnot json\n\n{"id":[1,{"x":null}],"op":"x"}\n', 3
@@ -202,10 +218,16 @@ def test_missing_rabbitmq_says_how_to_install(tmp_path, monkeypatch):
 def test_escript_runs_on_its_own():
     """AD-TRANSPORT: the shipped escript is a standalone adapter (no compile cache)."""
     ebin = locate_ebin()
-    lines = b'{"op":"hello","id":1}\n{"op":"reset","spec":[1,1]}\n' \
-            b'{"op":"send","proc":"A","peer":"B"}\n'
-    done = subprocess.run(["escript", str(escript_path()), "--ebin", str(ebin)], input=lines,
-                          capture_output=True, timeout=60, check=True)
+    lines = (
+        b'{"op":"hello","id":1}\n{"op":"reset","spec":[1,1]}\n{"op":"send","proc":"A","peer":"B"}\n'
+    )
+    done = subprocess.run(
+        ["escript", str(escript_path()), "--ebin", str(ebin)],
+        input=lines,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     out = [json.loads(x) for x in done.stdout.splitlines()]
     assert out[0]["id"] == 1 and out[1] == {"ok": True}
     assert out[2]["state"]["blocked"] == ["B"]

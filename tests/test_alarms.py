@@ -75,8 +75,13 @@ def test_publisher_blocks_on_its_first_content_frame():
     post-processes a header, then 'blocked' with one connection.blocked; it reads nothing
     more; the body waits."""
     model = AlarmModel(AlarmConfig((PUB, CON)))
-    s, notices = run(model, model.initial(), ("mem_up", "rabbit@n1"), ("mem_up", "rabbit@n1"),
-                     ("tick", "rabbit@n1"))
+    s, notices = run(
+        model,
+        model.initial(),
+        ("mem_up", "rabbit@n1"),
+        ("mem_up", "rabbit@n1"),
+        ("tick", "rabbit@n1"),
+    )
     assert notices == [] and [reported_state(c) for c in s.conns] == ["blocking", "blocking"]
     s, notices = run(model, s, ("publish", "pub"), ("publish", "pub"), ("read_frame", "pub"))
     assert notices == [Notice("connection.blocked", "pub", "low on memory")]
@@ -103,11 +108,13 @@ def test_second_source_sends_no_second_blocked_and_unblock_waits_for_all():
     (reason names what was on when it was sent); clearing memory unblocks nothing; clearing
     disk too sends connection.unblocked (AL2: set, not boolean)."""
     model = AlarmModel(AlarmConfig((PUB,), initial_used=2, disk=True))
-    s, notices = run(model, model.initial(), ("publish", "pub"), ("read_frame", "pub"),
-                     ("disk_set", "rabbit@n1"))
+    s, notices = run(
+        model, model.initial(), ("publish", "pub"), ("read_frame", "pub"), ("disk_set", "rabbit@n1")
+    )
     assert notices == [Notice("connection.blocked", "pub", "low on memory")]
-    s, notices = run(model, s, ("mem_down", "rabbit@n1"), ("mem_down", "rabbit@n1"),
-                     ("tick", "rabbit@n1"))
+    s, notices = run(
+        model, s, ("mem_down", "rabbit@n1"), ("mem_down", "rabbit@n1"), ("tick", "rabbit@n1")
+    )
     assert notices == [] and s.conns[0].state == BLOCKED and s.conns[0].blocked_by == DISK
     s, notices = run(model, s, ("disk_clear", "rabbit@n1"))
     assert notices == [Notice("connection.unblocked", "pub")]
@@ -119,8 +126,14 @@ def test_alarms_are_cluster_wide_and_die_with_their_node():
     pub = ConnectionSpec("pub", publishes=2)
     cfg = AlarmConfig((pub,), nodes=("a", "b"), node_down=True, disk=True)
     model = AlarmModel(cfg)
-    s, _ = run(model, model.initial(), ("disk_set", "a"), ("disk_set", "b"), ("publish", "pub"),
-               ("read_frame", "pub"))
+    s, _ = run(
+        model,
+        model.initial(),
+        ("disk_set", "a"),
+        ("disk_set", "b"),
+        ("publish", "pub"),
+        ("read_frame", "pub"),
+    )
     assert s.conns[0].state == BLOCKED
     s, notices = run(model, s, ("disk_clear", "a"))
     assert notices == [] and s.conns[0].state == BLOCKED
@@ -145,8 +158,13 @@ def test_2008_profile_sends_channel_flow_to_everyone_and_never_stops_reading():
     consumers included; the reader keeps reading; a complying client stops publishing."""
     rude = ConnectionSpec("rude", publishes=2, complies=False)
     model = AlarmModel(AlarmConfig((PUB, CON, rude), profile=PROFILE_2008))
-    s, notices = run(model, model.initial(), ("mem_up", "rabbit@n1"), ("mem_up", "rabbit@n1"),
-                     ("tick", "rabbit@n1"))
+    s, notices = run(
+        model,
+        model.initial(),
+        ("mem_up", "rabbit@n1"),
+        ("mem_up", "rabbit@n1"),
+        ("tick", "rabbit@n1"),
+    )
     assert notices == [Notice("channel.flow", n, "active=false") for n in ("pub", "con", "rude")]
     assert model.encode("publish", "pub") not in set(model.enabled(s))
     s, _ = run(model, s, ("publish", "rude"), ("read_frame", "rude"), ("read_frame", "rude"))
@@ -157,12 +175,17 @@ CONFIGS = {
     "one-node": AlarmConfig((PUB, CON), disk=True),
     "watermarks": AlarmConfig((PUB, CON), watermarks=(0, 2)),
     "two-nodes": AlarmConfig(
-        (ConnectionSpec("pub", publishes=1),
-         ConnectionSpec("p2", node=1, publishes=1, empty_body=True, capability=False)),
-        nodes=("a", "b"), disk=True, node_down=True,
+        (
+            ConnectionSpec("pub", publishes=1),
+            ConnectionSpec("p2", node=1, publishes=1, empty_body=True, capability=False),
+        ),
+        nodes=("a", "b"),
+        disk=True,
+        node_down=True,
     ),
-    "2008": AlarmConfig((PUB, CON, ConnectionSpec("rude", publishes=1, complies=False)),
-                        profile=PROFILE_2008),
+    "2008": AlarmConfig(
+        (PUB, CON, ConnectionSpec("rude", publishes=1, complies=False)), profile=PROFILE_2008
+    ),
 }
 
 
@@ -274,18 +297,27 @@ def alarm_configs(draw):
     conns = []
     for i in range(draw(st.integers(1, 3))):
         publishes = draw(st.integers(0, 4))
-        conns.append(ConnectionSpec(
-            f"c{i}", node=draw(st.integers(0, n_nodes - 1)), publishes=publishes,
-            consumes=publishes == 0 or draw(st.booleans()),
-            capability=draw(st.booleans()) or draw(st.booleans()),
-            empty_body=draw(st.booleans()), complies=draw(st.booleans()),
-            starts_later=draw(st.booleans()),
-        ))
+        conns.append(
+            ConnectionSpec(
+                f"c{i}",
+                node=draw(st.integers(0, n_nodes - 1)),
+                publishes=publishes,
+                consumes=publishes == 0 or draw(st.booleans()),
+                capability=draw(st.booleans()) or draw(st.booleans()),
+                empty_body=draw(st.booleans()),
+                complies=draw(st.booleans()),
+                starts_later=draw(st.booleans()),
+            )
+        )
     return AlarmConfig(
-        tuple(conns), nodes=tuple(f"n{i}" for i in range(n_nodes)),
-        limit=draw(st.integers(0, 2)), max_used=draw(st.integers(1, 3)),
-        initial_used=draw(st.integers(0, 1)), watermarks=draw(st.sampled_from([(), (0, 3)])),
-        disk=draw(st.booleans()), node_down=draw(st.booleans()),
+        tuple(conns),
+        nodes=tuple(f"n{i}" for i in range(n_nodes)),
+        limit=draw(st.integers(0, 2)),
+        max_used=draw(st.integers(1, 3)),
+        initial_used=draw(st.integers(0, 1)),
+        watermarks=draw(st.sampled_from([(), (0, 3)])),
+        disk=draw(st.booleans()),
+        node_down=draw(st.booleans()),
         profile=draw(st.sampled_from(["3.10.8", "3.10.8", PROFILE_2008])),
     )
 
@@ -328,7 +360,9 @@ class AlarmMachine(RuleBasedStateMachine):
 
 
 AlarmMachine.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=50, deadline=None,
+    max_examples=150,
+    stateful_step_count=50,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestAlarmMachine = AlarmMachine.TestCase

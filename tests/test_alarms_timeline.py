@@ -62,14 +62,23 @@ def test_cli_table_and_json_lines() -> None:
 def test_bad_timelines_are_one_line_exit_2(tmp_path: Path) -> None:
     """AL-TIMELINE: a bad file or a step the model cannot take: one line, exit 2."""
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"connections": [{"name": "p"}],
-                               "steps": [{"op": "publish", "connection": "q"}]}))
+    bad.write_text(
+        json.dumps(
+            {"connections": [{"name": "p"}], "steps": [{"op": "publish", "connection": "q"}]}
+        )
+    )
     code, _, err = invoke(str(bad))
     assert code == 2 and err.count("\n") == 1
     assert f"{bad}: step 1 (publish) connection must be a string (one of p)" in err
     stuck = tmp_path / "stuck.json"
-    stuck.write_text(json.dumps({"profile": "2008", "connections": [{"name": "p"}],
-                                 "steps": [{"op": "alarm"}, {"op": "publish",
-                                                              "connection": "p"}]}))
+    stuck.write_text(
+        json.dumps(
+            {
+                "profile": "2008",
+                "connections": [{"name": "p"}],
+                "steps": [{"op": "alarm"}, {"op": "publish", "connection": "p"}],
+            }
+        )
+    )
     code, _, err = invoke(str(stuck))
     assert code == 2 and "step 2 (p publishes 1): publish(p) is not possible" in err

@@ -31,8 +31,16 @@ def test_check_deadlock_json_and_files(tmp_path):
     picture written where asked."""
     trace = tmp_path / "t.itf.json"
     result = run(
-        "check", "cycle2", "--credit", "1,1", "--all-check-blocked", "--json",
-        "--trace-out", str(trace), "--dot-out", str(tmp_path / "p.dot"),
+        "check",
+        "cycle2",
+        "--credit",
+        "1,1",
+        "--all-check-blocked",
+        "--json",
+        "--trace-out",
+        str(trace),
+        "--dot-out",
+        str(tmp_path / "p.dot"),
     )
     assert result.exit_code == 10
     report = json.loads(result.stdout)
@@ -65,14 +73,27 @@ def test_check_default_trace_location(tmp_path):
 def test_mailbox_bound_violation_exits_12(tmp_path):
     """PROP-MAILBOX-BOUND: another property violated exits 12."""
     result = run(
-        "check", "stalled-queue", "--credit", "2,1", "--mailbox-bound", "1", "--json",
-        "--no-symmetry", cwd=tmp_path,
+        "check",
+        "stalled-queue",
+        "--credit",
+        "2,1",
+        "--mailbox-bound",
+        "1",
+        "--json",
+        "--no-symmetry",
+        cwd=tmp_path,
     )
     report = json.loads(result.stdout)
     assert report["properties"]["PROP-MAILBOX-BOUND"] is False
     assert result.exit_code == 10  # the deadlock decides the exit code
     result = run(
-        "check", "rabbitmq-publish", "--credit", "2,1", "--mailbox-bound", "1", "--json",
+        "check",
+        "rabbitmq-publish",
+        "--credit",
+        "2,1",
+        "--mailbox-bound",
+        "1",
+        "--json",
         cwd=tmp_path,
     )
     assert result.exit_code == 12
@@ -81,8 +102,9 @@ def test_mailbox_bound_violation_exits_12(tmp_path):
 def test_incomplete_exit_4(tmp_path):
     """EXP-BUDGET: exit 4 when the budget runs out with nothing found (and no proof is
     tried, EXP-SETTLE)."""
-    result = run("check", "fanout", "--publishes", "10", "--max-states", "20", "--json",
-                 "--no-prove")
+    result = run(
+        "check", "fanout", "--publishes", "10", "--max-states", "20", "--json", "--no-prove"
+    )
     assert result.exit_code == 4
     assert json.loads(result.stdout)["deadlock"] is None
 

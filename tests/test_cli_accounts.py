@@ -31,8 +31,7 @@ def test_check_reports_tight_bound_and_exit_0():
     result = run("accounts", "check", "seed-small", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["accounts"]["A"] == {"max_debt": 10, "bound": 10, "tight": True,
-                                       "naive_bound": 6}
+    assert report["accounts"]["A"] == {"max_debt": 10, "bound": 10, "tight": True, "naive_bound": 6}
     assert all(report["properties"].values())
 
 
@@ -60,9 +59,14 @@ def test_stalled_consumer_is_a_deadlock_exit_10(tmp_path):
 def test_bad_actor_graph_is_one_line_exit_2(tmp_path):
     """AC-GRAPH: a cyclic graph without max_hops is rejected naming the file."""
     bad = tmp_path / "loop.json"
-    bad.write_text(json.dumps({"nodes": [{"id": "A", "reads": 1}, {"id": "B"}],
-                               "edges": [{"source": "A", "target": "B"},
-                                         {"source": "B", "target": "A"}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "nodes": [{"id": "A", "reads": 1}, {"id": "B"}],
+                "edges": [{"source": "A", "target": "B"}, {"source": "B", "target": "A"}],
+            }
+        )
+    )
     result = CliRunner().invoke(main, ["accounts", "check", str(bad)])
     assert result.exit_code == 2
     assert str(bad) in result.stderr and "max_hops" in result.stderr

@@ -12,7 +12,10 @@ def test_cycle_deadlocks_with_credit_not_with_accounts():
     deadlock and end without debt."""
     c = cycle_comparison()
     assert (c.credit.deadlock, c.credit.shortest, c.credit.blocked_forever) == (
-        "terminal", 4, ("A", "B"))
+        "terminal",
+        4,
+        ("A", "B"),
+    )
     assert c.credit.steps == ("read(A)", "take(B<-A)", "bump(A<-B)", "read(A)")
     assert not any(step.startswith("take(A") for step in c.credit.steps)
     assert c.accounts.deadlock is None and c.accounts.states == 84

@@ -35,8 +35,9 @@ def test_compiled_agrees_on_reachable_states(graph, bound):
 
 
 @settings(max_examples=60, deadline=None)
-@given(graph=process_graphs(max_nodes=4), bound=st.one_of(st.none(), st.integers(0, 3)),
-       data=st.data())
+@given(
+    graph=process_graphs(max_nodes=4), bound=st.one_of(st.none(), st.integers(0, 3)), data=st.data()
+)
 def test_compiled_agrees_on_arbitrary_states(graph, bound, data):
     """PROP-CONSERVATION, PROP-IN-FLIGHT-BOUND, PROP-DEFERRED-BLOCKED, PROP-MAILBOX-BOUND,
     NET-BLOCKED on states no run reaches (every field arbitrary), where the properties

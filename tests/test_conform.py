@@ -29,19 +29,29 @@ def test_conform_reference_and_template_are_conformant(tmp_path):
     """AD-COMPARE: the model in-process and the documented template agree with the
     model on every machine and every explorer run (no false divergence)."""
     for name in ("reference", "python-template"):
-        result = run_conform(adapter_factory(name),
-                             ConformOptions(max_examples=20, seed=3, out_dir=tmp_path))
+        result = run_conform(
+            adapter_factory(name), ConformOptions(max_examples=20, seed=3, out_dir=tmp_path)
+        )
         assert result.verdict == "conformant", (name, result.divergence)
-        assert [p.name for p in result.phases] == ["process-ops", "network-runs",
-                                                    "explorer-runs"]
+        assert [p.name for p in result.phases] == ["process-ops", "network-runs", "explorer-runs"]
         assert all(p.ops > 0 for p in result.phases)
     assert not list(tmp_path.iterdir())
 
 
 def test_conform_the_real_rabbitmq_module(tmp_path):
     """AD-RABBITMQ: Debian's RabbitMQ 3.10.8 passes a bounded, seeded conform run (CI)."""
-    code, out, err = invoke("conform", "--adapter", "rabbitmq", "--seed", "7",
-                            "--max-examples", "40", "--json", "--out", str(tmp_path))
+    code, out, err = invoke(
+        "conform",
+        "--adapter",
+        "rabbitmq",
+        "--seed",
+        "7",
+        "--max-examples",
+        "40",
+        "--json",
+        "--out",
+        str(tmp_path),
+    )
     report = json.loads(out)
     assert code == 0, (report, err)
     assert report["verdict"] == "conformant"
@@ -53,8 +63,9 @@ def test_conform_the_real_rabbitmq_module(tmp_path):
 def test_divergence_is_written_before_it_is_reported(tmp_path):
     """AD-DIVERGENCE, TRACE-PROCESS-DOC: exit 1; the minimal trace is on disk, names the
     divergence and replays to the same divergence at its last op."""
-    code, out, _ = invoke("conform", "--adapter", "mutant:grants-not-deferred", "--seed", "1",
-                          "--out", str(tmp_path))
+    code, out, _ = invoke(
+        "conform", "--adapter", "mutant:grants-not-deferred", "--seed", "1", "--out", str(tmp_path)
+    )
     assert code == 1
     assert "DIVERGENCE found by process-ops" in out
     assert "model" in out and "implementation" in out
@@ -75,8 +86,16 @@ def test_divergence_is_written_before_it_is_reported(tmp_path):
 
 def test_conform_json_report(tmp_path):
     """AD-DIVERGENCE: --json carries the op, both answers and the trace path."""
-    code, out, _ = invoke("conform", "--adapter", "mutant:blockers-as-set", "--seed", "2",
-                          "--json", "--out", str(tmp_path))
+    code, out, _ = invoke(
+        "conform",
+        "--adapter",
+        "mutant:blockers-as-set",
+        "--seed",
+        "2",
+        "--json",
+        "--out",
+        str(tmp_path),
+    )
     report = json.loads(out)
     assert code == 1 == report["exit_code"]
     d = report["divergence"]
@@ -89,8 +108,9 @@ def test_corpus_keeps_every_bug_found(tmp_path):
     """AD-CORPUS: conform --corpus lands the shrunk failure in the corpus, where replay
     and the expectations file pick it up."""
     corpus = tmp_path / "corpus"
-    code, _, _ = invoke("conform", "--adapter", "mutant:ack-off-by-one", "--seed", "4",
-                        "--corpus", str(corpus))
+    code, _, _ = invoke(
+        "conform", "--adapter", "mutant:ack-off-by-one", "--seed", "4", "--corpus", str(corpus)
+    )
     assert code == 1
     (trace,) = corpus.glob("*.itf.json")
     code, out, _ = invoke("replay", str(corpus), "--adapter", "mutant:ack-off-by-one")
@@ -98,28 +118,36 @@ def test_corpus_keeps_every_bug_found(tmp_path):
     expectations = tmp_path / "known.json"
     name = trace.name.removesuffix(".itf.json")
     expectations.write_text(json.dumps({"known_divergences": {name: "off by one"}}))
-    code, out, _ = invoke("replay", str(corpus), "--adapter", "mutant:ack-off-by-one",
-                          "--expectations", str(expectations))
+    code, out, _ = invoke(
+        "replay",
+        str(corpus),
+        "--adapter",
+        "mutant:ack-off-by-one",
+        "--expectations",
+        str(expectations),
+    )
     assert code == 0 and "XFAIL" in out
-    code, out, _ = invoke("replay", str(corpus), "--adapter", "reference",
-                          "--expectations", str(expectations))
+    code, out, _ = invoke(
+        "replay", str(corpus), "--adapter", "reference", "--expectations", str(expectations)
+    )
     assert code == 1 and "XPASS" in out
 
 
 def test_adapter_failure_exits_3_with_one_line_and_a_trace(tmp_path):
     """AD-FAILURE: a crash mid-run is exit 3, one line on stderr, the run's trace on disk."""
-    code, out, err = invoke("conform", "--adapter-cmd", f"{FAULTY} crash 5", "--seed", "1",
-                            "--out", str(tmp_path))
+    code, out, err = invoke(
+        "conform", "--adapter-cmd", f"{FAULTY} crash 5", "--seed", "1", "--out", str(tmp_path)
+    )
     assert code == 3
     (line,) = err.strip().splitlines()
     assert line.startswith("creditflow: error: adapter ") and "crash: exited with code 7" in line
     (path,) = tmp_path.glob("*.itf.json")
     assert read_document(path)["#meta"]["creditflow"]["failure"]["kind"] == "crash"
-    code, _, err = invoke("conform", "--adapter-cmd", f"{FAULTY} hang 3", "--timeout", "0.5",
-                          "--out", str(tmp_path))
+    code, _, err = invoke(
+        "conform", "--adapter-cmd", f"{FAULTY} hang 3", "--timeout", "0.5", "--out", str(tmp_path)
+    )
     assert code == 3 and "hang: response not complete within 0.5 s" in err
-    code, _, err = invoke("conform", "--adapter-cmd", f"{FAULTY} garbage 2",
-                          "--out", str(tmp_path))
+    code, _, err = invoke("conform", "--adapter-cmd", f"{FAULTY} garbage 2", "--out", str(tmp_path))
     assert code == 3 and "protocol error" in err
 
 
@@ -171,8 +199,15 @@ def test_replay_shrinks_a_long_diverging_trace(tmp_path):
     """AD-DIVERGENCE for saved traces: `replay --shrink` delta-debugs the explorer's
     network trace down to a short per-process trace that still diverges."""
     network = corpus_dir() / "stalled-queue-network-2-1.itf.json"
-    code, out, _ = invoke("replay", str(network), "--adapter", "mutant:grants-not-deferred",
-                          "--shrink", "--out", str(tmp_path))
+    code, out, _ = invoke(
+        "replay",
+        str(network),
+        "--adapter",
+        "mutant:grants-not-deferred",
+        "--shrink",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 1 and "DIVERGED" in out
     (shrunk,) = tmp_path.glob("*.itf.json")
     assert f"shrunk trace: {shrunk}" in out

@@ -124,9 +124,24 @@ def test_conform_draws_only_offered_ops_and_says_what_was_not_exercised(
     """AD-CAPABILITIES: conform against the old module never sends block/unblock (no
     "refused"), finds it conformant, and reports the ops it did not exercise; the
     printed replay command keeps --rabbitmq-ebin (AD-REPRODUCE)."""
-    result = CliRunner().invoke(main, [
-        "conform", "--adapter", "rabbitmq", "--rabbitmq-ebin", str(old_ebin), "--seed", "4",
-        "--max-examples", "40", "--out", str(tmp_path), "--json"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        [
+            "conform",
+            "--adapter",
+            "rabbitmq",
+            "--rabbitmq-ebin",
+            str(old_ebin),
+            "--seed",
+            "4",
+            "--max-examples",
+            "40",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report
     assert report["verdict"] == "conformant"
@@ -139,13 +154,26 @@ def test_replay_does_not_send_ops_the_module_lacks(old_ebin: Path) -> None:
     """AD-CAPABILITIES: replaying the corpus against the old module runs every trace
     it can and names the ones needing block/unblock as not run (not passed, not a
     refusal with an Erlang stack trace)."""
-    result = CliRunner().invoke(main, [
-        "replay", str(corpus_dir()), "--adapter", "rabbitmq", "--rabbitmq-ebin",
-        str(old_ebin), "--json"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            str(corpus_dir()),
+            "--adapter",
+            "rabbitmq",
+            "--rabbitmq-ebin",
+            str(old_ebin),
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report
-    not_run = {Path(t["trace"]).name: t["ops_not_offered"] for t in report["traces"]
-               if t["status"] == "not-offered"}
+    not_run = {
+        Path(t["trace"]).name: t["ops_not_offered"]
+        for t in report["traces"]
+        if t["status"] == "not-offered"
+    }
     assert not_run["cf7-quorum-queue-pseudo-peer.itf.json"] == ["block", "unblock"]
     assert report["counts"]["pass"] + len(not_run) == len(report["traces"])
     assert report["counts"]["pass"] >= 10

@@ -132,8 +132,15 @@ def test_online_deadlocks_are_the_full_searchs(graph):
             for online in (False, True):
                 system = CompiledNetwork(graph, count_consumed=False)
                 symmetry = network_symmetry(system.network) if sym else None
-                runs.append(explore(system, reduce=reduce, symmetry=symmetry,
-                                    stop_at_deadlock=online, max_states=5_000))
+                runs.append(
+                    explore(
+                        system,
+                        reduce=reduce,
+                        symmetry=symmetry,
+                        stop_at_deadlock=online,
+                        max_states=5_000,
+                    )
+                )
             full, online = runs
             if not full.complete:
                 continue
@@ -147,8 +154,7 @@ def test_online_stops_early_on_a_big_deadlock():
     full search explores more states for the same counterexample."""
     graph = load_preset("stalled-queue").with_credit(CreditSpec(20, 10)).with_publishes(60)
     runs = [
-        explore(CompiledNetwork(graph, count_consumed=False), reduce=False,
-                stop_at_deadlock=online)
+        explore(CompiledNetwork(graph, count_consumed=False), reduce=False, stop_at_deadlock=online)
         for online in (True, False)
     ]
     online, full = runs
@@ -241,8 +247,10 @@ def test_check_stops_at_the_deadlock_unless_full_search(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rows = []
     for extra in ([], ["--full-search"]):
-        out = CliRunner().invoke(main, ["check", "stalled-queue", "--credit", "20,10",
-                                        "--publishes", "60", "--json", *extra])
+        out = CliRunner().invoke(
+            main,
+            ["check", "stalled-queue", "--credit", "20,10", "--publishes", "60", "--json", *extra],
+        )
         assert out.exit_code == 10
         rows.append(json.loads(out.output))
     online, full = rows
@@ -262,8 +270,17 @@ def test_message_moves_are_read_off_the_generated_body():
     change only unconditionally, and any other write to one is refused."""
     from creditflow.conformance.explore.compiled import moves_of_body
 
-    body = ["l[2] -= 1", "c = l[1]", "if c == 1:", "    l[1] = 2", "    l[4 if b4 else 3] += 1",
-            "else:", "    l[1] = c - 1", "l[25] -= 1", "l[27] += 1"]
+    body = [
+        "l[2] -= 1",
+        "c = l[1]",
+        "if c == 1:",
+        "    l[1] = 2",
+        "    l[4 if b4 else 3] += 1",
+        "else:",
+        "    l[1] = c - 1",
+        "l[25] -= 1",
+        "l[27] += 1",
+    ]
     assert moves_of_body(body, frozenset({2, 27, 12})) == {2: -1, 27: 1}
     for bad in (["if c == 1:", "    l[2] += 1"], ["l[2] = 0"], ["l[2 if b1 else 7] += 1"]):
         with pytest.raises(RuntimeError, match="conditionally"):

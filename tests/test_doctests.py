@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"creditflow.model": "model", "creditflow.conformance": "conformance",
-            "creditflow.adapters": "adapters"}
+PACKAGES = {
+    "creditflow.model": "model",
+    "creditflow.conformance": "conformance",
+    "creditflow.adapters": "adapters",
+}
 
 
 def modules_with_examples() -> list[str]:

@@ -75,12 +75,19 @@ def test_graphml(tmp_path):
         ("{not json", "not valid JSON"),
         ("[]", "node-link JSON object"),
         ('{"nodes": [{"name": "a"}]}', "nodes[0].id: missing"),
-        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a"}]}',
-         "edges[0].target: missing"),
-        ('{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a", "target": "b"}]}',
-         "is not a node id"),
-        ('{"nodes": [{"id": "a", "source": true}, {"id": "b"}],'
-         ' "edges": [{"source": "a", "target": "b", "credit": [1, "x"]}]}', "must be an integer"),
+        (
+            '{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a"}]}',
+            "edges[0].target: missing",
+        ),
+        (
+            '{"nodes": [{"id": "a", "source": true}], "edges": [{"source": "a", "target": "b"}]}',
+            "is not a node id",
+        ),
+        (
+            '{"nodes": [{"id": "a", "source": true}, {"id": "b"}],'
+            ' "edges": [{"source": "a", "target": "b", "credit": [1, "x"]}]}',
+            "must be an integer",
+        ),
         ('{"directed": false, "nodes": [{"id": "a", "source": true}]}', "must be directed"),
     ],
 )
@@ -107,8 +114,8 @@ def test_dot_through_graphviz(tmp_path):
     path = tmp_path / "g.dot"
     path.write_text(
         'digraph publish { credit="2,1";\n'
-        '  reader [source=true, publishes=4, shape=box];\n'
-        '  channel; queue [stalled=true, color=grey];\n'
+        "  reader [source=true, publishes=4, shape=box];\n"
+        "  channel; queue [stalled=true, color=grey];\n"
         '  reader -> channel [credit="3,1", penwidth=2];\n'
         "  channel -> queue;\n}\n"
     )

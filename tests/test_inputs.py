@@ -96,23 +96,30 @@ def test_duplicate_node_ids_do_not_hide_a_deadlock(tmp_path):
     """IN-DUPLICATE: cycle2 deadlocks (exit 10); listing a node twice (also as 1 / "1")
     is refused, never merged into a graph that passes."""
     ok = write(tmp_path, "ok.json", json.dumps(CYCLE2))
-    assert run_cli(["check", str(ok), "--credit", "1,1"], tmp_path,
-                   ("counterexamples",)).exit_code == 10
+    assert (
+        run_cli(["check", str(ok), "--credit", "1,1"], tmp_path, ("counterexamples",)).exit_code
+        == 10
+    )
     doc = json.loads(json.dumps(CYCLE2))
     doc["nodes"].append(dict(doc["nodes"][1]))
     twice = write(tmp_path, "twice.json", json.dumps(doc))
     bad(tmp_path, ["check", str(twice), "--credit", "1,1"], "appears twice", "IN-DUPLICATE")
-    mixed = write(tmp_path, "mixed.json", json.dumps(
-        {"nodes": [{"id": 1, "source": True}, {"id": "1"}], "edges": []}))
+    mixed = write(
+        tmp_path,
+        "mixed.json",
+        json.dumps({"nodes": [{"id": 1, "source": True}, {"id": "1"}], "edges": []}),
+    )
     bad(tmp_path, ["check", str(mixed)], "nodes[1].id", "appears twice")
 
 
 def test_duplicate_json_keys_and_graphml_nodes(tmp_path):
     """IN-DUPLICATE: a key twice in one JSON object; a GraphML node declared twice."""
     text = '{"nodes": [{"id": "a", "source": true, "source": false}], "edges": []}'
-    bad(tmp_path, ["check", str(write(tmp_path, "k.json", text))], "duplicate key \"source\"")
-    ml = ("<graphml xmlns='http://graphml.graphdrawing.org/xmlns'><graph edgedefault="
-          "'directed'><node id='a'/><node id='a'/></graph></graphml>")
+    bad(tmp_path, ["check", str(write(tmp_path, "k.json", text))], 'duplicate key "source"')
+    ml = (
+        "<graphml xmlns='http://graphml.graphdrawing.org/xmlns'><graph edgedefault="
+        "'directed'><node id='a'/><node id='a'/></graph></graphml>"
+    )
     bad(tmp_path, ["check", str(write(tmp_path, "d.graphml", ml))], "declared twice")
 
 
@@ -121,13 +128,19 @@ def test_duplicate_json_keys_and_graphml_nodes(tmp_path):
 
 def test_edges_to_undeclared_nodes(tmp_path):
     """IN-DANGLING: GraphML no longer invents the node; JSON names the path."""
-    ml = ("<graphml xmlns='http://graphml.graphdrawing.org/xmlns'><graph edgedefault="
-          "'directed'><node id='a'/><edge source='a' target='ghost'/></graph></graphml>")
+    ml = (
+        "<graphml xmlns='http://graphml.graphdrawing.org/xmlns'><graph edgedefault="
+        "'directed'><node id='a'/><edge source='a' target='ghost'/></graph></graphml>"
+    )
     bad(tmp_path, ["check", str(write(tmp_path, "g.graphml", ml))], "'ghost'", "IN-DANGLING")
     doc = json.loads(json.dumps(CYCLE2))
     doc["edges"][0]["target"] = "ghost"
-    bad(tmp_path, ["check", str(write(tmp_path, "g.json", json.dumps(doc)))],
-        "edges[0].target", "IN-DANGLING")
+    bad(
+        tmp_path,
+        ["check", str(write(tmp_path, "g.json", json.dumps(doc)))],
+        "edges[0].target",
+        "IN-DANGLING",
+    )
 
 
 # -- IN-READ: empty, binary, two graphs, DTDs ---------------------------------------------------
@@ -139,10 +152,16 @@ def test_edges_to_undeclared_nodes(tmp_path):
         ("e.dot", "", "empty file"),
         ("b.dot", b"\x00\x01\xff\xfe", "binary"),
         ("u.json", b"\xff\xfe{}", "not UTF-8"),
-        ("two.dot", "digraph a { x [source=true]; x -> y [credit=\"1,1\"] } digraph b { p }",
-         "more than one graph"),
-        ("x.graphml", "<?xml version='1.0'?><!DOCTYPE g [<!ENTITY a 'aaa'>]><graphml/>",
-         "DTDs and entities"),
+        (
+            "two.dot",
+            'digraph a { x [source=true]; x -> y [credit="1,1"] } digraph b { p }',
+            "more than one graph",
+        ),
+        (
+            "x.graphml",
+            "<?xml version='1.0'?><!DOCTYPE g [<!ENTITY a 'aaa'>]><graphml/>",
+            "DTDs and entities",
+        ),
         ("two.json", '{"nodes": []} {"nodes": []}', "more than one JSON value"),
         ("e.json", "  \n", "empty file"),
     ],
@@ -169,8 +188,7 @@ HUGE = "9" * 5000
         ("e.json", ["replay", str(TRACE), "--adapter", "reference", "--expectations", "@"]),
     ],
 )
-def test_deep_nesting_huge_integers_and_nan_in_every_json_format(tmp_path, name, args,
-                                                                 payload):
+def test_deep_nesting_huge_integers_and_nan_in_every_json_format(tmp_path, name, args, payload):
     """IN-DEPTH, IN-INT, IN-FINITE: before the parser can recurse or convert."""
     path = write(tmp_path, name, '{"x": ' + payload + "}")
     line = bad(tmp_path, [a.replace("@", str(path)) for a in args], str(path))
@@ -198,10 +216,13 @@ def test_bigint_and_container_values_in_itf(tmp_path):
 
 def test_toml_depth_ints_and_nan(tmp_path):
     """IN-DEPTH, IN-INT, IN-FINITE for sweep files (TOML)."""
-    for text, rule in [(f"x = {'[' * 5000}1{']' * 5000}", "IN-DEPTH"),
-                       ("x = 9999999999999999999", "IN-INT"),
-                       ("x = nan", "IN-FINITE"), ("x = -inf", "IN-FINITE"),
-                       ("[" + ".".join(["a"] * 200) + "]", "IN-DEPTH")]:
+    for text, rule in [
+        (f"x = {'[' * 5000}1{']' * 5000}", "IN-DEPTH"),
+        ("x = 9999999999999999999", "IN-INT"),
+        ("x = nan", "IN-FINITE"),
+        ("x = -inf", "IN-FINITE"),
+        ("[" + ".".join(["a"] * 200) + "]", "IN-DEPTH"),
+    ]:
         with pytest.raises(InputError, match=rule):
             parse_toml(text, "w.toml")
     path = write(tmp_path, "w.toml", "[[family]]\nkind = 'broker'\nqueues = nan\n")
@@ -231,8 +252,7 @@ def test_absurd_values_are_refused(tmp_path, edit, needle):
     """IN-LIMITS: values that would hang the model are refused with their maximum."""
     doc = json.loads(json.dumps(CYCLE2))
     doc["edges"][0].update(edit)
-    bad(tmp_path, ["check", str(write(tmp_path, "g.json", json.dumps(doc)))], needle,
-        "IN-LIMITS")
+    bad(tmp_path, ["check", str(write(tmp_path, "g.json", json.dumps(doc)))], needle, "IN-LIMITS")
 
 
 def test_absurd_command_line_values(tmp_path):
@@ -270,13 +290,20 @@ def test_a_sweep_file_alone_imports_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("CREDITFLOW_PLUGIN_MARKER", str(marker))
     sys.modules.pop("tests.plugin_side_effect", None)
     path = write(tmp_path, "p.toml", PLUGIN_SWEEP.format(checker="tests.plugin_side_effect:check"))
-    bad(tmp_path, ["sweep", str(path), "--dry-run"], "--plugin tests.plugin_side_effect",
-        "IN-PLUGIN")
+    bad(
+        tmp_path,
+        ["sweep", str(path), "--dry-run"],
+        "--plugin tests.plugin_side_effect",
+        "IN-PLUGIN",
+    )
     assert not marker.exists() and "tests.plugin_side_effect" not in sys.modules
     system = write(tmp_path, "s.toml", PLUGIN_SWEEP.format(checker="os:system"))
     bad(tmp_path, ["sweep", str(system), "--dry-run"], "'os:system'", "IN-PLUGIN")
-    approved = run_cli(["sweep", str(path), "--dry-run", "--plugin", "tests.plugin_side_effect"],
-                       tmp_path, ("out", "imported.txt"))
+    approved = run_cli(
+        ["sweep", str(path), "--dry-run", "--plugin", "tests.plugin_side_effect"],
+        tmp_path,
+        ("out", "imported.txt"),
+    )
     assert approved.exit_code == 0, approved.stderr
     assert marker.read_text() == "imported\n"
 
@@ -285,10 +312,14 @@ def test_unapproved_plugin_in_a_real_subprocess(tmp_path):
     """IN-PLUGIN, IN-ONE-LINE through the installed `creditflow` command."""
     marker = tmp_path / "imported.txt"
     path = write(tmp_path, "p.toml", PLUGIN_SWEEP.format(checker="tests.plugin_side_effect:check"))
-    done = subprocess.run([CF, "sweep", str(path), "--dry-run"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120,
-                          env={**os.environ, "CREDITFLOW_PLUGIN_MARKER": str(marker),
-                               "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [CF, "sweep", str(path), "--dry-run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "CREDITFLOW_PLUGIN_MARKER": str(marker), "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "IN-PLUGIN" in done.stderr and not marker.exists()
 
@@ -299,14 +330,20 @@ def test_unapproved_plugin_in_a_real_subprocess(tmp_path):
 def chain(n: int) -> dict:
     nodes = [{"id": f"n{i}"} for i in range(n)]
     nodes[0]["source"] = True
-    return {"graph": {"credit": [1, 1]}, "nodes": nodes,
-            "edges": [{"source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)]}
+    return {
+        "graph": {"credit": [1, 1]},
+        "nodes": nodes,
+        "edges": [{"source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)],
+    }
 
 
 def star(n: int) -> dict:
     nodes = [{"id": "hub", "source": True}] + [{"id": f"l{i}"} for i in range(n - 1)]
-    return {"graph": {"credit": [1, 1]}, "nodes": nodes,
-            "edges": [{"source": "hub", "target": f"l{i}"} for i in range(n - 1)]}
+    return {
+        "graph": {"credit": [1, 1]},
+        "nodes": nodes,
+        "edges": [{"source": "hub", "target": f"l{i}"} for i in range(n - 1)],
+    }
 
 
 def test_ten_thousand_nodes_are_bounded_by_max_states(tmp_path):
@@ -316,8 +353,13 @@ def test_ten_thousand_nodes_are_bounded_by_max_states(tmp_path):
     for name, doc in (("chain", chain(10_000)), ("star", star(10_000))):
         path = write(tmp_path, f"{name}.json", json.dumps(doc))
         started = time.monotonic()
-        done = subprocess.run([CF, "check", str(path), "--max-states", "50"],
-                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        done = subprocess.run(
+            [CF, "check", str(path), "--max-states", "50"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert done.returncode == 4, done.stderr
         assert "Traceback" not in done.stderr
         assert time.monotonic() - started < 60, name
@@ -333,8 +375,14 @@ def test_big_graphs_run_the_readable_functions_with_the_same_results(monkeypatch
             system, result = check_graph(load_graph(name), CheckOptions(max_states=20_000))
             assert system.compiled == (limit > 0)
             results.setdefault(name, []).append(
-                (result.n_states, result.transitions, result.complete, result.holds,
-                 {k: f.length for k, f in result.findings.items()}))
+                (
+                    result.n_states,
+                    result.transitions,
+                    result.complete,
+                    result.holds,
+                    {k: f.length for k, f in result.findings.items()},
+                )
+            )
     for name, (a, b) in results.items():
         assert a == b, name
 
@@ -343,8 +391,10 @@ def test_prove_answers_within_its_timeout(tmp_path):
     """IN-WORK: `prove --depth 100000 --timeout 1` and a 2,000-node chain stop at their
     budget with exit 4 and one line."""
     path = write(tmp_path, "chain.json", json.dumps(chain(2000)))
-    for args in (["prove", "cycle2", "--depth", "100000", "--timeout", "1"],
-                 ["prove", str(path), "--timeout", "1"]):
+    for args in (
+        ["prove", "cycle2", "--depth", "100000", "--timeout", "1"],
+        ["prove", str(path), "--timeout", "1"],
+    ):
         started = time.monotonic()
         result = run_cli(args, tmp_path, ("counterexamples",))
         assert result.exit_code == 4, result.stderr
@@ -362,9 +412,12 @@ def test_sweep_values_are_validated_against_their_columns():
     assert INT_RANGES[column_kind("publishes")][1] >= MAX_SWEEP_PUBLISHES
     assert INT_RANGES[column_kind("max_states")][1] >= MAX_BUDGET_STATES
     base = "[[family]]\nkind = 'broker'\n"
-    for setting in ("publishes = [3000000000]", "credits = { specs = [[3000000000, 1]] }",
-                    "credits = { grid = { initial = [1], more_after = [3000000000] } }",
-                    "instances = 10000000"):
+    for setting in (
+        "publishes = [3000000000]",
+        "credits = { specs = [[3000000000, 1]] }",
+        "credits = { grid = { initial = [1], more_after = [3000000000] } }",
+        "instances = 10000000",
+    ):
         with pytest.raises(SweepFileError, match="SW-ROW-TYPES"):
             parse_sweep(base + setting + "\n", "w.toml")
 
@@ -372,9 +425,18 @@ def test_sweep_values_are_validated_against_their_columns():
 def test_an_unstorable_row_does_not_cost_its_part():
     """SW-ROW-TYPES, SW-COMMIT: a row whose value a column cannot hold is stored as an
     error row naming the column; the other rows of the part are stored as they are."""
-    rows = [{**dict.fromkeys(COLUMN_NAMES), "case_id": f"c{i}", "verdict": "holds",
-             "states": 10 + i, "blocked_forever": [], "violated": [], "finished_at": 0.0}
-            for i in range(2)]
+    rows = [
+        {
+            **dict.fromkeys(COLUMN_NAMES),
+            "case_id": f"c{i}",
+            "verdict": "holds",
+            "states": 10 + i,
+            "blocked_forever": [],
+            "violated": [],
+            "finished_at": 0.0,
+        }
+        for i in range(2)
+    ]
     rows[1]["states"] = 2**70
     table = rows_to_table(rows).to_pylist()
     assert [r["verdict"] for r in table] == [rows[0]["verdict"], "error"]
@@ -388,8 +450,14 @@ def test_an_unstorable_row_does_not_cost_its_part():
 def test_replay_corpus_rows_corrupt_traces_as_bad_trace(tmp_path):
     """IN-ONE-LINE, SW-REPLAY: a corrupt trace is `bad-trace` (exit 2), never `error`."""
     fn = resolve_replay("network")
-    for content in ("", "{", DEEP, '{"x": ' + HUGE + "}", '{"vars": "x", "states": []}',
-                    '{"#meta": {"creditflow": null}, "vars": [], "states": [{}]}'):
+    for content in (
+        "",
+        "{",
+        DEEP,
+        '{"x": ' + HUGE + "}",
+        '{"vars": "x", "states": []}',
+        '{"#meta": {"creditflow": null}, "vars": [], "states": [{}]}',
+    ):
         path = write(tmp_path, "c.itf.json", content)
         row = replay_one(fn, str(path), "network")
         assert row["status"] == "bad-trace", (content[:30], row)
@@ -405,8 +473,9 @@ def test_pytest_plugin_reports_a_corrupt_trace_in_one_line(pytester):
     corpus = pytester.path / "corpus"
     corpus.mkdir()
     (corpus / "broken.itf.json").write_text('{"vars": ["x"], "states": [{"x": ' + HUGE + "}]}")
-    result = pytester.runpytest(str(corpus), "--creditflow-adapter", "reference",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        str(corpus), "--creditflow-adapter", "reference", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "IN-INT" in text and "Traceback" not in text and "json/decoder.py" not in text
@@ -431,5 +500,6 @@ def test_a_foreign_parquet_file_in_a_sweep_folder_is_one_line(tmp_path):
     pq.write_table(pa.table({"x": [1, 2]}), results / "foreign.parquet")
     bad(tmp_path, ["report", str(tmp_path / "sw")], "foreign.parquet", "no column 'case_id'")
     (results / "junk.parquet").write_bytes(b"not parquet at all")
-    bad(tmp_path, ["sweep", "smoke", "--out", str(tmp_path / "sw"), "--dry-run"],
-        "parquet", "not a")
+    bad(
+        tmp_path, ["sweep", "smoke", "--out", str(tmp_path / "sw"), "--dry-run"], "parquet", "not a"
+    )

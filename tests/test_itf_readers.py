@@ -23,8 +23,9 @@ def _same(ours: Any, theirs: Any) -> bool:
     if isinstance(ours, Variant):
         return type(theirs).__name__ == ours.tag and _same(ours.value, theirs.value)
     if isinstance(ours, Record):
-        return (list(theirs._fields) == list(ours)
-                and all(_same(v, getattr(theirs, k)) for k, v in ours.items()))
+        return list(theirs._fields) == list(ours) and all(
+            _same(v, getattr(theirs, k)) for k, v in ours.items()
+        )
     if isinstance(ours, dict):
         return len(ours) == len(theirs) and all(_same(v, theirs[k]) for k, v in ours.items())
     if isinstance(ours, list):
@@ -51,12 +52,23 @@ def _written(tmp_path: Path) -> list[Path]:
         "prove.itf.json": ["prove", "cycle2", "--credit", "1,1", "--depth", "8"],
         "accounts.itf.json": ["accounts", "check", "slow-consumer"],
     }.items():
-        runner.invoke(main, [*args, "--trace-out", str(tmp_path / name)],
-                      catch_exceptions=False)
+        runner.invoke(main, [*args, "--trace-out", str(tmp_path / name)], catch_exceptions=False)
         out.append(tmp_path / name)
-    runner.invoke(main, ["conform", "--adapter", "mutant:ack-off-by-one", "--seed", "1",
-                         "--max-examples", "20", "--out", str(tmp_path / "conform")],
-                  catch_exceptions=False)
+    runner.invoke(
+        main,
+        [
+            "conform",
+            "--adapter",
+            "mutant:ack-off-by-one",
+            "--seed",
+            "1",
+            "--max-examples",
+            "20",
+            "--out",
+            str(tmp_path / "conform"),
+        ],
+        catch_exceptions=False,
+    )
     out += sorted((tmp_path / "conform").glob("*.itf.json"))
     assert all(p.is_file() for p in out) and len(out) == 4
     return out
@@ -79,8 +91,11 @@ def test_quint_options_are_what_itf_py_cannot_read_and_we_still_can(tmp_path: Pa
     for state in doc["states"]:
         picks = state["mbt::nondetPicks"]
         for key in ("proc", "peer", "amount", "spec"):
-            picks[key] = ({"tag": "Some", "value": picks[key]} if key in picks
-                          else {"tag": "None", "value": {"#tup": []}})
+            picks[key] = (
+                {"tag": "Some", "value": picks[key]}
+                if key in picks
+                else {"tag": "None", "value": {"#tup": []}}
+            )
     old = tmp_path / "old-style.itf.json"
     old.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="keyword|valid identifiers"):

@@ -139,8 +139,10 @@ RIGHT = [
 ]
 
 
-@pytest.mark.parametrize(("importer", "imported", "wrong"),
-                         [(*pair, True) for pair in WRONG] + [(*pair, False) for pair in RIGHT])
+@pytest.mark.parametrize(
+    ("importer", "imported", "wrong"),
+    [(*pair, True) for pair in WRONG] + [(*pair, False) for pair in RIGHT],
+)
 def test_the_checker_knows_the_order(importer, imported, wrong):
     """The checker itself: a wrong-direction import is recognised as one."""
     assert wrong_direction(f"creditflow.{importer}", f"creditflow.{imported}") is wrong

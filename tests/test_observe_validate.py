@@ -40,7 +40,8 @@ def test_dropped_grant_rejected_at_next_event_of_sender(seed):
     pid, to = dropped[2], dropped[4]
     ev = bad["events"]
     flying = sum(1 for e in ev[:k] if e[3] == "grant" and e[2] == pid and e[4] == to) - sum(
-        1 for e in ev[:k] if e[3] == "bump" and e[2] == to and e[4] == pid)
+        1 for e in ev[:k] if e[3] == "bump" and e[2] == to and e[4] == pid
+    )
     want = None
     for i in range(k, len(ev)):
         e = ev[i]
@@ -63,8 +64,11 @@ def test_swapped_bump_before_its_grant_rejected():
     doc = generate(500, seed=7)
     k = first_index(doc, lambda i, e: e[3] == "bump" and i > 50)
     bump = doc["events"][k]
-    g = max(i for i, e in enumerate(doc["events"][:k])
-            if e[3] == "grant" and e[2] == bump[4] and e[4] == bump[2])
+    g = max(
+        i
+        for i, e in enumerate(doc["events"][:k])
+        if e[3] == "grant" and e[2] == bump[4] and e[4] == bump[2]
+    )
     bad = copy.deepcopy(doc)
     ev = bad["events"]
     ev[g], ev[k] = ev[k], ev[g]

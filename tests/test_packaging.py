@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"spec": "creditflow.spec", "model": "creditflow.model",
-           "conformance": "creditflow.conformance", "adapters": "creditflow.adapters"}
+FOLDERS = {
+    "spec": "creditflow.spec",
+    "model": "creditflow.model",
+    "conformance": "creditflow.conformance",
+    "adapters": "creditflow.adapters",
+}
 
 
 def source_packages() -> set[str]:
@@ -50,7 +54,9 @@ def test_wheel_installs_and_imports_everything(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
-        cwd=ROOT, check=True, capture_output=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
     )
     wheel = next(dist.glob("creditflow-*.whl"))
     venv = tmp_path / "venv"
@@ -58,7 +64,9 @@ def test_wheel_installs_and_imports_everything(tmp_path):
     py = venv / "bin" / "python"
     site = subprocess.run(
         [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     # dependencies from this environment, without its editable finder
     (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")

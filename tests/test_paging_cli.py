@@ -62,7 +62,8 @@ def test_a_property_violation_is_exit_12(monkeypatch):
     """A violated PROP-PG property (here: a model broken on purpose) exits 12."""
     from creditflow.conformance.cli import paging as cli_paging
 
-    monkeypatch.setattr(cli_paging, "check",
-                        lambda profile, st, reports=(): {"PROP-PG-ORDER": "broken"})
+    monkeypatch.setattr(
+        cli_paging, "check", lambda profile, st, reports=(): {"PROP-PG-ORDER": "broken"}
+    )
     result = run("embed-boundary")
     assert result.exit_code == 12 and "PROP-PG-ORDER" in result.output

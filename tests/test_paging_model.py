@@ -46,8 +46,11 @@ def test_profiles_and_settings():
     """PG-PROFILE: the two versions differ as the reference says; settings override by
     name; unknown settings and versions are rejected."""
     assert profile_named("3.10.8") is PROFILE_3_10_8
-    assert (PROFILE_3_10_8.cap, PROFILE_3_10_8.io_batch_size, PROFILE_3_10_8.segment_entries) \
-        == (8000, 4096, 2048)
+    assert (PROFILE_3_10_8.cap, PROFILE_3_10_8.io_batch_size, PROFILE_3_10_8.segment_entries) == (
+        8000,
+        4096,
+        2048,
+    )
     assert PROFILE_3_5_5.store_credit == CreditSpec(2000, 500)
     assert not PROFILE_3_5_5.chunk_cap and not PROFILE_3_5_5.self_bump
     assert PROFILE_3_5_5.gc_threshold is None and PROFILE_3_5_5.read_batch is None
@@ -96,8 +99,13 @@ def test_publish_placement_and_persistence():
     assert st.target is None and st.len == 0 and not st.blocked()
     step = paging.publish(cfg, st, LARGE, persistent=True)
     m = step.state.q4[0]
-    assert (m.persistent, m.on_store, m.index_on_disk, m.in_ram, m.embedded) == \
-        (True, True, True, True, False)
+    assert (m.persistent, m.on_store, m.index_on_disk, m.in_ram, m.embedded) == (
+        True,
+        True,
+        True,
+        True,
+        False,
+    )
     assert step.report.writes == ((0, False),) and step.report.placed == "q4"
     assert step.state.store_credit(PERSISTENT_STORE) == 9
     assert step.state.stores[PERSISTENT_STORE].pending == 1
@@ -123,8 +131,7 @@ def test_one_pass_stops_when_blocked_then_settles():
     step = paging.set_ram_duration_target(cfg, st, 0)
     st = step.state
     (p,) = step.report.passes
-    assert (p.a2b_chunk, p.quota, p.first, p.alphas_moved, p.b2d_moved) == (40, 20, "alphas",
-                                                                             10, 0)
+    assert (p.a2b_chunk, p.quota, p.first, p.alphas_moved, p.b2d_moved) == (40, 20, "alphas", 10, 0)
     assert seqs(st.q3) == list(range(30, 40)) and len(st.q4) == 30
     assert st.blocked() and st.store_credit(TRANSIENT_STORE) == 0
     assert st.stores[TRANSIENT_STORE].pending == 10 and not st.waiting_bump
@@ -218,15 +225,18 @@ def test_gc_gate_every_1001st_call_and_355_every_call():
 
 def test_355_has_no_cap_and_no_continuation():
     """PG-PROFILE, PG-CAP: 3.5.5 moves the whole chunk in one pass and never reschedules."""
-    cfg = Config(PROFILE_3_5_5.with_settings(store_credit=(10, 5), segment_entries=16,
-                                             io_batch_size=8))
+    cfg = Config(
+        PROFILE_3_5_5.with_settings(store_credit=(10, 5), segment_entries=16, io_batch_size=8)
+    )
     st = initial_state()
     for _ in range(50):
         st = paging.publish(cfg, st, SMALL).state
     step = paging.set_ram_duration_target(cfg, st, 0)
     p = step.report.passes[-1]
-    assert p.quota == 50 and p.alphas_moved + sum(x.alphas_moved for x in
-                                                    step.report.passes[:-1]) >= 50 - 16
+    assert (
+        p.quota == 50
+        and p.alphas_moved + sum(x.alphas_moved for x in step.report.passes[:-1]) >= 50 - 16
+    )
     assert step.state.self_bumps == 0 and not step.state.waiting_bump
 
 
@@ -315,18 +325,43 @@ def test_requeue_into_q3_writes_the_body_and_into_delta():
     base = st = paging.settle(cfg, paging.set_ram_duration_target(cfg, st, 0).state).state
     # q3 = 0..15 (head segment), delta = [16, 40)
     assert seqs(st.q3) == list(range(16)) and st.delta_start == 16
-    synthetic = Msg(seq=5, size=LARGE, persistent=False, embedded=False, in_ram=True,
-                    on_store=False, index_on_disk=False)
-    st = st._replace(q3=tuple(m for m in st.q3 if m.seq != 5), rpa=(synthetic,), len=39,
-                     bytes=st.bytes - LARGE, unacked_bytes=LARGE, ram_bytes=LARGE)
+    synthetic = Msg(
+        seq=5,
+        size=LARGE,
+        persistent=False,
+        embedded=False,
+        in_ram=True,
+        on_store=False,
+        index_on_disk=False,
+    )
+    st = st._replace(
+        q3=tuple(m for m in st.q3 if m.seq != 5),
+        rpa=(synthetic,),
+        len=39,
+        bytes=st.bytes - LARGE,
+        unacked_bytes=LARGE,
+        ram_bytes=LARGE,
+    )
     step = paging.requeue(cfg, st, [5])
     m = next(x for x in step.state.q3 if x.seq == 5)
     assert m.on_store and not m.in_ram and step.report.writes == ((5, False),)
     assert not check(cfg.profile, step.state)
-    inside = Msg(seq=20, size=LARGE, persistent=False, embedded=False, in_ram=False,
-                 on_store=True, index_on_disk=True)
-    st2 = base._replace(delta=tuple(x for x in base.delta if x.seq != 20), dpa=(inside,),
-                        len=39, bytes=base.bytes - LARGE, unacked_bytes=LARGE)
+    inside = Msg(
+        seq=20,
+        size=LARGE,
+        persistent=False,
+        embedded=False,
+        in_ram=False,
+        on_store=True,
+        index_on_disk=True,
+    )
+    st2 = base._replace(
+        delta=tuple(x for x in base.delta if x.seq != 20),
+        dpa=(inside,),
+        len=39,
+        bytes=base.bytes - LARGE,
+        unacked_bytes=LARGE,
+    )
     assert not check(cfg.profile, st2)
     step = paging.requeue(cfg, st2, [20])
     assert 20 in seqs(step.state.delta) and not check(cfg.profile, step.state)
@@ -352,8 +387,10 @@ def test_head_check_moves_an_embedded_beta_to_q4():
     # basic_publish checks the head only when one message is left
     assert len(paging.basic_publish(cfg, initial_state(), SMALL).reports) == 2
     assert len(paging.basic_publish(cfg, st, SMALL).reports) == 1
-    assert [r.op for r in paging.basic_reject(cfg, done.state, [0]).reports] == \
-        ["requeue", "head_check"]
+    assert [r.op for r in paging.basic_reject(cfg, done.state, [0]).reports] == [
+        "requeue",
+        "head_check",
+    ]
 
 
 def test_settle_has_a_budget():

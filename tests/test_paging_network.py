@@ -26,8 +26,7 @@ def test_chain_holds_every_property_and_never_deadlocks(explored):
     every PROP-PG property, and with a live msg_store nothing deadlocks."""
     system, result = explored
     assert result.complete and not result.findings
-    assert set(result.property_ids) >= {"PROP-CONSERVATION", "PROP-PG-CREDIT",
-                                          "PROP-NO-DEADLOCK"}
+    assert set(result.property_ids) >= {"PROP-CONSERVATION", "PROP-PG-CREDIT", "PROP-NO-DEADLOCK"}
 
 
 def test_shortest_run_to_a_throttled_publisher(explored):

@@ -49,10 +49,22 @@ def paged():
 
 
 def _pass(**kw) -> PassReport:
-    base = dict(target=0, a2b_chunk=5, quota=5, first="alphas", alphas_moved=5, acks_moved=0,
-                alpha_moves_while_blocked=0, b2d_chunk=0, b2d_moved=0,
-                q3_pushed_below_boundary=0, need_more=False, blocked_after=False,
-                rescheduled=False, waiting_after=False)
+    base = dict(
+        target=0,
+        a2b_chunk=5,
+        quota=5,
+        first="alphas",
+        alphas_moved=5,
+        acks_moved=0,
+        alpha_moves_while_blocked=0,
+        b2d_chunk=0,
+        b2d_moved=0,
+        q3_pushed_below_boundary=0,
+        need_more=False,
+        blocked_after=False,
+        rescheduled=False,
+        waiting_after=False,
+    )
     base.update(kw)
     return PassReport(**base)
 
@@ -71,15 +83,18 @@ def test_each_state_property_detects_its_corruption(paged):
     broken = {
         "PROP-PG-CONSERVED": st._replace(removed=st.removed + 1),
         "PROP-PG-ORDER": st._replace(q3=st.q3[1:2] + st.q3[:1] + st.q3[2:]),
-        "PROP-PG-SHAPE": st._replace(q1=st.q3, q2=(), q3=(), delta=(), delta_start=None,
-                                     delta_end=None),
+        "PROP-PG-SHAPE": st._replace(
+            q1=st.q3, q2=(), q3=(), delta=(), delta_start=None, delta_end=None
+        ),
         "PROP-PG-COUNTERS": st._replace(ram_msg_count=st.ram_msg_count + 1),
         "PROP-PG-DELTA": st._replace(delta_start=st.delta[0].seq + 1),
-        "PROP-PG-MSG": st._replace(q3=(m0._replace(persistent=True, index_on_disk=False),)
-                                   + st.q3[1:]),
+        "PROP-PG-MSG": st._replace(
+            q3=(m0._replace(persistent=True, index_on_disk=False),) + st.q3[1:]
+        ),
         "PROP-PG-KINDS": st._replace(dpa=(st.dpa[0]._replace(in_ram=True),) + st.dpa[1:]),
-        "PROP-PG-CREDIT": st._replace(stores=tuple(
-            s._replace(pending=s.pending + 1) for s in st.stores)),
+        "PROP-PG-CREDIT": st._replace(
+            stores=tuple(s._replace(pending=s.pending + 1) for s in st.stores)
+        ),
         "PROP-PG-CONTINUATION": st._replace(self_bumps=1, waiting_bump=False),
     }
     for pid, bad in broken.items():
@@ -94,13 +109,12 @@ def test_each_transition_property_detects_its_report(paged):
     reports = {
         "PROP-PG-FIFO": Report("fetch", fetched=7, head_before=3),
         "PROP-PG-PLACEMENT": Report("publish", placed="q1", q3_was_empty=True),
-        "PROP-PG-QUOTA": Report("target", passes=(_pass(a2b_chunk=50, quota=50,
-                                                        alphas_moved=50),)),
-        "PROP-PG-NO-A2B-WHILE-BLOCKED": Report("bump", passes=(_pass(
-            alpha_moves_while_blocked=1),)),
+        "PROP-PG-QUOTA": Report("target", passes=(_pass(a2b_chunk=50, quota=50, alphas_moved=50),)),
+        "PROP-PG-NO-A2B-WHILE-BLOCKED": Report(
+            "bump", passes=(_pass(alpha_moves_while_blocked=1),)
+        ),
         "PROP-PG-B2D": Report("bump", passes=(_pass(q3_pushed_below_boundary=1),)),
-        "PROP-PG-EMBEDDED": Report("publish", writes=((3, True),), placed="q1",
-                                   q3_was_empty=False),
+        "PROP-PG-EMBEDDED": Report("publish", writes=((3, True),), placed="q1", q3_was_empty=False),
         "PROP-PG-TARGET": Report("target", old_target=None, reduced=False),
         "PROP-PG-CONTINUATION": Report("bump", passes=(_pass(need_more=True),)),
     }
@@ -140,8 +154,7 @@ def test_explorer_three_publishes_cap_and_continuation():
     """PG-EXPLORE, PG-CONTINUE: three publishes with credit {1,1} (a cap of 2 per pass):
     passes reschedule themselves, writes queue up at the msg_store, all properties hold."""
     profile = SMALL_BOUNDS.profile.with_settings(store_credit=(1, 1))
-    system = PagingSystem(SMALL_BOUNDS._replace(requeue=False, rates=(Rates(),),
-                                                profile=profile))
+    system = PagingSystem(SMALL_BOUNDS._replace(requeue=False, rates=(Rates(),), profile=profile))
     result = explore(system)
     assert result.complete and not result.findings
     assert any(s.queue.self_bumps for s in result.graph.states)
@@ -153,8 +166,9 @@ def test_355_checked_against_310_cap_gives_a_shortest_counterexample(tmp_path):
     one pass; held to 3.10.8's 2 x I cap, the explorer's shortest counterexample is five
     publishes and one target 0. Its trace renders as ITF."""
     old = PROFILE_3_5_5.with_settings(store_credit=(2, 1), segment_entries=2, io_batch_size=1)
-    bounds = SMALL_BOUNDS._replace(profile=old, publishes=5, requeue=False,
-                                   rates=(Rates(),), kinds=((100, False),))
+    bounds = SMALL_BOUNDS._replace(
+        profile=old, publishes=5, requeue=False, rates=(Rates(),), kinds=((100, False),)
+    )
     own = explore(PagingSystem(bounds))
     assert own.complete and not own.findings
     system = PagingSystem(bounds, rules=SMALL_BOUNDS.profile)
@@ -177,8 +191,13 @@ def test_system_interface():
     first = system.initial()
     assert first == Explored(initial_state())
     names = sorted(system.describe(a) for a, _ in system.successors(first))
-    assert names == ["publish(100 B, persistent)", "publish(5000 B, transient)",
-                     "rates(0,1,1,0)", "target(0)", "target(infinity)"]
+    assert names == [
+        "publish(100 B, persistent)",
+        "publish(5000 B, transient)",
+        "rates(0,1,1,0)",
+        "target(0)",
+        "target(infinity)",
+    ]
     assert system.render(first)["target"] is None
     assert system.action_record(system.enabled(first.queue)[0])[0] == "publish"
     assert system.blocked_mask(first) == 0 and not system.pending_work(first)

@@ -30,8 +30,14 @@ from creditflow.model.credit.spec import CreditSpec
 def test_presets_load_and_run():
     """PG-SCENARIO: every preset loads, runs, and says whether a broker can run it."""
     names = preset_names()
-    assert {"small-embedded", "large-tight-credit", "mixed-pending-acks", "slow-store",
-            "v355-uncapped", "embed-boundary"} <= set(names)
+    assert {
+        "small-embedded",
+        "large-tight-credit",
+        "mixed-pending-acks",
+        "slow-store",
+        "v355-uncapped",
+        "embed-boundary",
+    } <= set(names)
     for name in names:
         scenario = load_scenario(name)
         run = run_scenario(scenario)
@@ -54,13 +60,16 @@ def test_model_only_scenarios_are_refused_before_touching_a_broker():
 
 def test_deliveries_follow_the_client_order():
     """PG-SCENARIO: ack/requeue pick the oldest or newest outstanding deliveries."""
-    doc = {"settings": {"msg_store_credit_disc_bound": [10, 5]}, "steps": [
-        {"op": "publish", "count": 5, "size": 10},
-        {"op": "fetch", "count": 4},
-        {"op": "requeue", "count": 1, "from": "newest"},
-        {"op": "ack", "count": 2, "from": "oldest"},
-        {"op": "fetch", "count": 2, "ack": False},
-    ]}
+    doc = {
+        "settings": {"msg_store_credit_disc_bound": [10, 5]},
+        "steps": [
+            {"op": "publish", "count": 5, "size": 10},
+            {"op": "fetch", "count": 4},
+            {"op": "requeue", "count": 1, "from": "newest"},
+            {"op": "ack", "count": 2, "from": "oldest"},
+            {"op": "fetch", "count": 2, "ack": False},
+        ],
+    }
     run = run_scenario(parse_scenario(doc, "inline"))
     assert run.results[1].delivered == [0, 1, 2, 3]
     assert [m.seq for m in run.results[2].settled.ready()] == [3, 4]
@@ -85,8 +94,10 @@ def test_deliveries_follow_the_client_order():
         ({"steps": [{"op": "settle", "settle": "yes"}]}, "settle must be true or false"),
         ({"profile": "2.0", "steps": [{"op": "settle"}]}, "unknown paging profile"),
         ({"settings": {"frobnicate": 1}, "steps": [{"op": "settle"}]}, "unknown setting"),
-        ({"settings": {"msg_store_credit_disc_bound": [0, 1]}, "steps": [{"op": "settle"}]},
-         "msg_store_credit_disc_bound must be"),
+        (
+            {"settings": {"msg_store_credit_disc_bound": [0, 1]}, "steps": [{"op": "settle"}]},
+            "msg_store_credit_disc_bound must be",
+        ),
         ({"queue": {"durable": "no"}, "steps": [{"op": "settle"}]}, "queue.durable"),
         ({"steps": [{"op": "settle"}], "colour": "red"}, "unknown top-level field"),
     ],
@@ -117,8 +128,9 @@ def _observations(name: str) -> tuple:
     run = run_scenario(scenario)
     obs = []
     for r in run.results:
-        o = StepObservation(r.index, view_of_state(r.settled), "settled",
-                            rates_before=(0.0, 0.0, 0.0, 0.0))
+        o = StepObservation(
+            r.index, view_of_state(r.settled), "settled", rates_before=(0.0, 0.0, 0.0, 0.0)
+        )
         if r.step.op == "target":
             o.before = view_of_state(r.settled)
             o.after_pass = view_of_state(r.after)
@@ -146,8 +158,7 @@ def test_a_changed_field_is_a_diff_and_a_reset_target_is_interference():
     bad = copy.deepcopy(obs)
     bad[3].settled["len"] += 1
     c = compare(scenario, bad)
-    assert not c.agrees and [(d.step, d.phase, d.field) for d in c.diffs] == \
-        [(4, "settled", "len")]
+    assert not c.agrees and [(d.step, d.phase, d.field) for d in c.diffs] == [(4, "settled", "len")]
     assert str(c.diffs[0]) == "step 4 (settled): len: model 52 != broker 53"
     reset = copy.deepcopy(obs)
     reset[1].settled["target"] = "infinity"  # step 2 kept target 0 in the model
@@ -167,10 +178,26 @@ def test_probe_snapshots_are_checked_against_backing_queue_status():
     from creditflow.adapters.rabbitmq.broker import BrokerError
     from creditflow.adapters.rabbitmq.paging_probe import check_snapshot
 
-    snapshot = {"q1": [], "q2": [], "q3": [[0]], "q4": [], "delta": [None, 0, 0, None],
-                "len": 1, "target": "infinity", "next_seq_id": 1}
-    bqs = {"q1": 0, "q2": 0, "q3": 1, "q4": 0, "delta": [None, 0, 0, None], "len": 1,
-           "target_ram_count": "infinity", "next_seq_id": 1}
+    snapshot = {
+        "q1": [],
+        "q2": [],
+        "q3": [[0]],
+        "q4": [],
+        "delta": [None, 0, 0, None],
+        "len": 1,
+        "target": "infinity",
+        "next_seq_id": 1,
+    }
+    bqs = {
+        "q1": 0,
+        "q2": 0,
+        "q3": 1,
+        "q4": 0,
+        "delta": [None, 0, 0, None],
+        "len": 1,
+        "target_ram_count": "infinity",
+        "next_seq_id": 1,
+    }
     check_snapshot({**snapshot, "backing_queue_status": bqs})
     with pytest.raises(BrokerError, match="q3 read as 1 but backing_queue_status says 2"):
         check_snapshot({**snapshot, "backing_queue_status": {**bqs, "q3": 2}})

@@ -24,10 +24,10 @@ from creditflow.model.paging.properties import check
 from creditflow.model.paging.state import Config, Rates, Step, initial_state
 
 SMALL_PROFILES = {
-    "3.10.8": PROFILE_3_10_8.with_settings(store_credit=(2, 1), segment_entries=4,
-                                           io_batch_size=2, gc_threshold=3, read_batch=3),
-    "3.5.5": PROFILE_3_5_5.with_settings(store_credit=(2, 1), segment_entries=4,
-                                         io_batch_size=2),
+    "3.10.8": PROFILE_3_10_8.with_settings(
+        store_credit=(2, 1), segment_entries=4, io_batch_size=2, gc_threshold=3, read_batch=3
+    ),
+    "3.5.5": PROFILE_3_5_5.with_settings(store_credit=(2, 1), segment_entries=4, io_batch_size=2),
 }
 SIZES = st.sampled_from([10, 100, 4092, 4093, 5000])
 DURATIONS = st.sampled_from([0, 0.5, 2.0, 10.0, None])

@@ -44,9 +44,21 @@ def _peak_mb(tmp_path: Path, doc: dict) -> float:
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(doc))
     creditflow = str(Path(sys.executable).with_name("creditflow"))
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(tmp_path / "out.jsonl"),
-                           creditflow, "paging", str(path), "--json"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            MEASURE,
+            str(tmp_path / "out.jsonl"),
+            creditflow,
+            "paging",
+            str(path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     code, kb = (int(x) for x in done.stdout.split())
     assert code == 0
     return kb / 1024
@@ -54,12 +66,25 @@ def _peak_mb(tmp_path: Path, doc: dict) -> float:
 
 def test_size_pattern_is_one_publish_per_message() -> None:
     """PG-SIZES: ``sizes`` cycled over ``count`` equals one step per message."""
-    pattern = parse_scenario({"steps": [
-        {"op": "target", "duration": 0},
-        {"op": "publish", "count": 5, "sizes": [100, 10000]}]}, "pattern")
-    single = parse_scenario({"steps": [{"op": "target", "duration": 0}] + [
-        {"op": "publish", "size": n, "settle": i == 4}
-        for i, n in enumerate([100, 10000, 100, 10000, 100])]}, "single")
+    pattern = parse_scenario(
+        {
+            "steps": [
+                {"op": "target", "duration": 0},
+                {"op": "publish", "count": 5, "sizes": [100, 10000]},
+            ]
+        },
+        "pattern",
+    )
+    single = parse_scenario(
+        {
+            "steps": [{"op": "target", "duration": 0}]
+            + [
+                {"op": "publish", "size": n, "settle": i == 4}
+                for i, n in enumerate([100, 10000, 100, 10000, 100])
+            ]
+        },
+        "single",
+    )
     assert pattern.steps[1].message_sizes() == [100, 10000, 100, 10000, 100]
     assert pattern.steps[1].describe() == "publish 5 x 100/10000 B transient"
     a = run_scenario(pattern).results[-1].settled

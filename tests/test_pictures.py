@@ -12,8 +12,9 @@ from creditflow.conformance.traces.pictures import finding_dot
 
 @pytest.mark.parametrize("reduce", [True, False])
 @pytest.mark.parametrize("stop_at_deadlock", [False, True])
-def test_stalled_queue_draws_the_reader_blocked_forever(reduce: bool, stop_at_deadlock: bool
-                                                        ) -> None:
+def test_stalled_queue_draws_the_reader_blocked_forever(
+    reduce: bool, stop_at_deadlock: bool
+) -> None:
     """EXP-PICTURE: in stalled-queue the channel is blocked forever first; by the end of
     the lasso the reader (throttled forever) is too, and the picture says both — also
     when the deadlock is reported on the fly (EXP-ONLINE, as ``check`` does), where the
@@ -26,8 +27,11 @@ def test_stalled_queue_draws_the_reader_blocked_forever(reduce: bool, stop_at_de
     assert finding.processes == ("channel",)
     assert set(finding.final_processes) == {"reader", "channel"}
     dot = finding_dot(system, finding, "t")
-    lines = {line.split(" [")[0].strip().strip('"'): line for line in dot.splitlines()
-             if "[label=" in line and "->" not in line}
+    lines = {
+        line.split(" [")[0].strip().strip('"'): line
+        for line in dot.splitlines()
+        if "[label=" in line and "->" not in line
+    }
     assert "BLOCKED FOREVER (first)" in lines["channel"]
     assert "BLOCKED FOREVER" in lines["reader"] and "(first)" not in lines["reader"]
     assert "fillcolor=tomato" in lines["reader"]

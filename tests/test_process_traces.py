@@ -24,9 +24,14 @@ from creditflow.conformance.inputs.itf import TraceFormatError, read_document
 from creditflow.model.credit.spec import CreditSpec
 
 OPS = (
-    Op("send", "A", "B"), Op("send", "A", "B", spec=CreditSpec(1, 3)), Op("ack", "A", "C"),
-    Op("bump", "A", "B", amount=-1), Op("block", "A", "qq"), Op("peer_down", "A", "B"),
-    Op("unblock", "A", "qq"), Op("state", "Z"),
+    Op("send", "A", "B"),
+    Op("send", "A", "B", spec=CreditSpec(1, 3)),
+    Op("ack", "A", "C"),
+    Op("bump", "A", "B", amount=-1),
+    Op("block", "A", "qq"),
+    Op("peer_down", "A", "B"),
+    Op("unblock", "A", "qq"),
+    Op("state", "Z"),
 )
 
 
@@ -40,7 +45,8 @@ def test_round_trip(tmp_path):
     assert doc["states"][0]["mbt::actionTaken"] == "init"
     # TRACE-OPTIONS: the picks an op made, plain; those it did not make left out.
     assert doc["states"][2]["mbt::nondetPicks"]["spec"] == {
-        "#tup": [{"#bigint": "1"}, {"#bigint": "3"}]}
+        "#tup": [{"#bigint": "1"}, {"#bigint": "3"}]
+    }
     assert "spec" not in doc["states"][1]["mbt::nondetPicks"]
     assert doc["states"][4]["mbt::nondetPicks"]["amount"] == {"#bigint": "-1"}
     loaded = load_trace(path)
@@ -51,8 +57,9 @@ def test_round_trip(tmp_path):
 
 def test_edited_trace_is_rejected(tmp_path):
     """TRACE-PROCESS-REPLAY: the model must reproduce every recorded answer."""
-    path = write_process_trace(model_trace(CreditSpec(2, 1), OPS), tmp_path / "t.itf.json",
-                               "a test", "tests")
+    path = write_process_trace(
+        model_trace(CreditSpec(2, 1), OPS), tmp_path / "t.itf.json", "a test", "tests"
+    )
     doc = json.loads(path.read_text())
     doc["states"][3]["state"]["deferred"] = []
     path.write_text(json.dumps(doc))
@@ -71,12 +78,12 @@ def test_projection_of_each_step_kind():
     names = graph.node_names
     reader, channel = names[0], graph.successors(names[0])[0]
     assert step_ops(graph, Step("read", reader)) == [
-        Op("send", reader, channel, spec=CreditSpec(3, 2))]
+        Op("send", reader, channel, spec=CreditSpec(3, 2))
+    ]
     take = step_ops(graph, Step("take", channel, reader))
     assert take[0] == Op("ack", channel, reader, spec=CreditSpec(3, 2))
     assert [op.kind for op in take[1:]] == ["send"] * len(graph.successors(channel))
-    assert step_ops(graph, Step("bump", reader, channel)) == [
-        Op("bump", reader, channel, amount=2)]
+    assert step_ops(graph, Step("bump", reader, channel)) == [Op("bump", reader, channel, amount=2)]
 
 
 def test_network_trace_from_check_replays_as_per_process_ops(tmp_path):
@@ -84,13 +91,15 @@ def test_network_trace_from_check_replays_as_per_process_ops(tmp_path):
     and the projected per-process answers reproduce the stalled-queue backlog."""
     runner = CliRunner()
     out = tmp_path / "sq.itf.json"
-    result = runner.invoke(main, ["check", "stalled-queue", "--credit", "2,1", "--trace-out",
-                                  str(out)])
+    result = runner.invoke(
+        main, ["check", "stalled-queue", "--credit", "2,1", "--trace-out", str(out)]
+    )
     assert result.exit_code == 10 and out.is_file()
     loaded = load_trace(out)
     assert loaded.kind == "network"
-    channel_sends = [o for op, o in loaded.trace.steps if op.proc == "channel" and
-                     op.kind == "send"]
+    channel_sends = [
+        o for op, o in loaded.trace.steps if op.proc == "channel" and op.kind == "send"
+    ]
     assert channel_sends[-1].state.credit_from == {"queue": -2}
     assert len(channel_sends[-1].state.deferred) == 2
     divergence, _ = check_trace(ReferenceAdapter(), loaded.trace.spec, loaded.trace.ops)

@@ -34,9 +34,7 @@ def test_stalled_queue_backlog_in_every_terminal_state(spec, expected):
     )
     net = system.network
     queue, channel, reader = (net.node_index[n] for n in ("queue", "channel", "reader"))
-    terminals = [
-        s for i, s in enumerate(result.graph.states) if result.graph.is_terminal(i)
-    ]
+    terminals = [s for i, s in enumerate(result.graph.states) if result.graph.is_terminal(i)]
     assert terminals
     for s in terminals:
         assert net.mailbox(s, queue) == expected
@@ -62,8 +60,8 @@ def test_stalled_queue_backlog_in_every_terminal_state(spec, expected):
 def test_stalled_queue_backlog_on_random_runs(spec, expected):
     """NET-TAKE, CF-DEFER: any maximal run ends with the same backlog, e.g. {400,200} -> 800,
     the channel's credit at -400 (too many states to enumerate, so sample runs)."""
-    graph = load_preset("stalled-queue").with_credit(CreditSpec(*spec)).with_publishes(
-        expected + 50
+    graph = (
+        load_preset("stalled-queue").with_credit(CreditSpec(*spec)).with_publishes(expected + 50)
     )
     net = CreditNetwork(graph)
     queue = net.node_index["queue"]

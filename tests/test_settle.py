@@ -22,8 +22,10 @@ from creditflow.model.network.graph import flow_graph_from_networkx
 def broker_file(tmp_path, readers: int = 1, channels: int = 2, queues: int = 2) -> str:
     """The sweep's broker family (SW-BROKER) as a node-link file, {2,1}, 3 publishes."""
     kind = FAMILY_KINDS["broker"]
-    g = kind.build({**kind.defaults(), "readers": readers, "channels_per_reader": channels,
-                    "queues": queues}, random.Random(0))
+    g = kind.build(
+        {**kind.defaults(), "readers": readers, "channels_per_reader": channels, "queues": queues},
+        random.Random(0),
+    )
     g.graph.update(name="broker", credit=[2, 1])
     for _, data in g.nodes(data=True):
         if data.get("source"):
@@ -45,8 +47,12 @@ def test_budget_bound_check_is_settled_by_a_proof(tmp_path):
     assert code == exit_codes.OK == report["exit_code"]
     assert report["complete"] is False and report["states"] == 301
     assert report["settled"]["proved"] is True
-    assert report["settled"]["methods"]["PROP-NO-DEADLOCK"] in {"edge-lemma", "ranking",
-                                                                 "dead-set", "termination"}
+    assert report["settled"]["methods"]["PROP-NO-DEADLOCK"] in {
+        "edge-lemma",
+        "ranking",
+        "dead-set",
+        "termination",
+    }
     assert all(report["properties"].values()) and report["deadlock"] is False
 
 
@@ -73,8 +79,11 @@ def test_a_complete_exploration_is_not_settled(tmp_path):
 
 def test_settle_agrees_with_a_complete_exploration():
     """Where both finish, a proof never contradicts the explorer (EXP-SETTLE)."""
-    for name, credit, publishes in (("rabbitmq-publish", (2, 1), 6), ("fanout", (3, 1), 4),
-                                    ("stalled-queue", (2, 1), 4)):
+    for name, credit, publishes in (
+        ("rabbitmq-publish", (2, 1), 6),
+        ("fanout", (3, 1), 4),
+        ("stalled-queue", (2, 1), 4),
+    ):
         options = CheckOptions(credit=CreditSpec(*credit), publishes=publishes)
         _, result = check_graph(load_preset(name), options)
         assert result.complete

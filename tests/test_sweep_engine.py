@@ -27,10 +27,12 @@ class InlineRunner:
     def run(self, fn, batches: Sequence[tuple[int, ...]], group: str):
         self.jobs.append(list(batches))
         if self.broken or any(i in self.poison for b in batches for i in b):
-            raise Poisoned("Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 "
-                           "times, most recent failure: Lost task 0.0 in stage 3.0 (TID 9) "
-                           "(localhost executor driver): org.apache.spark.SparkException: "
-                           "Python worker exited unexpectedly (crashed). Consider setting x")
+            raise Poisoned(
+                "Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 "
+                "times, most recent failure: Lost task 0.0 in stage 3.0 (TID 9) "
+                "(localhost executor driver): org.apache.spark.SparkException: "
+                "Python worker exited unexpectedly (crashed). Consider setting x"
+            )
         return [fn(b) for b in batches]
 
     def cancel_all(self) -> None:
@@ -52,7 +54,9 @@ def run(items: list[int], batch: int, runner: InlineRunner):
                 got[r["item"]] = r
 
     stats = run_waves(
-        waves_of(batches, 4), runner, square_all,
+        waves_of(batches, 4),
+        runner,
+        square_all,
         size=len,
         split=lambda b: (b[: len(b) // 2], b[len(b) // 2 :]),
         failure_results=lambda b, reason, s: [{"item": b[0], "failed": reason}],
@@ -93,7 +97,10 @@ def test_a_broken_engine_stops_instead_of_failing_every_case():
 
 def test_failure_summary_of_python_exceptions():
     """SW-FAILURE: a Python traceback's last exception line is the reason."""
-    text = ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-            "ModuleNotFoundError: No module named 'creditflow'\n")
+    text = (
+        'Traceback (most recent call last):\n  File "x.py", line 1\n'
+        "ModuleNotFoundError: No module named 'creditflow'\n"
+    )
     assert failure_summary(RuntimeError(text)) == (
-        "ModuleNotFoundError: No module named 'creditflow'")
+        "ModuleNotFoundError: No module named 'creditflow'"
+    )

@@ -51,16 +51,20 @@ def test_shipped_sweep_files_load():
     [
         ("[[family]]\nkind = 'ring'\n", "family[0]: kind must be one of"),
         ("[[family]]\nkind = 'random-dag'\nnode = 3\n", "unknown key 'node'"),
-        ("[[family]]\nkind = 'random-dag'\nnodes = [1]\n",
-         "family[0] (random-dag).nodes must be in 2..1000"),
+        (
+            "[[family]]\nkind = 'random-dag'\nnodes = [1]\n",
+            "family[0] (random-dag).nodes must be in 2..1000",
+        ),
         ("[[family]]\nkind = 'random-cyclic'\nnodes = 3\nedges = 7\n", "exceeds nodes*(nodes-1)"),
         ("[[family]]\nkind = 'broker'\nqueues = 1\nstalled_queues = 2\n", "stalled_queues (2)"),
         ("[[family]]\nkind = 'broker'\nvariants = ['lazy']\n", "unknown value 'lazy'"),
         ("[[family]]\nkind = 'broker'\ncheckers = ['magic']\n", "unknown checker 'magic'"),
         ("[[family]]\nkind = 'broker'\n[[family]]\nkind = 'broker'\n", "already exists"),
         ("", "no families"),
-        ("[[family]]\nkind = 'broker'\ncredits = { grid = { initial = [1] } }\n",
-         "grid needs initial and more_after"),
+        (
+            "[[family]]\nkind = 'broker'\ncredits = { grid = { initial = [1] } }\n",
+            "grid needs initial and more_after",
+        ),
         ("[[family]\n", "not valid TOML"),
     ],
 )
@@ -92,16 +96,25 @@ def test_checker_names():
     with pytest.raises(CheckerError, match="cannot load no.such:thing"):
         resolve_checker("no.such:thing")
     with pytest.raises(SweepFileError, match="checker 'tests.sweep_plugins:nope'"):
-        parse_sweep("[[family]]\nkind = 'broker'\ncheckers = ['tests.sweep_plugins:nope']\n",
-                    "t.toml", plugins=["tests.sweep_plugins"])
+        parse_sweep(
+            "[[family]]\nkind = 'broker'\ncheckers = ['tests.sweep_plugins:nope']\n",
+            "t.toml",
+            plugins=["tests.sweep_plugins"],
+        )
 
 
 def test_broker_topology_double_debits_mirrors():
     """SW-BROKER, NET-DEBITS: readers -> channels -> queues -> one msg_store; every mirror
     edge has sends_per_message = 2 and starts at a channel routing to its queue."""
     kind = FAMILY_KINDS["broker"]
-    params = {**kind.defaults(), "readers": 2, "queues": 3, "mirrors": 2, "routes": 2,
-              "stalled_queues": 1}
+    params = {
+        **kind.defaults(),
+        "readers": 2,
+        "queues": 3,
+        "mirrors": 2,
+        "routes": 2,
+        "stalled_queues": 1,
+    }
     g = kind.build(params, random.Random(5))
     stores = [n for n, d in g.nodes(data=True) if d.get("role") == "rabbit_msg_store"]
     assert stores == ["msg_store"]
@@ -136,7 +149,8 @@ def test_random_families_are_valid_and_have_their_shape(kind):
         if kind == "random-dag":
             assert nx.is_directed_acyclic_graph(g)
             assert {n for n in g if g.in_degree(n) == 0} == {
-                n for n, d in g.nodes(data=True) if d.get("source")}
+                n for n, d in g.nodes(data=True) if d.get("source")
+            }
         if kind == "random-cyclic":
             assert not nx.is_directed_acyclic_graph(g)
             assert sum(1 for _, d in g.nodes(data=True) if d.get("source")) >= 2
@@ -173,7 +187,11 @@ def test_case_count_and_dimensions():
     assert len(cases) == 2 * 2 * 2 * 2  # graphs x credits x variants x publishes
     first = cases[0].static_fields()
     assert (first["graph_id"], first["credit_label"], first["variant"], first["publishes"]) == (
-        "broker/queues=1#0", "{1,1}", "faithful", 1)
+        "broker/queues=1#0",
+        "{1,1}",
+        "faithful",
+        1,
+    )
     assert {c.task.publishes for c in cases} == {1, 3}
 
 
@@ -250,7 +268,12 @@ def test_features_of_presets():
     condensation."""
     f = graph_features(load_preset("fanout"))
     assert (f["nodes"], f["edges"], f["max_fan_out"], f["max_fan_in"], f["depth"]) == (
-        4, 4, 2, 2, 2)
+        4,
+        4,
+        2,
+        2,
+        2,
+    )
     assert (f["cycles"], f["has_cycle"], f["sources"], f["sinks"]) == (0, False, 1, 1)
     f = graph_features(load_preset("cycle2"))
     assert (f["cycles"], f["largest_scc"], f["depth"], f["sinks"]) == (1, 2, 0, 0)

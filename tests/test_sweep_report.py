@@ -67,8 +67,14 @@ def swept(tmp_path_factory) -> Path:
     store.prepare(spec.text)
     run_sweep(plan_sweep(spec, store), store, SerialRunner())
     victim = dict(next(r for r in latest_rows(out) if r["verdict"] == "holds"))
-    victim.update(attempt=2, verdict="timeout", deadlock=None, complete=False,
-                  error="no verdict within max_seconds = 20", run_id="later")
+    victim.update(
+        attempt=2,
+        verdict="timeout",
+        deadlock=None,
+        complete=False,
+        error="no verdict within max_seconds = 20",
+        run_id="later",
+    )
     store.commit([victim], "later", 0)
     return out
 
@@ -116,15 +122,21 @@ def test_report_figures_match_the_rows(swept):
         groups[key][r["credit_initial"]] = safe and r["verdict"] == "holds"
     assert len(data.min_safe) == len(groups)
     for entry in data.min_safe:
-        key = (entry["family"], entry["checker"], entry["variant"], entry["publishes"],
-               entry["more_after"])
+        key = (
+            entry["family"],
+            entry["checker"],
+            entry["variant"],
+            entry["publishes"],
+            entry["more_after"],
+        )
         by_initial = groups[key]
         safe = sorted(i for i, ok in by_initial.items() if ok)
         assert entry["min_safe_initial"] == (safe[0] if safe else None)
         if safe:
             assert entry["safe_above"] == all(ok for i, ok in by_initial.items() if i >= safe[0])
     assert any(e["min_safe_initial"] is None for e in data.min_safe) or any(
-        e["min_safe_initial"] and e["min_safe_initial"] > 1 for e in data.min_safe)
+        e["min_safe_initial"] and e["min_safe_initial"] > 1 for e in data.min_safe
+    )
 
     seconds = sorted((r["seconds"] for r in rows if r["seconds"] is not None), reverse=True)
     assert [s["seconds"] for s in data.slowest] == [round(s, 3) for s in seconds[:20]]
@@ -138,15 +150,26 @@ def test_report_files_and_page(reported):
     assert result.exit_code == 0, result.output
     plots = list((report_dir / "plots").iterdir())
     stems = {p.stem for p in plots}
-    assert {"verdicts-by-family", "deadlock-rate-by-feature", "case-cost",
-            "credit-broker", "credit-cyc", "credit-layered"} <= stems
+    assert {
+        "verdicts-by-family",
+        "deadlock-rate-by-feature",
+        "case-cost",
+        "credit-broker",
+        "credit-cyc",
+        "credit-layered",
+    } <= stems
     assert {p.suffix for p in plots} == {".png", ".svg"}
     for p in plots:
         data = p.read_bytes()
         assert data.startswith(b"\x89PNG") if p.suffix == ".png" else b"<svg" in data[:2000]
     page = (report_dir / "index.html").read_text()
-    for heading in ("Deadlock rate by topology feature", "Minimal safe credit per family",
-                    "Slowest cases", "Shortest counterexamples", "Failures"):
+    for heading in (
+        "Deadlock rate by topology feature",
+        "Minimal safe credit per family",
+        "Slowest cases",
+        "Shortest counterexamples",
+        "Failures",
+    ):
         assert heading in page
     targets = re.findall(r'(?:src|href)="([^"]+)"', page)
     assert any(t.endswith(".svg") for t in targets)
@@ -166,15 +189,17 @@ def test_report_command(reported, tmp_path):
     assert empty.exit_code == 2
     assert empty.stderr.strip() == (
         f"creditflow: error: {tmp_path / 'nothing'}: no sweep results "
-        f"(expected {tmp_path / 'nothing'}/results/*.parquet)")
+        f"(expected {tmp_path / 'nothing'}/results/*.parquet)"
+    )
 
 
 def test_report_into_an_unwritable_folder_prints_the_tables_then_one_line(swept, tmp_path):
     """OUT-FAILURE, OUT-EXIT: `report --out` under a regular file: the tables are still
     printed, then one line naming the file; exit 5 (the report itself succeeded)."""
     (tmp_path / "plain").write_text("")
-    result = CliRunner().invoke(main, ["report", str(swept), "--out", str(tmp_path / "plain" /
-                                                                          "r")])
+    result = CliRunner().invoke(
+        main, ["report", str(swept), "--out", str(tmp_path / "plain" / "r")]
+    )
     assert result.exit_code == 5
     assert "minimal safe credit" in result.stdout and "report: NOT WRITTEN" in result.stdout
     (line,) = result.stderr.strip().splitlines()

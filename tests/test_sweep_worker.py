@@ -43,9 +43,11 @@ name = "b"
 
 
 def cases_of(checker: str = "explore", max_states: int = 20000, max_seconds: float = 20):
-    spec = parse_sweep(SWEEP.format(checker=checker, max_states=max_states,
-                                    max_seconds=max_seconds), "w.toml",
-                       plugins=["tests.sweep_plugins"])
+    spec = parse_sweep(
+        SWEEP.format(checker=checker, max_states=max_states, max_seconds=max_seconds),
+        "w.toml",
+        plugins=["tests.sweep_plugins"],
+    )
     return expand(spec)[0]
 
 
@@ -116,7 +118,10 @@ def test_prove_checker_agrees_with_explore():
             assert proved["deadlock"] is None or proved["deadlock"] == explored["deadlock"]
             continue
         assert (proved["verdict"], proved["deadlock"], proved["conservation"]) == (
-            explored["verdict"], explored["deadlock"], explored["conservation"])
+            explored["verdict"],
+            explored["deadlock"],
+            explored["conservation"],
+        )
         assert proved["exit_code"] == explored["exit_code"]
         verdicts.add(proved["verdict"])
         if proved["deadlock"]:
@@ -163,7 +168,8 @@ def test_watchdog_kills_a_case_no_signal_can_stop(tmp_path):
     """SW-BUDGET: a case that blocks the alarm is killed at 2 x max_seconds + 5 s: the
     worker process exits with KILLED_EXIT and says which case."""
     script = tmp_path / "deaf.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from tests.test_sweep_worker import cases_of, run_all
@@ -171,10 +177,10 @@ def test_watchdog_kills_a_case_no_signal_can_stop(tmp_path):
                  if c.graph.features["has_cycle"]]
         run_all(cases[:1])
         print("not killed")
-    """))
+    """)
+    )
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - started
     assert proc.returncode == KILLED_EXIT, proc.stderr
     assert "overran its hard time limit" in proc.stderr

@@ -38,7 +38,11 @@ def both(monkeypatch, graph, block: int, after: int = 0, **options):  # type: ig
 
 def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
     assert (one.n_states, one.transitions, one.complete, one.stopped_at_deadlock) == (
-        many.n_states, many.transitions, many.complete, many.stopped_at_deadlock)
+        many.n_states,
+        many.transitions,
+        many.complete,
+        many.stopped_at_deadlock,
+    )
     assert one.symmetry_order == many.symmetry_order
     assert (one.graph.perm_ids is None) == (many.graph.perm_ids is None)
     if one.graph.perm_ids is not None:
@@ -51,24 +55,43 @@ def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
     assert one.findings.keys() == many.findings.keys()
     for pid, finding in one.findings.items():
         other = many.findings[pid]
-        assert (finding.kind, finding.length, finding.processes, finding.path,
-                finding.detail) == (other.kind, other.length, other.processes, other.path,
-                                    other.detail), pid
+        assert (finding.kind, finding.length, finding.processes, finding.path, finding.detail) == (
+            other.kind,
+            other.length,
+            other.processes,
+            other.path,
+            other.detail,
+        ), pid
 
 
 @settings(max_examples=60, deadline=None)
-@given(graph=process_graphs(max_nodes=4), block=st.sampled_from([1, 3, 64, 1 << 16]),
-       after=st.sampled_from([0, 1, 25]),
-       online=st.booleans(), reduce=st.booleans(), budget=st.sampled_from([40, 300, 3000]),
-       count_consumed=st.booleans(), symmetry=st.booleans())
-def test_same_search_on_random_graphs(graph, block, after, online, reduce, budget,
-                                      count_consumed, symmetry):
+@given(
+    graph=process_graphs(max_nodes=4),
+    block=st.sampled_from([1, 3, 64, 1 << 16]),
+    after=st.sampled_from([0, 1, 25]),
+    online=st.booleans(),
+    reduce=st.booleans(),
+    budget=st.sampled_from([40, 300, 3000]),
+    count_consumed=st.booleans(),
+    symmetry=st.booleans(),
+)
+def test_same_search_on_random_graphs(
+    graph, block, after, online, reduce, budget, count_consumed, symmetry
+):
     """EXP-VECTOR, EXP-BFS, EXP-BUDGET, EXP-ONLINE, EXP-SAFE, EXP-SYMMETRY: same
     numbering, same cut."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        one, many = both(monkeypatch, graph, block, after, stop_at_deadlock=online,
-                         reduce=reduce,
-                         max_states=budget, count_consumed=count_consumed, symmetry=symmetry)
+        one, many = both(
+            monkeypatch,
+            graph,
+            block,
+            after,
+            stop_at_deadlock=online,
+            reduce=reduce,
+            max_states=budget,
+            count_consumed=count_consumed,
+            symmetry=symmetry,
+        )
     assert_same(one, many)
 
 
@@ -99,8 +122,10 @@ def test_block_rules_agree_with_the_compiled_ones(graph, data):
     system = CompiledNetwork(graph, count_consumed=False)
     vector = system.vectorized
     size = vector.width
-    rows = np.array([data.draw(st.lists(st.integers(-3, 4), min_size=size, max_size=size))
-                     for _ in range(30)], dtype=np.int32)
+    rows = np.array(
+        [data.draw(st.lists(st.integers(-3, 4), min_size=size, max_size=size)) for _ in range(30)],
+        dtype=np.int32,
+    )
     found = vector.violations(rows)
     certified = vector.certified(rows)
     maybe = vector.maybe_certified(rows)
@@ -116,7 +141,8 @@ def test_block_rules_agree_with_the_compiled_ones(graph, data):
             assert bool(mask[k]) == system.network.is_enabled(tuple(row), action)
             if mask[k]:
                 assert tuple(vector.apply(rows[k : k + 1], action)[0].tolist()) == (
-                    system.network.apply(tuple(row), action))
+                    system.network.apply(tuple(row), action)
+                )
 
 
 @pytest.mark.parametrize("when", ["at the hand-over", "in a later block"])

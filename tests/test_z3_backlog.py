@@ -31,8 +31,17 @@ def test_a_wrong_backlog_is_not_provable():
     i, m = enc.params["I"], enc.params["M"]
     q = z3.Int("q")
     queue = enc.net.node_index["queue"]
-    hyp = z3.And(enc.param_constraints, inv.formula, enc.terminal, i >= 1, m >= 1,
-                 q >= 0, m * q <= i, i < m * (q + 1), enc.params["P[reader]"] >= i + m * q + 1)
+    hyp = z3.And(
+        enc.param_constraints,
+        inv.formula,
+        enc.terminal,
+        i >= 1,
+        m >= 1,
+        q >= 0,
+        m * q <= i,
+        i < m * (q + 1),
+        enc.params["P[reader]"] >= i + m * q + 1,
+    )
     verdict, _ = check_valid(hyp, enc.mailbox(queue) == i + m * q + 1)
     assert verdict == "failed"
 
@@ -43,10 +52,12 @@ def test_backlog_matches_the_explorer(spec):
     i, m = spec
     expected = i + m * (i // m) if m >= 1 else i
     options = dict(credit=CreditSpec(*spec), publishes=expected + 3)
-    _, tight = check_graph(load_preset("stalled-queue"),
-                           CheckOptions(mailbox_bound=expected, **options))
-    _, tighter = check_graph(load_preset("stalled-queue"),
-                             CheckOptions(mailbox_bound=expected - 1, **options))
+    _, tight = check_graph(
+        load_preset("stalled-queue"), CheckOptions(mailbox_bound=expected, **options)
+    )
+    _, tighter = check_graph(
+        load_preset("stalled-queue"), CheckOptions(mailbox_bound=expected - 1, **options)
+    )
     assert "PROP-MAILBOX-BOUND" not in tight.findings
     assert "PROP-MAILBOX-BOUND" in tighter.findings
 

@@ -41,8 +41,9 @@ def test_prove_deadlock_writes_a_replayable_trace(tmp_path):
     """Z3-WITNESS, TRACE-REPLAY: exit 10; the counterexample is the explorer's ITF format
     and replays through the model."""
     trace = tmp_path / "c.itf.json"
-    result = run("prove", "cycle2", "--credit", "1,1", "--depth", "8", "--json",
-                 "--trace-out", str(trace))
+    result = run(
+        "prove", "cycle2", "--credit", "1,1", "--depth", "8", "--json", "--trace-out", str(trace)
+    )
     assert result.exit_code == 10
     report = json.loads(result.stdout)
     assert report["result"] == "counterexample" and report["trace"] == str(trace)
@@ -55,8 +56,18 @@ def test_prove_deadlock_writes_a_replayable_trace(tmp_path):
 
 def test_prove_other_violation_exit_12(tmp_path):
     """Z3-PROVE: a violated mailbox bound on a deadlock-free graph is exit 12."""
-    result = run("prove", "fanout", "--credit", "3,1", "--publishes", "3",
-                 "--mailbox-bound", "1", "--json", cwd=tmp_path)
+    result = run(
+        "prove",
+        "fanout",
+        "--credit",
+        "3,1",
+        "--publishes",
+        "3",
+        "--mailbox-bound",
+        "1",
+        "--json",
+        cwd=tmp_path,
+    )
     assert result.exit_code == 12
     report = json.loads(result.stdout)
     assert report["properties"]["PROP-MAILBOX-BOUND"]["status"] == "violated"
@@ -70,8 +81,9 @@ def test_prove_symbolic_prints_the_condition_and_the_boundary(tmp_path):
     result = run("prove", "rabbitmq-publish", "--symbolic", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    assert ("PROP-NO-DEADLOCK proved for all credit specs satisfying: every edge: I <= 0 or "
-            "1 <= M <= I") in text
+    assert (
+        "PROP-NO-DEADLOCK proved for all credit specs satisfying: every edge: I <= 0 or 1 <= M <= I"
+    ) in text
     assert "exact: just outside it" in text
     traces = sorted((tmp_path / "counterexamples").glob("*.boundary-*.itf.json"))
     assert len(traces) == 3
@@ -95,11 +107,16 @@ def test_synth_json(tmp_path):
     result = run("synth", "rabbitmq-publish", "--per-edge", "--json", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["credits"] == {"reader->channel": [200, 200], "channel->queue": [200, 200],
-                                 "queue->msg_store": [800, 800]}
+    assert report["credits"] == {
+        "reader->channel": [200, 200],
+        "channel->queue": [200, 200],
+        "queue->msg_store": [800, 800],
+    }
     assert report["proof"] == "proved"
     assert report["beyond"]["reader->channel"] == [199, 200]
     assert replay_network_trace(tmp_path / report["beyond_trace"]).meta["kind"] in (
-        "blocked-forever", "terminal")
+        "blocked-forever",
+        "terminal",
+    )
     result = run("synth", "fanout", "--goal", "mailbox")
     assert result.exit_code == 2

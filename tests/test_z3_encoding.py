@@ -97,8 +97,9 @@ def assert_same_as_model(graph: FlowGraph, credits: Credits, mailbox_bound: int 
     return len(states)
 
 
-@pytest.mark.parametrize("name", ["rabbitmq-publish", "fanout", "stalled-queue", "cycle2",
-                                  "cycle3"])
+@pytest.mark.parametrize(
+    "name", ["rabbitmq-publish", "fanout", "stalled-queue", "cycle2", "cycle3"]
+)
 def test_presets_concrete_and_symbolic(name):
     """Z3-ENCODING on the presets (small supply), concrete and Z3-SYMBOLIC-CREDITS."""
     graph = load_preset(name).with_publishes(2)
@@ -106,8 +107,9 @@ def test_presets_concrete_and_symbolic(name):
         assert assert_same_as_model(graph, credits) > 5
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(process_graphs(max_nodes=4, max_publishes=2))
 def test_random_graphs_agree_with_the_model(graph):
     """Z3-ENCODING on random graphs: negative and zero specs, two sends per message,

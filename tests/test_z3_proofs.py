@@ -61,9 +61,17 @@ def symbolic(graph: FlowGraph):
     return enc, houdini(enc, enc.lemmas())
 
 
-@pytest.mark.parametrize("graph", [chain(1, 1, 1), diamond(), load_preset("fanout"),
-                                   load_preset("cycle3"), load_preset("stalled-queue")],
-                         ids=lambda g: g.name)
+@pytest.mark.parametrize(
+    "graph",
+    [
+        chain(1, 1, 1),
+        diamond(),
+        load_preset("fanout"),
+        load_preset("cycle3"),
+        load_preset("stalled-queue"),
+    ],
+    ids=lambda g: g.name,
+)
 def test_invariant_holds_for_every_credit_spec(graph):
     """Z3-INVARIANT, Z3-RESIDUE: every candidate lemma is inductive for all I, M (any
     integers) and all supplies, and it implies PROP-CONSERVATION, PROP-DEFERRED-BLOCKED,
@@ -73,8 +81,12 @@ def test_invariant_holds_for_every_credit_spec(graph):
     if any(e.sends_per_message > 1 for e in graph.edges):
         assert any(n.startswith("residue[") for n in inv.lemmas)
     props = enc.property_formulas()
-    for pid in ("PROP-CONSERVATION", "PROP-DEFERRED-BLOCKED", "PROP-IN-FLIGHT-BOUND",
-                "PROP-NOTHING-LOST"):
+    for pid in (
+        "PROP-CONSERVATION",
+        "PROP-DEFERRED-BLOCKED",
+        "PROP-IN-FLIGHT-BOUND",
+        "PROP-NOTHING-LOST",
+    ):
         assert inv.implies(enc, props[pid]) == PROVED, pid
 
 
@@ -87,8 +99,9 @@ def test_houdini_drops_what_is_not_inductive():
     assert "conservation[reader->channel]" in inv.lemmas
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(process_graphs(max_nodes=4, acyclic=True, allow_stalled=False))
 def test_random_dags_terminate_and_are_deadlock_free_under_the_condition(graph):
     """Z3-RANK, Z3-EDGE-LEMMA, Z3-DEADLOCK-FREE: on random DAGs the ranking function
@@ -96,9 +109,10 @@ def test_random_dags_terminate_and_are_deadlock_free_under_the_condition(graph):
     enc, inv = symbolic(graph)
     termination = prove_termination(enc, inv)
     assert termination.proved
-    condition = z3.And([z3.BoolVal(True)] + [
-        safe_condition(t.initial, t.more_after, t.debits) for t in enc.edge_terms
-    ])
+    condition = z3.And(
+        [z3.BoolVal(True)]
+        + [safe_condition(t.initial, t.more_after, t.debits) for t in enc.edge_terms]
+    )
     proof = prove_deadlock_freedom(enc, inv, termination, condition)
     assert proof.proved and proof.rule in ("edge-lemma", "never-blocked")
 
@@ -125,8 +139,9 @@ def test_derived_condition_is_the_readable_one(k):
     i, m = enc.edge_terms[0].initial, enc.edge_terms[0].more_after
     for iv in range(-1, 7):
         for mv in range(-1, 7):
-            got = z3.is_true(z3.simplify(z3.substitute(
-                cond.derived, (i, z3.IntVal(iv)), (m, z3.IntVal(mv)))))
+            got = z3.is_true(
+                z3.simplify(z3.substitute(cond.derived, (i, z3.IntVal(iv)), (m, z3.IntVal(mv))))
+            )
             expected = iv <= 0 or (mv >= 1 and mv - math.gcd(k, mv) < iv)
             assert got == expected, (k, iv, mv)
 
@@ -139,8 +154,10 @@ def test_condition_is_exact_against_the_explorer(k):
     for iv in range(-1, 5):
         for mv in range(-1, 5):
             g = chain(k, 1, publishes=2 * max(iv, mv, 1) + 1)
-            edges = (g.edges[0].__class__(g.edges[0].sender, g.edges[0].receiver,
-                                          CreditSpec(iv, mv), k), g.edges[1])
+            edges = (
+                g.edges[0].__class__(g.edges[0].sender, g.edges[0].receiver, CreditSpec(iv, mv), k),
+                g.edges[1],
+            )
             graph = FlowGraph(g.name, g.nodes, edges)
             _, result = check_graph(graph)
             assert result.complete
@@ -157,8 +174,9 @@ def test_symbolic_prove_finds_the_exact_boundary_on_a_chain():
     assert report.condition == "every edge: I <= 0 or 1 <= M <= I"
     assert report.condition_exact and len(report.boundary) == 3
     for cex in report.boundary:
-        spec = next(e.credit for e in cex.system.graph.edges
-                    if f"{e.sender}->{e.receiver}" == cex.edge)
+        spec = next(
+            e.credit for e in cex.system.graph.edges if f"{e.sender}->{e.receiver}" == cex.edge
+        )
         assert 1 <= spec.initial < spec.more_after
         _, explored = check_graph(cex.system.graph)
         assert NO_DEADLOCK in explored.findings
@@ -176,9 +194,16 @@ def test_blocked_alone_is_not_a_dead_set():
     """Z3-DEAD-SET: the check has teeth: "blocked now" is not preserved (a grant arrives)."""
     enc, inv = symbolic(load_preset("fanout"))
     members = [z3.Bool(f"m.{n}") for n in enc.graph.node_names]
-    weak = z3.And(z3.Or(*members),
-                  *(z3.Implies(m, b) for m, b in zip(members, enc.blocked, strict=True)))
-    broken = [a for a in enc.actions
-              if check_valid(z3.And(enc.param_constraints, inv.formula, weak, enc.guards[a]),
-                             enc.at(weak, enc.nexts[a]))[0] == "failed"]
+    weak = z3.And(
+        z3.Or(*members), *(z3.Implies(m, b) for m, b in zip(members, enc.blocked, strict=True))
+    )
+    broken = [
+        a
+        for a in enc.actions
+        if check_valid(
+            z3.And(enc.param_constraints, inv.formula, weak, enc.guards[a]),
+            enc.at(weak, enc.nexts[a]),
+        )[0]
+        == "failed"
+    ]
     assert broken

@@ -16,14 +16,24 @@ from creditflow.model.credit.spec import CreditSpec
 SMALL = [(0, 0), (1, 1), (2, 1), (1, 2), (3, 2), (2, 0)]
 CASES = (
     [(name, None, None, False, None) for name in preset_names()]
-    + [(name, spec, 3, False, None) for name in ("rabbitmq-publish", "fanout", "stalled-queue")
-       for spec in SMALL]
-    + [(name, spec, 3, False, None) for name in ("cycle2", "cycle3")
-       for spec in [(1, 1), (1, 2), (2, 1)]]
-    + [("cycle2", (1, 1), 3, True, None), ("fanout", (2, 1), 3, True, None),
-       ("cycle2", (5, 1), 2, False, None),
-       ("fanout", (3, 1), 3, False, 1), ("fanout", (3, 1), 3, False, 6),
-       ("stalled-queue", (2, 1), 6, False, 3)]
+    + [
+        (name, spec, 3, False, None)
+        for name in ("rabbitmq-publish", "fanout", "stalled-queue")
+        for spec in SMALL
+    ]
+    + [
+        (name, spec, 3, False, None)
+        for name in ("cycle2", "cycle3")
+        for spec in [(1, 1), (1, 2), (2, 1)]
+    ]
+    + [
+        ("cycle2", (1, 1), 3, True, None),
+        ("fanout", (2, 1), 3, True, None),
+        ("cycle2", (5, 1), 2, False, None),
+        ("fanout", (3, 1), 3, False, 1),
+        ("fanout", (3, 1), 3, False, 6),
+        ("stalled-queue", (2, 1), 6, False, 3),
+    ]
 )
 
 
@@ -46,15 +56,28 @@ def test_prove_and_check_agree(case):
     name, spec, publishes, all_check, bound = case
     credit = CreditSpec(*spec) if spec else None
     graph = load_preset(name)
-    system, explored = check_graph(graph, CheckOptions(
-        credit=credit, publishes=publishes, all_check_blocked=all_check, mailbox_bound=bound))
+    system, explored = check_graph(
+        graph,
+        CheckOptions(
+            credit=credit, publishes=publishes, all_check_blocked=all_check, mailbox_bound=bound
+        ),
+    )
     assert explored.complete
     # cycle2 {5,1} x2 blocks and recovers: no proof rule covers that (spec Z3-PROVE), so it
     # is a bounded verdict, at a depth the search decides quickly
     depth = 12 if (name, spec) == ("cycle2", (5, 1)) else None
-    report = prove_graph(graph, ProveOptions(
-        credit=credit, publishes=publishes, all_check_blocked=all_check, mailbox_bound=bound,
-        depth=depth, timeout_s=30, shorten_s=1))
+    report = prove_graph(
+        graph,
+        ProveOptions(
+            credit=credit,
+            publishes=publishes,
+            all_check_blocked=all_check,
+            mailbox_bound=bound,
+            depth=depth,
+            timeout_s=30,
+            shorten_s=1,
+        ),
+    )
     assert exit_code(report) == check_exit_code(explored), report.verdicts
     for pid, holds in explored.holds.items():
         verdict = report.verdicts[pid]

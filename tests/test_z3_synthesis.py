@@ -28,16 +28,20 @@ def test_smallest_global_credit_for_deadlock_freedom():
 
 def test_no_credit_works_without_grants():
     """Z3-SYNTH: an edge with M <= 0 never grants, so no I >= 1 is deadlock-free."""
-    result = synthesize(load_preset("rabbitmq-publish"),
-                        SynthesisOptions(prove=ProveOptions(credit=CreditSpec(5, 0))))
+    result = synthesize(
+        load_preset("rabbitmq-publish"),
+        SynthesisOptions(prove=ProveOptions(credit=CreditSpec(5, 0))),
+    )
     assert result.status == "none" and "M <= 0" in result.explanation
 
 
 def test_largest_credit_for_a_mailbox_bound_from_the_closed_form():
     """Z3-SYNTH, Z3-BACKLOG: the largest I with I + 2*floor(I/2) <= 9 is 5; I = 6 queues 12
     in a run of the model."""
-    result = synthesize(load_preset("stalled-queue"), SynthesisOptions(
-        goal="mailbox", bound=9, prove=ProveOptions(credit=CreditSpec(2, 2))))
+    result = synthesize(
+        load_preset("stalled-queue"),
+        SynthesisOptions(goal="mailbox", bound=9, prove=ProveOptions(credit=CreditSpec(2, 2))),
+    )
     assert result.status == "found" and result.method == "closed-form"
     assert {str(s) for s in result.credits.values()} == {"{5,2}"}
     assert result.beyond is not None
@@ -51,7 +55,9 @@ def test_counterexample_guided_loop_with_a_stalled_process():
     """Z3-SYNTH: with a stalled process no condition is known; the loop proposes the
     smallest I not yet refuted, and `prove` refutes each one here (every I deadlocks the
     stalled queue)."""
-    result = synthesize(load_preset("stalled-queue"), SynthesisOptions(
-        max_credit=2, prove=ProveOptions(timeout_s=20, depth=8, shorten_s=1)))
+    result = synthesize(
+        load_preset("stalled-queue"),
+        SynthesisOptions(max_credit=2, prove=ProveOptions(timeout_s=20, depth=8, shorten_s=1)),
+    )
     assert result.method == "cegis" and result.status == "none" and result.rounds == 3
     assert result.beyond is not None and result.beyond.finding.property_id == NO_DEADLOCK

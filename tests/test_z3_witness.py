@@ -40,8 +40,9 @@ def replay_all(result, mailbox_bound=None):
     return out
 
 
-@settings(max_examples=10, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(process_graphs(max_nodes=4, max_publishes=2, acyclic=True))
 def test_random_witnesses_replay_and_agree_with_the_explorer(graph):
     """Z3-WITNESS: concrete-credit witnesses replay; a deadlock witness (bad terminal or
@@ -58,30 +59,29 @@ def test_random_witnesses_replay_and_agree_with_the_explorer(graph):
         assert set(found) == set(explored.findings)
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(process_graphs(max_nodes=3, max_publishes=2))
 def test_random_witnesses_replay_with_cycles(graph):
     """Z3-WITNESS on any graph (cycles, stalled processes): witnesses replay exactly."""
     replay_all(bounded_check(NetworkEncoding(graph), FAST), mailbox_bound=1)
 
 
-@settings(max_examples=5, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(process_graphs(max_nodes=3, max_publishes=2))
 def test_symbolic_credit_witnesses_replay(graph):
     """Z3-WITNESS, Z3-SYMBOLIC-CREDITS: with symbolic credits and supplies Z3 also picks the
     values; the witness replays on the graph with those values."""
     enc = NetworkEncoding(graph, Credits.PER_EDGE, symbolic_supply=True)
-    small = z3.And(
-        [z3.BoolVal(True)]
-        + [z3.And(v >= -1, v <= 3) for v in enc.params.values()]
-    )
+    small = z3.And([z3.BoolVal(True)] + [z3.And(v >= -1, v <= 3) for v in enc.params.values()])
     inv = houdini(enc, enc.lemmas())
-    result = bounded_check(enc, replace(FAST, assume=small, invariant=inv.formula,
-                                        properties=("PROP-MAILBOX-BOUND",)))
-    fed = any(graph.node(e.sender).source and not graph.node(e.sender).stalled
-              for e in graph.edges)
+    result = bounded_check(
+        enc, replace(FAST, assume=small, invariant=inv.formula, properties=("PROP-MAILBOX-BOUND",))
+    )
+    fed = any(graph.node(e.sender).source and not graph.node(e.sender).stalled for e in graph.edges)
     if fed:  # Z3 can choose a supply of 2 and credit for both: two messages queued
         assert "PROP-MAILBOX-BOUND" in result.witnesses or result.unknown
     for system, finding in replay_all(result, mailbox_bound=1).values():
@@ -94,9 +94,8 @@ def test_stalled_queue_deadlock_matches_the_explorer_exactly():
     shortest length, 4 steps, and the lasso continues (EXP-LASSO)."""
     graph = load_preset("stalled-queue")
     result = bounded_check(NetworkEncoding(graph), BmcOptions(depth=8))
-    (system, finding), = replay_all(result).values()
-    assert (finding.kind, finding.length, finding.processes) == ("blocked-forever", 4,
-                                                                 ("channel",))
+    ((system, finding),) = replay_all(result).values()
+    assert (finding.kind, finding.length, finding.processes) == ("blocked-forever", 4, ("channel",))
     assert result.shortest[NO_DEADLOCK]
     _, explored = check_graph(graph)
     assert explored.findings[NO_DEADLOCK].length == 4
@@ -107,7 +106,7 @@ def test_terminal_deadlock_is_classified_like_the_explorer():
     """Z3-BAD-TERMINAL: cycle2 where everybody checks stops dead with work pending."""
     graph = load_preset("cycle2").with_credit(CreditSpec(1, 1)).with_all_checking()
     result = bounded_check(NetworkEncoding(graph), BmcOptions(depth=6))
-    (_, finding), = replay_all(result).values()
+    ((_, finding),) = replay_all(result).values()
     _, explored = check_graph(graph)
     expected = explored.findings[NO_DEADLOCK]
     assert (finding.kind, finding.length) == (expected.kind, expected.length) == ("terminal", 4)
@@ -121,8 +120,12 @@ def test_complete_search_proves_absence():
     inv = houdini(enc, enc.lemmas())
     bound = z3.simplify(prove_termination(enc, inv).initial_rank).as_long()
     assert bound == 14
-    ranked = bounded_check(enc, BmcOptions(depth=bound, properties=(), invariant=inv.formula,
-                                           rank=enc.rank(), max_steps=bound))
+    ranked = bounded_check(
+        enc,
+        BmcOptions(
+            depth=bound, properties=(), invariant=inv.formula, rank=enc.rank(), max_steps=bound
+        ),
+    )
     assert not ranked.witnesses and ranked.complete
 
 
@@ -136,8 +139,9 @@ def test_a_tampered_witness_is_rejected():
     with pytest.raises(EncodingDriftError):
         finding_from_witness(replace(witness, states=tuple(states)))
     with pytest.raises(EncodingDriftError):
-        finding_from_witness(replace(witness, actions=witness.actions[1:],
-                                     states=witness.states[1:]))
+        finding_from_witness(
+            replace(witness, actions=witness.actions[1:], states=witness.states[1:])
+        )
 
 
 def test_mapped_witness_replays():

@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def ack(self, peer: str, spec: tuple[int, int]) -> None:
         left = self.credit_to.get(peer, spec[1])
         if left == 0:

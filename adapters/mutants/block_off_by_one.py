@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def send(self, peer: str, spec: tuple[int, int]) -> None:
         credit = self.credit_from.get(peer, spec[0])
         if credit == 2:

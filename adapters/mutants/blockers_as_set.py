@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def block(self, peer: str) -> None:
         if peer not in self.blocked:
             self.blocked.insert(0, peer)

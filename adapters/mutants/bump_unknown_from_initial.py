@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def handle_bump(self, peer: str, amount: int) -> None:
         if peer not in self.credit_from:
             self.credit_from[peer] = self.default_spec[0]

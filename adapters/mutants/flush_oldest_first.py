@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def unblock(self, peer: str) -> None:
         if peer in self.blocked:
             self.blocked.remove(peer)

@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def grant(self, peer: str, amount: int) -> None:
         self.outbox.append((peer, amount))
 

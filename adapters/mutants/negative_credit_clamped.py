@@ -7,12 +7,12 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def send(self, peer: str, spec: tuple[int, int]) -> None:
         credit = self.credit_from.get(peer, spec[0])
         if credit == 1:
             self.block(peer)
         self.credit_from[peer] = max(credit - 1, 0)
+
 
 class MutantAdapter(Adapter):
     name = "mutant negative-credit-clamped"

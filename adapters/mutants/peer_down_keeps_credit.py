@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def peer_down(self, peer: str) -> None:
         self.unblock(peer)
         self.credit_to.pop(peer, None)

@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def peer_down(self, peer: str) -> None:
         self.deferred = [(to, n) for to, n in self.deferred if to != peer]
         super().peer_down(peer)

@@ -7,7 +7,6 @@ from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
 
 
 class Process(CreditFlowProcess):
-
     def handle_bump(self, peer: str, amount: int) -> None:
         credit = self.credit_from.get(peer, 0)
         if credit <= 0 <= credit + amount:

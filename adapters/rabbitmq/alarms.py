@@ -112,8 +112,7 @@ def model_alarm_run(
             Checkpoint(
                 name=name,
                 states={
-                    s.name: reported_state(c)
-                    for s, c in zip(model.specs, state.conns, strict=True)
+                    s.name: reported_state(c) for s, c in zip(model.specs, state.conns, strict=True)
                 },
                 notices={k: tuple(v) for k, v in notices.items()},
                 consumed=state.conns[1].consumed,
@@ -171,8 +170,9 @@ class AmqpPeer:
         self.connection.add_on_connection_unblocked_callback(
             lambda _c, frame: self._notice("connection.unblocked")
         )
-        self.thread = threading.Thread(target=self.connection.ioloop.start, daemon=True,
-                                       name=f"pika-{name}")
+        self.thread = threading.Thread(
+            target=self.connection.ioloop.start, daemon=True, name=f"pika-{name}"
+        )
         self.thread.start()
         try:
             opened = self._opened.get(timeout=timeout)
@@ -206,8 +206,10 @@ class AmqpPeer:
         def on_ack(frame: Any) -> None:
             with self._lock:
                 method = frame.method
-                self.confirmed = method.delivery_tag if method.multiple else max(
-                    self.confirmed + 1, method.delivery_tag
+                self.confirmed = (
+                    method.delivery_tag
+                    if method.multiple
+                    else max(self.confirmed + 1, method.delivery_tag)
                 )
 
         self.call(lambda: self.channel.confirm_delivery(on_ack))
@@ -243,8 +245,9 @@ class AmqpPeer:
 def connection_states(broker: PrivateBroker) -> dict[int, str]:
     """``peer_port -> state`` of every AMQP connection (``rabbitmqctl list_connections``)."""
     out: dict[int, str] = {}
-    for line in broker.ctl("list_connections", "peer_port", "state", "-q",
-                           "--no-table-headers").splitlines():
+    for line in broker.ctl(
+        "list_connections", "peer_port", "state", "-q", "--no-table-headers"
+    ).splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0].isdigit():
             out[int(parts[0])] = parts[1]
@@ -252,8 +255,9 @@ def connection_states(broker: PrivateBroker) -> dict[int, str]:
 
 
 def queue_depth(broker: PrivateBroker) -> int:
-    for line in broker.ctl("list_queues", "name", "messages", "-q",
-                           "--no-table-headers").splitlines():
+    for line in broker.ctl(
+        "list_queues", "name", "messages", "-q", "--no-table-headers"
+    ).splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0] == QUEUE:
             return int(parts[1])
@@ -287,8 +291,10 @@ def broker_alarm_run(
                 return Checkpoint(
                     name=name,
                     states={peers[p]: s for p, s in states.items() if p in peers},
-                    notices={PUBLISHER: tuple(publisher.notices),
-                             CONSUMER: tuple(consumer.notices)},
+                    notices={
+                        PUBLISHER: tuple(publisher.notices),
+                        CONSUMER: tuple(consumer.notices),
+                    },
                     consumed=len(consumer.bodies),
                     queued=queue_depth(broker),
                 )

@@ -98,11 +98,7 @@ class PrivateBroker:
         (w / "enabled_plugins").write_text("[].\n")
         (w / "rabbitmq-env.conf").write_text("")
         dist_args = "-kernel inet_dist_use_interface {127,0,0,1}"
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("RABBITMQ_", "ERL_"))
-        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
         env.update(
             {
                 "HOME": str(home),
@@ -129,13 +125,15 @@ class PrivateBroker:
         epmd = shutil.which("epmd") or "/usr/bin/epmd"
         if not Path(epmd).exists():
             raise BrokerError(f"no epmd program: {INSTALL_HINT}")
-        self._epmd = children.track(subprocess.Popen(  # SIG-CHILDREN
-            [epmd, "-port", str(epmd_port), "-address", "127.0.0.1"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        ))
+        self._epmd = children.track(
+            subprocess.Popen(  # SIG-CHILDREN
+                [epmd, "-port", str(epmd_port), "-address", "127.0.0.1"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
 
     # -- life cycle ---------------------------------------------------------------------
 

@@ -74,13 +74,29 @@ class ErlangSession:
         env["CF_BROKER_NODE"] = self.broker.node
         name = f"cfsession{secrets.token_hex(3)}@localhost"
         loop = _LOOP.replace("@TIMEOUT@", str(int(self.timeout * 1000)))
-        self._proc = children.track(subprocess.Popen(  # SIG-CHILDREN
-            [erl, "-noshell", "-hidden", "-sname", name,
-             "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", loop],
-            env=env, cwd=self.broker.workdir, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True,
-        ))
+        self._proc = children.track(
+            subprocess.Popen(  # SIG-CHILDREN
+                [
+                    erl,
+                    "-noshell",
+                    "-hidden",
+                    "-sname",
+                    name,
+                    "-kernel",
+                    "inet_dist_use_interface",
+                    "{127,0,0,1}",
+                    "-eval",
+                    loop,
+                ],
+                env=env,
+                cwd=self.broker.workdir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        )
         threading.Thread(target=self._pump, daemon=True).start()
         first = self._next_line(30.0)
         while first is not None and READY not in first:
@@ -118,10 +134,12 @@ class ErlangSession:
             line = self._next_line(max(0.1, deadline - time.monotonic()))
             if line is None:
                 self.close()
-                raise BrokerError("erlang session: no answer from the broker "
-                                  f"(output so far: {''.join(out)[-300:]!r})")
+                raise BrokerError(
+                    "erlang session: no answer from the broker "
+                    f"(output so far: {''.join(out)[-300:]!r})"
+                )
             if line.startswith(END):
-                status = line[len(END):].strip()
+                status = line[len(END) :].strip()
                 if status != "ok":
                     raise BrokerError(f"eval on {self.broker.node} failed: {status[:400]}")
                 return "".join(out).strip()

@@ -58,8 +58,10 @@ def _version_key(path: str) -> tuple[int, ...]:
 def ebin_problem(folder: Path) -> str:
     """The one line for a ``--rabbitmq-ebin`` folder without the module (AD-RABBITMQ)."""
     what = "does not exist" if not folder.is_dir() else "holds no credit_flow.beam"
-    return (f"--rabbitmq-ebin {folder}: {what} (give the rabbit_common ebin folder that "
-            f"holds the credit_flow.beam to check)")
+    return (
+        f"--rabbitmq-ebin {folder}: {what} (give the rabbit_common ebin folder that "
+        f"holds the credit_flow.beam to check)"
+    )
 
 
 def locate_ebin(explicit: str | Path | None = None) -> Path:
@@ -74,8 +76,9 @@ def locate_ebin(explicit: str | Path | None = None) -> Path:
     if env:
         if _has_beam(Path(env)):
             return Path(env)
-        raise AdapterFailure("rabbitmq", MISSING,
-                             f"{ENV_EBIN}={env} holds no credit_flow.beam; " + INSTALL_HINT)
+        raise AdapterFailure(
+            "rabbitmq", MISSING, f"{ENV_EBIN}={env} holds no credit_flow.beam; " + INSTALL_HINT
+        )
     candidates: list[str] = []
     if shutil.which("dpkg"):
         try:
@@ -83,7 +86,8 @@ def locate_ebin(explicit: str | Path | None = None) -> Path:
                 ["dpkg", "-L", "rabbitmq-server"], capture_output=True, text=True, timeout=10
             ).stdout
             candidates += [
-                line for line in listing.splitlines()
+                line
+                for line in listing.splitlines()
                 if re.search(r"/rabbit_common-[^/]+/ebin$", line)
             ]
         except (OSError, subprocess.SubprocessError):
@@ -92,8 +96,9 @@ def locate_ebin(explicit: str | Path | None = None) -> Path:
     found = sorted({c for c in candidates if _has_beam(Path(c))}, key=_version_key)
     if found:
         return Path(found[-1])
-    raise AdapterFailure("rabbitmq", MISSING,
-                         "RabbitMQ's credit_flow module is not installed; " + INSTALL_HINT)
+    raise AdapterFailure(
+        "rabbitmq", MISSING, "RabbitMQ's credit_flow module is not installed; " + INSTALL_HINT
+    )
 
 
 def _cache_root() -> Path:
@@ -124,8 +129,9 @@ def compiled_module_dir(source: Path | None = None) -> Path | None:
         lines = text.splitlines()
         lines = ["%%" if line.startswith(("#!", "%%!")) else line for line in lines[:2]] + lines[2:]
         (work / f"{MODULE}.erl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        done = subprocess.run([erlc, "-o", str(work), str(work / f"{MODULE}.erl")],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [erlc, "-o", str(work), str(work / f"{MODULE}.erl")], capture_output=True, text=True
+        )
         if done.returncode != 0:
             shutil.rmtree(work, ignore_errors=True)
             return None
@@ -143,12 +149,25 @@ def rabbitmq_command(ebin: Path) -> list[str]:
     compiled = compiled_module_dir()
     erl = shutil.which("erl")
     if compiled is not None and erl is not None:
-        return [erl, "-noshell", "-noinput", *ERL_FLAGS, "-pa", str(compiled),
-                "-run", MODULE, "main", str(ebin)]
+        return [
+            erl,
+            "-noshell",
+            "-noinput",
+            *ERL_FLAGS,
+            "-pa",
+            str(compiled),
+            "-run",
+            MODULE,
+            "main",
+            str(ebin),
+        ]
     escript = shutil.which("escript")
     if escript is None:
-        raise AdapterFailure("rabbitmq", MISSING, "Erlang is not installed (no `erl` or "
-                             "`escript` on PATH); " + INSTALL_HINT)
+        raise AdapterFailure(
+            "rabbitmq",
+            MISSING,
+            "Erlang is not installed (no `erl` or `escript` on PATH); " + INSTALL_HINT,
+        )
     return [escript, str(escript_path()), "--ebin", str(ebin)]
 
 
@@ -162,5 +181,9 @@ class RabbitMQAdapter(SubprocessAdapter):
         start_timeout: float = DEFAULT_START_TIMEOUT,
     ) -> None:
         self.ebin = locate_ebin(ebin)
-        super().__init__(rabbitmq_command(self.ebin), name="rabbitmq", timeout=timeout,
-                         start_timeout=start_timeout)
+        super().__init__(
+            rabbitmq_command(self.ebin),
+            name="rabbitmq",
+            timeout=timeout,
+            start_timeout=start_timeout,
+        )

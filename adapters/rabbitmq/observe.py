@@ -47,8 +47,9 @@ class NodeTarget:
     env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_options(cls, node: str, cookie_file: str | None,
-                     epmd_port: int | None = None) -> NodeTarget:
+    def from_options(
+        cls, node: str, cookie_file: str | None, epmd_port: int | None = None
+    ) -> NodeTarget:
         path = Path(cookie_file) if cookie_file else Path.home() / ".erlang.cookie"
         try:
             cookie = path.read_text().strip()
@@ -120,23 +121,51 @@ class ObserveAgent:
         name_flag = "-name" if "." in host else "-sname"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ERL_", "RABBITMQ_"))}
         env.update(self.target.env)
-        env.update({"HOME": self._home, "CF_NODE": self.target.node,
-                    "CF_COOKIE": self.target.cookie, "CF_SRC": str(erlang_source()),
-                    "ERL_AFLAGS": "-start_epmd false"})
+        env.update(
+            {
+                "HOME": self._home,
+                "CF_NODE": self.target.node,
+                "CF_COOKIE": self.target.cookie,
+                "CF_SRC": str(erlang_source()),
+                "ERL_AFLAGS": "-start_epmd false",
+            }
+        )
         me = f"cfobserve{secrets.token_hex(3)}@{host}"
-        self._proc = children.track(subprocess.Popen(  # SIG-CHILDREN
-            [erl, "-noshell", "-hidden", name_flag, me, "-setcookie", "cf_placeholder",
-             "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", _BOOT],
-            env=env, cwd=self._home, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        self._proc = children.track(
+            subprocess.Popen(  # SIG-CHILDREN
+                [
+                    erl,
+                    "-noshell",
+                    "-hidden",
+                    name_flag,
+                    me,
+                    "-setcookie",
+                    "cf_placeholder",
+                    "-kernel",
+                    "inet_dist_use_interface",
+                    "{127,0,0,1}",
+                    "-eval",
+                    _BOOT,
+                ],
+                env=env,
+                cwd=self._home,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        )
         threading.Thread(target=self._pump, daemon=True).start()
         self._answer(60.0, "connect")
         self.info = json.loads(self.request("info"))
         version = str(self.info.get("rabbit_version", ""))
         if not version.startswith(SUPPORTED_VERSIONS):
             self.close()
-            raise ObserveError(f"{self.target.node} runs RabbitMQ {version}; "
-                               f"observe supports {', '.join(v + 'x' for v in SUPPORTED_VERSIONS)}")
+            raise ObserveError(
+                f"{self.target.node} runs RabbitMQ {version}; "
+                f"observe supports {', '.join(v + 'x' for v in SUPPORTED_VERSIONS)}"
+            )
         return self
 
     def _pump(self) -> None:
@@ -153,15 +182,18 @@ class ObserveAgent:
                 line = self._lines.get(timeout=max(0.05, deadline - time.monotonic()))
             except queue.Empty:
                 self.close()
-                raise ObserveError(f"{self.target.node}: no answer to {what} "
-                                   f"within {timeout:.0f} s") from None
+                raise ObserveError(
+                    f"{self.target.node}: no answer to {what} within {timeout:.0f} s"
+                ) from None
             if line is None:
                 self.close()
                 tail = " ".join(n.strip() for n in noise)[-200:]
-                raise ObserveError(f"lost the connection to {self.target.node} "
-                                   f"during {what}{': ' + tail if tail else ''}")
+                raise ObserveError(
+                    f"lost the connection to {self.target.node} "
+                    f"during {what}{': ' + tail if tail else ''}"
+                )
             if line.startswith(ANSWER):
-                body = line[len(ANSWER):].rstrip("\n")
+                body = line[len(ANSWER) :].rstrip("\n")
                 if body.startswith("ok"):
                     return body[3:]
                 raise ObserveError(f"{self.target.node}: {body[6:]}")
@@ -265,8 +297,13 @@ PID_RE = re.compile(r"^<\d+\.\d+\.\d+>$")
 TRACE_FORMAT = "creditflow-observe-trace/1"
 
 
-def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
-           during: Any = None, max_pause_ms: int = 5000) -> dict[str, Any]:
+def record(
+    agent: ObserveAgent,
+    out: str | Path,
+    seconds: float = 0.0,
+    during: Any = None,
+    max_pause_ms: int = 5000,
+) -> dict[str, Any]:
     """Trace, take the first cut, run ``during()`` (or wait ``seconds``), take the last
     cut, stop tracing; write the trace document to ``out`` and return a summary.
 
@@ -291,13 +328,24 @@ def record(agent: ObserveAgent, out: str | Path, seconds: float = 0.0,
             with contextlib.suppress(ObserveError):
                 agent.trace_stop()
     events = read_events(events_path)
-    doc = {"format": TRACE_FORMAT, "node": agent.target.node, "info": agent.info,
-           "first": first, "last": last, "events": events}
+    doc = {
+        "format": TRACE_FORMAT,
+        "node": agent.target.node,
+        "info": agent.info,
+        "first": first,
+        "last": last,
+        "events": events,
+    }
     write_atomic(out, json.dumps(doc, separators=(",", ":")))  # OUT-ATOMIC
     inside = sum(1 for e in events if first["t_suspended"] < e[0] < last["t_suspended"])
-    return {"trace": str(out), "events": len(events), "written": written,
-            "events_between_cuts": inside, "workload": extra,
-            "pause_ms": [first["pause_ms"], last["pause_ms"]]}
+    return {
+        "trace": str(out),
+        "events": len(events),
+        "written": written,
+        "events_between_cuts": inside,
+        "workload": extra,
+        "pause_ms": [first["pause_ms"], last["pause_ms"]],
+    }
 
 
 # -- the workload (OBS-WORKLOAD) ---------------------------------------------------------
@@ -307,8 +355,16 @@ class ConfirmedPublisher(threading.Thread):
     """One pika ``SelectConnection`` publishing ``count`` messages with publisher confirms,
     up to ``window`` unconfirmed at once (so credit flow can run out)."""
 
-    def __init__(self, params: Any, exchange: str, routing_key: str, count: int,
-                 body: bytes, persistent: bool, window: int = 2000) -> None:
+    def __init__(
+        self,
+        params: Any,
+        exchange: str,
+        routing_key: str,
+        count: int,
+        body: bytes,
+        persistent: bool,
+        window: int = 2000,
+    ) -> None:
         super().__init__(daemon=True)
         self.params, self.exchange, self.routing_key = params, exchange, routing_key
         self.count, self.body, self.persistent, self.window = count, body, persistent, window
@@ -326,9 +382,11 @@ class ConfirmedPublisher(threading.Thread):
 
         try:
             self._conn = pika.SelectConnection(
-                self.params, on_open_callback=self._opened,
+                self.params,
+                on_open_callback=self._opened,
                 on_open_error_callback=lambda _c, e: self._fail(f"open: {e}"),
-                on_close_callback=lambda _c, _r: self._conn.ioloop.stop())
+                on_close_callback=lambda _c, _r: self._conn.ioloop.stop(),
+            )
             self._conn.add_on_connection_blocked_callback(self._blocked)
             self._conn.ioloop.start()
         except Exception as exc:  # noqa: BLE001 - reported through .error
@@ -350,8 +408,11 @@ class ConfirmedPublisher(threading.Thread):
 
     def _confirm(self, frame: Any) -> None:
         m = frame.method
-        done = ({t for t in self._outstanding if t <= m.delivery_tag} if m.multiple
-                else {m.delivery_tag} & self._outstanding)
+        done = (
+            {t for t in self._outstanding if t <= m.delivery_tag}
+            if m.multiple
+            else {m.delivery_tag} & self._outstanding
+        )
         self._outstanding -= done
         if type(m).__name__ == "Ack":
             self.acked += len(done)
@@ -373,12 +434,19 @@ class ConfirmedPublisher(threading.Thread):
 
 def queue_pid_expr(name: str) -> str:
     """Erlang text for the pid of classic queue ``name`` in vhost ``/``."""
-    return (f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"{name}">>)), '
-            "P = amqqueue:get_pid(Q)")
+    return (
+        f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"{name}">>)), '
+        "P = amqqueue:get_pid(Q)"
+    )
 
 
-def run_workload(agent: ObserveAgent, params: Any, publishes: int = 10_000,
-                 stall_seconds: float = 1.5, snapshot_during: bool = True) -> dict[str, Any]:
+def run_workload(
+    agent: ObserveAgent,
+    params: Any,
+    publishes: int = 10_000,
+    stall_seconds: float = 1.5,
+    snapshot_during: bool = True,
+) -> dict[str, Any]:
     """OBS-WORKLOAD: persistent and transient publishers, one queue each and a fan-out
     through an exchange; a queue suspended with ``sys:suspend`` while they publish (and
     a snapshot taken then), a slow consumer; released; every publish confirmed and
@@ -395,9 +463,11 @@ def run_workload(agent: ObserveAgent, params: Any, publishes: int = 10_000,
     ch.queue_bind("cf.fan2", "cf.fanout")
     conn.close()
     share = publishes // 3
-    pubs = [ConfirmedPublisher(params, "", "cf.persistent", share, b"p" * 5000, True),
-            ConfirmedPublisher(params, "", "cf.transient", share, b"t" * 64, False),
-            ConfirmedPublisher(params, "cf.fanout", "", publishes - 2 * share, b"f" * 64, False)]
+    pubs = [
+        ConfirmedPublisher(params, "", "cf.persistent", share, b"p" * 5000, True),
+        ConfirmedPublisher(params, "", "cf.transient", share, b"t" * 64, False),
+        ConfirmedPublisher(params, "cf.fanout", "", publishes - 2 * share, b"f" * 64, False),
+    ]
     consumed = {"n": 0}
     stop = threading.Event()
 
@@ -428,11 +498,19 @@ def run_workload(agent: ObserveAgent, params: Any, publishes: int = 10_000,
     stop.set()
     consumer.join(timeout=60)
     time.sleep(0.3)
-    counts = {q: agent.eval(f"{queue_pid_expr(q)}, rabbit_amqqueue:info(Q, [messages]).")
-              for q in ("cf.persistent", "cf.transient", "cf.fan1", "cf.fan2")}
+    counts = {
+        q: agent.eval(f"{queue_pid_expr(q)}, rabbit_amqqueue:info(Q, [messages]).")
+        for q in ("cf.persistent", "cf.transient", "cf.fan1", "cf.fan2")
+    }
     counts = {q: int(v[0][1]) for q, v in counts.items()}
-    return {"published": [p.sent for p in pubs], "confirmed": [p.acked for p in pubs],
-            "nacked": [p.nacked for p in pubs], "errors": [p.error for p in pubs if p.error],
-            "connection_blocked_seen": [p.blocked_seen for p in pubs],
-            "queued": counts, "consumed_fan1": consumed["n"], "stalled_queue": stalled,
-            "snapshot_during": during}
+    return {
+        "published": [p.sent for p in pubs],
+        "confirmed": [p.acked for p in pubs],
+        "nacked": [p.nacked for p in pubs],
+        "errors": [p.error for p in pubs if p.error],
+        "connection_blocked_seen": [p.blocked_seen for p in pubs],
+        "queued": counts,
+        "consumed_fan1": consumed["n"],
+        "stalled_queue": stalled,
+        "snapshot_during": during,
+    }

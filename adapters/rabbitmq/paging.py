@@ -123,8 +123,9 @@ class BrokerPagingRun:
         try:
             import pika
         except ImportError:
-            raise BrokerError("the AMQP client pika is not installed: "
-                              "pip install 'creditflow[broker]'") from None
+            raise BrokerError(
+                "the AMQP client pika is not installed: pip install 'creditflow[broker]'"
+            ) from None
 
         self._setup()
         try:
@@ -149,23 +150,34 @@ class BrokerPagingRun:
             rates = tuple(last["rates"]) if last is not None else (0.0, 0.0, 0.0, 0.0)
             delivered = 0
             if step.op == "target":
-                probe = run_probe(self._eval, probe_expression(
-                    self.vhost, self.queue, step.params["duration"], ready, len(outstanding)))
+                probe = run_probe(
+                    self._eval,
+                    probe_expression(
+                        self.vhost, self.queue, step.params["duration"], ready, len(outstanding)
+                    ),
+                )
                 obs = StepObservation(
-                    i, probe["settled"], probe["how"], before=probe["before"],
-                    after_pass=probe["pass"], rates_before=tuple(probe["before"]["rates"]),
+                    i,
+                    probe["settled"],
+                    probe["how"],
+                    before=probe["before"],
+                    after_pass=probe["pass"],
+                    rates_before=tuple(probe["before"]["rates"]),
                 )
             else:
                 ready, delivered = self._amqp(channel, step, outstanding, ready)
-                probe = run_probe(self._eval, probe_expression(
-                    self.vhost, self.queue, "read", ready, len(outstanding)))
+                probe = run_probe(
+                    self._eval,
+                    probe_expression(self.vhost, self.queue, "read", ready, len(outstanding)),
+                )
                 obs = StepObservation(i, probe["settled"], probe["how"], rates_before=rates)
             obs.delivered = delivered
             result.observations.append(obs)
             last = obs.settled
 
-    def _amqp(self, channel: Any, step: ScenarioStep, outstanding: list[int],
-              ready: int) -> tuple[int, int]:
+    def _amqp(
+        self, channel: Any, step: ScenarioStep, outstanding: list[int], ready: int
+    ) -> tuple[int, int]:
         import pika
 
         p = step.params

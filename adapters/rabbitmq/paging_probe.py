@@ -163,12 +163,18 @@ def check_snapshot(snapshot: dict[str, Any]) -> None:
     means the record layout is not 3.10.8's and is a ``BrokerError``, not a diff."""
     bqs = snapshot["backing_queue_status"]
     ours = {key: len(snapshot[key]) for key in ("q1", "q2", "q3", "q4")}
-    ours.update(delta=snapshot["delta"], len=snapshot["len"],
-                target_ram_count=snapshot["target"], next_seq_id=snapshot["next_seq_id"])
+    ours.update(
+        delta=snapshot["delta"],
+        len=snapshot["len"],
+        target_ram_count=snapshot["target"],
+        next_seq_id=snapshot["next_seq_id"],
+    )
     for key, value in ours.items():
         if bqs.get(key) != value:
-            raise BrokerError(f"paging probe: {key} read as {value!r} but "
-                              f"backing_queue_status says {bqs.get(key)!r}")
+            raise BrokerError(
+                f"paging probe: {key} read as {value!r} but "
+                f"backing_queue_status says {bqs.get(key)!r}"
+            )
 
 
 def run_probe(evaluate: Callable[[str], str], expression: str) -> dict[str, Any]:

@@ -78,18 +78,32 @@ def accounts_presets() -> None:
 @click.argument("graph")
 @click.option("--limit", type=click.IntRange(min=0), help="Override the global limit.")
 @click.option("--reads", type=click.IntRange(min=0), help="Set every reader's supply.")
-@click.option("--naive-bound", is_flag=True,
-              help="Also check the notes' bound limit + one read x fan-out (AC-OVERSHOOT-NAIVE).")
-@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
-              show_default=True)
+@click.option(
+    "--naive-bound",
+    is_flag=True,
+    help="Also check the notes' bound limit + one read x fan-out (AC-OVERSHOOT-NAIVE).",
+)
+@click.option(
+    "--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True
+)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge interchangeable actors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the counterexample (ITF). Default: "
-              "counterexamples/GRAPH.accounts.itf.json")
-def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound: bool,
-                   max_states: int, no_symmetry: bool, as_json: bool,
-                   trace_out: Path | None) -> None:
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the counterexample (ITF). Default: "
+    "counterexamples/GRAPH.accounts.itf.json",
+)
+def accounts_check(
+    graph: str,
+    limit: int | None,
+    reads: int | None,
+    naive_bound: bool,
+    max_states: int,
+    no_symmetry: bool,
+    as_json: bool,
+    trace_out: Path | None,
+) -> None:
     """Explore every interleaving of the actor graph GRAPH (a file or a preset) and check
     the AC properties, deadlock freedom, and each account's largest debt against its
     overshoot bound.
@@ -101,8 +115,13 @@ def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound
     """
     try:
         g = load_actor_graph(graph)
-        options = AccountsOptions(limit=limit, reads=reads, naive_bound=naive_bound,
-                                  max_states=max_states, symmetry=not no_symmetry)
+        options = AccountsOptions(
+            limit=limit,
+            reads=reads,
+            naive_bound=naive_bound,
+            max_states=max_states,
+            symmetry=not no_symmetry,
+        )
         system, result = check_actor_graph(g, options)
     except (ActorGraphFileError, ActorGraphError) as exc:
         fail(str(exc))
@@ -113,8 +132,15 @@ def accounts_check(graph: str, limit: int | None, reads: int | None, naive_bound
     saver = Saver()
     if primary is not None:
         path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".accounts.itf.json")
-        saved = saver.attempt(write_model_trace, system, primary, path, "accounts",
-                              {"graph": actor_graph_to_node_link(system.graph)}, graph)
+        saved = saver.attempt(
+            write_model_trace,
+            system,
+            primary,
+            path,
+            "accounts",
+            {"graph": actor_graph_to_node_link(system.graph)},
+            graph,
+        )
         report["trace"] = str(saved) if saved else None
     if as_json:
         click.echo(json.dumps(saver.annotate(report)))
@@ -131,10 +157,14 @@ def _print_accounts(report: dict[str, Any], primary: Any) -> None:
         click.echo(f"  {pid:26} {verdict}" + (f"  (shortest: {length} steps)" if length else ""))
     for name, a in report["accounts"].items():
         tight = {True: "tight", False: "not reached", None: "undecided"}[a["tight"]]
-        click.echo(f"  account {name}: max debt {a['max_debt']}, bound {a['bound']} ({tight}), "
-                   f"limit {report['limit']}, naive bound {a['naive_bound']}")
-    click.echo(f"{report['states']:,} states in {report['seconds']:.2f} s"
-               + ("" if report["complete"] else " (incomplete: --max-states reached)"))
+        click.echo(
+            f"  account {name}: max debt {a['max_debt']}, bound {a['bound']} ({tight}), "
+            f"limit {report['limit']}, naive bound {a['naive_bound']}"
+        )
+    click.echo(
+        f"{report['states']:,} states in {report['seconds']:.2f} s"
+        + ("" if report["complete"] else " (incomplete: --max-states reached)")
+    )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         click.echo(f"{primary.property_id} ({primary.kind}) in {primary.length} steps{who}")
@@ -159,13 +189,18 @@ def accounts_compare(as_json: bool) -> None:
         click.echo(json.dumps(rows))
         return
     for r in rows:
-        verdict = (f"{r['deadlock']} deadlock in {r['shortest']} steps "
-                   f"(blocked forever: {', '.join(r['blocked_forever'])})"
-                   if r["deadlock"] else "no deadlock")
+        verdict = (
+            f"{r['deadlock']} deadlock in {r['shortest']} steps "
+            f"(blocked forever: {', '.join(r['blocked_forever'])})"
+            if r["deadlock"]
+            else "no deadlock"
+        )
         ends = " | ".join(", ".join(s) or "nobody" for s in r["blocked_at_end"])
         figures = " ".join(f"{k}={v}" for k, v in r["figures"].items())
-        click.echo(f"{r['rule']:18} {r['mechanism']:12} {verdict}; blocked at the end: {ends}; "
-                   f"{r['states']} states {figures}".rstrip())
+        click.echo(
+            f"{r['rule']:18} {r['mechanism']:12} {verdict}; blocked at the end: {ends}; "
+            f"{r['states']} states {figures}".rstrip()
+        )
 
 
 @accounts.command("example")
@@ -181,8 +216,10 @@ def accounts_example() -> None:
     for kind, actor in steps:
         outcome = model.apply(state, model.encode(kind, actor))
         state = outcome.state
-        said = ", ".join(f"{o.kind} {o.amount}" if o.kind in ("borrow", "repay") else o.kind
-                         for o in outcome.observations)
+        said = ", ".join(
+            f"{o.kind} {o.amount}" if o.kind in ("borrow", "repay") else o.kind
+            for o in outcome.observations
+        )
         click.echo(f"  {kind}({actor}):".ljust(16) + f"debt {state.debt[0]:>2}   {said}")
 
 
@@ -196,8 +233,9 @@ def alarms() -> None:
 
 
 @alarms.command("check")
-@click.option("--profile", type=click.Choice(["3.10.8", "2008"]), default="3.10.8",
-              show_default=True)
+@click.option(
+    "--profile", type=click.Choice(["3.10.8", "2008"]), default="3.10.8", show_default=True
+)
 @click.option("--nodes", type=click.IntRange(1, 3), default=1, show_default=True)
 @click.option("--publishers", type=click.IntRange(0, 3), default=1, show_default=True)
 @click.option("--consumers", type=click.IntRange(0, 3), default=1, show_default=True)
@@ -205,33 +243,51 @@ def alarms() -> None:
 @click.option("--disk", is_flag=True, help="The environment may raise disk alarms.")
 @click.option("--node-down", is_flag=True, help="Nodes may go down.")
 @click.option("--json", "as_json", is_flag=True)
-def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publishes: int,
-                 disk: bool, node_down: bool, as_json: bool) -> None:
+def alarms_check(
+    profile: str,
+    nodes: int,
+    publishers: int,
+    consumers: int,
+    publishes: int,
+    disk: bool,
+    node_down: bool,
+    as_json: bool,
+) -> None:
     """Explore every interleaving of alarms, publishes and deliveries and check the AL
     properties. Publishers and consumers are spread over the nodes."""
 
-    conns = [ConnectionSpec(f"pub{i}", node=i % nodes, publishes=publishes)
-             for i in range(publishers)]
+    conns = [
+        ConnectionSpec(f"pub{i}", node=i % nodes, publishes=publishes) for i in range(publishers)
+    ]
     conns += [ConnectionSpec(f"con{i}", node=i % nodes, consumes=True) for i in range(consumers)]
     if not conns:
         fail("give at least one publisher or consumer")
-    config = AlarmConfig(tuple(conns), nodes=tuple(f"rabbit@n{i}" for i in range(nodes)),
-                         disk=disk, node_down=node_down, profile=profile)
+    config = AlarmConfig(
+        tuple(conns),
+        nodes=tuple(f"rabbit@n{i}" for i in range(nodes)),
+        disk=disk,
+        node_down=node_down,
+        profile=profile,
+    )
     system = CheckedAlarms(config)
     result = explore(system)
     primary = result.primary()
     report = {
-        "profile": profile, "complete": result.complete, "states": result.n_states,
+        "profile": profile,
+        "complete": result.complete,
+        "states": result.n_states,
         "seconds": round(result.seconds, 3),
-        "properties": {pid: h if result.complete or not h else None
-                       for pid, h in result.holds.items()},
+        "properties": {
+            pid: h if result.complete or not h else None for pid, h in result.holds.items()
+        },
         "exit_code": exit_code(result),
     }
     saver = Saver()
     if primary is not None:
         path = derived_path(DEFAULT_FOLDER, f"alarms-{profile}", ".itf.json")
-        saved = saver.attempt(write_model_trace, system, primary, path, "alarms",
-                              {"config": repr(config)}, "alarms")
+        saved = saver.attempt(
+            write_model_trace, system, primary, path, "alarms", {"config": repr(config)}, "alarms"
+        )
         report["trace"] = str(saved) if saved else None
     if as_json:
         click.echo(json.dumps(saver.annotate(report)))
@@ -241,16 +297,18 @@ def alarms_check(profile: str, nodes: int, publishers: int, consumers: int, publ
             click.echo(f"  {pid:22} {words[holds]}")
         click.echo(f"{result.n_states:,} states in {result.seconds:.2f} s")
         if primary is not None:
-            click.echo(f"{primary.property_id} ({primary.kind}); trace: "
-                       f"{report['trace'] or 'NOT WRITTEN'}")
+            click.echo(
+                f"{primary.property_id} ({primary.kind}); trace: {report['trace'] or 'NOT WRITTEN'}"
+            )
         saver.show_unsaved()
     saver.exit(exit_code(result))
 
 
 @alarms.command("run")
 @click.argument("timeline", required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="JSON Lines: a header, one line per step, a summary.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="JSON Lines: a header, one line per step, a summary."
+)
 def alarms_run(timeline: str | None, as_json: bool) -> None:
     """Run a TIMELINE (a JSON file of publish / alarm / consume / clear steps, or a
     shipped one by name) through the alarm model and show the state after each step:
@@ -276,14 +334,29 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
     violations = [f"step {r.index}: {pid}" for r in results for pid in r.violations]
     code = exit_codes.VIOLATION if violations else exit_codes.OK
     if as_json:
-        click.echo(json.dumps({"timeline": loaded.name, "source": loaded.source,
-                               "description": loaded.description,
-                               "profile": loaded.config.profile, "steps": len(results)}))
+        click.echo(
+            json.dumps(
+                {
+                    "timeline": loaded.name,
+                    "source": loaded.source,
+                    "description": loaded.description,
+                    "profile": loaded.config.profile,
+                    "steps": len(results),
+                }
+            )
+        )
         for r in results:
-            click.echo(json.dumps({
-                "index": r.index, "step": r.step.describe(),
-                "frames": [[n.connection, n.method, n.reason] for n in r.notices],
-                **state_view(loaded, r.state), "violations": r.violations}))
+            click.echo(
+                json.dumps(
+                    {
+                        "index": r.index,
+                        "step": r.step.describe(),
+                        "frames": [[n.connection, n.method, n.reason] for n in r.notices],
+                        **state_view(loaded, r.state),
+                        "violations": r.violations,
+                    }
+                )
+            )
         click.echo(json.dumps({"end": True, "steps": len(results), "violations": violations}))
         sys.exit(code)
     from rich.table import Table
@@ -294,11 +367,20 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
         table.add_column(column, justify="left" if column in ("step", "frames") else "right")
     for r in results:
         view = state_view(loaded, r.state)
-        frames = ", ".join(f"{n.connection}: {n.method.removeprefix('connection.')}"
-                           + (f" ({n.reason})" if n.reason else "") for n in r.notices)
-        table.add_row(str(r.index), r.step.describe(), " ".join(view["alarms"]) or "-",
-                      *(view["connections"][n] for n in names), frames,
-                      str(sum(view["consumed"].values())), str(view["queued"]))
+        frames = ", ".join(
+            f"{n.connection}: {n.method.removeprefix('connection.')}"
+            + (f" ({n.reason})" if n.reason else "")
+            for n in r.notices
+        )
+        table.add_row(
+            str(r.index),
+            r.step.describe(),
+            " ".join(view["alarms"]) or "-",
+            *(view["connections"][n] for n in names),
+            frames,
+            str(sum(view["consumed"].values())),
+            str(view["queued"]),
+        )
     out = console()
     out.print(table)
     for line in violations:
@@ -307,36 +389,61 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
 
 
 @alarms.command("broker")
-@click.option("--before", type=click.IntRange(1, 1000), default=10, show_default=True,
-              help="Messages published before the alarm.")
-@click.option("--after", type=click.IntRange(1, 1000), default=3, show_default=True,
-              help="Messages published while the alarm is on.")
-@click.option("--empty-body", is_flag=True,
-              help="Publish with empty bodies (one publish gets through per alarm).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where the private broker keeps its state (default: a temporary folder).")
+@click.option(
+    "--before",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Messages published before the alarm.",
+)
+@click.option(
+    "--after",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="Messages published while the alarm is on.",
+)
+@click.option(
+    "--empty-body",
+    is_flag=True,
+    help="Publish with empty bodies (one publish gets through per alarm).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the private broker keeps its state (default: a temporary folder).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | None,
-                  as_json: bool) -> None:
+def alarms_broker(
+    before: int, after: int, empty_body: bool, workdir: Path | None, as_json: bool
+) -> None:
     """Start Debian's RabbitMQ privately on loopback, run the memory-alarm scenario
     (AL-BROKER) with a pika publisher and consumer, and compare every checkpoint with the
     model. Exit 0 if they agree, 1 if they differ, 3 if the broker fails."""
     import tempfile
 
-
     expected, _ = model_alarm_run(before, after, empty_body)
     try:
-        with tempfile.TemporaryDirectory(prefix="creditflow-broker-") as tmp, \
-                PrivateBroker(workdir or Path(tmp)) as broker:
-            actual = broker_alarm_run(broker, before, after, expected.checkpoints,
-                                      empty_body=empty_body)
+        with (
+            tempfile.TemporaryDirectory(prefix="creditflow-broker-") as tmp,
+            PrivateBroker(workdir or Path(tmp)) as broker,
+        ):
+            actual = broker_alarm_run(
+                broker, before, after, expected.checkpoints, empty_body=empty_body
+            )
     except BrokerError as exc:
         fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
     rows = []
     for want, got in zip(expected.checkpoints, actual.checkpoints, strict=True):
-        rows.append({"checkpoint": want.name, "agrees": want == got,
-                     "model": asdict(want), "broker": asdict(got)})
+        rows.append(
+            {
+                "checkpoint": want.name,
+                "agrees": want == got,
+                "model": asdict(want),
+                "broker": asdict(got),
+            }
+        )
     lossless = actual.bodies == [str(i).encode() for i in range(before + after)]
     ok = all(r["agrees"] for r in rows) and lossless
     if as_json:
@@ -344,9 +451,11 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
     else:
         for r in rows:
             b = r["broker"]
-            click.echo(f"  {r['checkpoint']:22} {'agrees' if r['agrees'] else 'DIFFERS'}  "
-                       f"states={b['states']} frames={b['notices']} consumed={b['consumed']} "
-                       f"queued={b['queued']}")
+            click.echo(
+                f"  {r['checkpoint']:22} {'agrees' if r['agrees'] else 'DIFFERS'}  "
+                f"states={b['states']} frames={b['notices']} consumed={b['consumed']} "
+                f"queued={b['queued']}"
+            )
             if not r["agrees"]:
                 click.echo(f"  {'':22} model: {r['model']}")
         click.echo("nothing lost" if lossless else "MESSAGES LOST OR REORDERED")
@@ -355,22 +464,46 @@ def alarms_broker(before: int, after: int, empty_body: bool, workdir: Path | Non
 
 @accounts.command("conform")
 @click.option("--adapter", type=click.Choice(["reference"]), help="A built-in adapter.")
-@click.option("--adapter-cmd", help="Command of an implementation speaking the accounts "
-              "family of the adapter protocol (JSON Lines on stdin/stdout).")
-@click.option("--graph", "graph_name", default="crash-timer", show_default=True,
-              help="Actor graph (file or preset) the runs are made on.")
+@click.option(
+    "--adapter-cmd",
+    help="Command of an implementation speaking the accounts "
+    "family of the adapter protocol (JSON Lines on stdin/stdout).",
+)
+@click.option(
+    "--graph",
+    "graph_name",
+    default="crash-timer",
+    show_default=True,
+    help="Actor graph (file or preset) the runs are made on.",
+)
 @click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--timeout", type=TimeoutParam(), default=10.0, show_default=True,
-              help="Seconds to wait for each answer.")
-@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write a divergence (ITF). Default: "
-              "counterexamples/GRAPH.accounts-divergence.itf.json")
+@click.option(
+    "--timeout",
+    type=TimeoutParam(),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for each answer.",
+)
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write a divergence (ITF). Default: "
+    "counterexamples/GRAPH.accounts-divergence.itf.json",
+)
 @click.option("--json", "as_json", is_flag=True)
-def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: str, runs: int,
-                     max_steps: int, seed: int, timeout: float, trace_out: Path | None,
-                     as_json: bool) -> None:
+def accounts_conform(
+    adapter: str | None,
+    adapter_cmd: str | None,
+    graph_name: str,
+    runs: int,
+    max_steps: int,
+    seed: int,
+    timeout: float,
+    trace_out: Path | None,
+    as_json: bool,
+) -> None:
     """Check an accounts implementation against the model (spec/adapter-protocol-accounts.md):
     seeded random runs on GRAPH, every step compared; the first divergence is shrunk and
     written as a trace. Exit 0 conformant, 1 divergence, 3 adapter failure, 2 usage.
@@ -396,8 +529,11 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
     path = output_path(trace_out, DEFAULT_FOLDER, g.name, ".accounts-divergence.itf.json")
     impl: Any = None
     try:
-        impl = (ReferenceAccountsAdapter() if adapter_cmd is None
-                else SubprocessAccountsAdapter(adapter_cmd, timeout=timeout))
+        impl = (
+            ReferenceAccountsAdapter()
+            if adapter_cmd is None
+            else SubprocessAccountsAdapter(adapter_cmd, timeout=timeout)
+        )
         hello = impl.hello()
         result = conform(impl, g, runs=runs, max_steps=max_steps, seed=seed, trace_out=path)
     except AdapterError as exc:
@@ -408,12 +544,21 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
             impl.close()
     d = result.divergence
     report = {
-        "adapter": hello.get("name"), "graph": g.name, "runs": result.runs,
-        "steps": result.steps, "seconds": round(result.seconds, 3),
+        "adapter": hello.get("name"),
+        "graph": g.name,
+        "runs": result.runs,
+        "steps": result.steps,
+        "seconds": round(result.seconds, 3),
         "conformant": d is None,
-        "divergence": None if d is None else {
-            "length": d.index + 1, "shrunk_from": result.shrunk_from, "what": d.what,
-            "request": d.request, "expected": d.expected, "actual": d.actual,
+        "divergence": None
+        if d is None
+        else {
+            "length": d.index + 1,
+            "shrunk_from": result.shrunk_from,
+            "what": d.what,
+            "request": d.request,
+            "expected": d.expected,
+            "actual": d.actual,
         },
         "trace": str(result.trace) if result.trace else None,
     }
@@ -423,11 +568,15 @@ def accounts_conform(adapter: str | None, adapter_cmd: str | None, graph_name: s
     if as_json:
         click.echo(json.dumps(saver.annotate(report)))
     elif d is None:
-        click.echo(f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "
-                   f"in {result.seconds:.2f} s")
+        click.echo(
+            f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "
+            f"in {result.seconds:.2f} s"
+        )
     else:
-        click.echo(f"DIVERGENCE after {d.index + 1} steps (shrunk from {result.shrunk_from}): "
-                   f"{d.what} at {d.request}")
+        click.echo(
+            f"DIVERGENCE after {d.index + 1} steps (shrunk from {result.shrunk_from}): "
+            f"{d.what} at {d.request}"
+        )
         click.echo(f"  expected: {d.expected['observations']}")
         click.echo(f"  actual:   {d.actual['observations']}")
         click.echo(f"trace: {result.trace or 'NOT WRITTEN'}")

@@ -91,8 +91,6 @@ def presets() -> None:
         click.echo(f"{name:18} {graph.description}")
 
 
-
-
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
@@ -107,28 +105,52 @@ def presets() -> None:
     type=click.IntRange(min=0),
     help="Also check that no mailbox ever holds more than this (PROP-MAILBOX-BOUND).",
 )
-@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
-              show_default=True, help="Stop after this many states (exit 4 if nothing found).")
+@click.option(
+    "--max-states",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_STATES,
+    show_default=True,
+    help="Stop after this many states (exit 4 if nothing found).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the counterexample (ITF JSON). "
-              "Default: counterexamples/GRAPH.itf.json")
-@click.option("--dot-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
-              "Default: beside the trace.")
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the counterexample (ITF JSON). Default: counterexamples/GRAPH.itf.json",
+)
+@click.option(
+    "--dot-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
+    "Default: beside the trace.",
+)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
 @click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
-@click.option("--full-search", is_flag=True,
-              help="Explore every state even after a deadlock is certain (EXP-ONLINE), so "
-              "that every other property is decided too.")
-@click.option("--no-prove", is_flag=True,
-              help="When --max-states is reached with nothing found, do not try to settle "
-              "every property with Z3 (EXP-SETTLE).")
-@click.option("--prove-timeout", type=click.FloatRange(min=0, min_open=True),
-              default=DEFAULT_SETTLE_SECONDS, show_default=True, metavar="SECONDS",
-              help="Seconds the Z3 settlement may take in all.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress display on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--full-search",
+    is_flag=True,
+    help="Explore every state even after a deadlock is certain (EXP-ONLINE), so "
+    "that every other property is decided too.",
+)
+@click.option(
+    "--no-prove",
+    is_flag=True,
+    help="When --max-states is reached with nothing found, do not try to settle "
+    "every property with Z3 (EXP-SETTLE).",
+)
+@click.option(
+    "--prove-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_SETTLE_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds the Z3 settlement may take in all.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress display on stderr (default: when stderr is a terminal).",
+)
 def check(
     graph: str,
     credit: CreditSpec | None,
@@ -195,8 +217,7 @@ def check(
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps; state after {len(run) - 1} steps"
         )
-        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path
-        )
+        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
         report["dot"] = str(dot_file) if dot_file else None
         report["svg"] = str(svg_file) if svg_file else None
@@ -209,8 +230,13 @@ def check(
 
 
 @main.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out"),
-              show_default=True, help="Folder for counterexample traces and pictures.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="Folder for counterexample traces and pictures.",
+)
 def demo(out: Path) -> None:
     """Check every preset with its own settings: print the verdicts and write each
     counterexample (ITF) and its picture (DOT/SVG) under OUT."""
@@ -226,8 +252,13 @@ def demo(out: Path) -> None:
         primary = result.primary()
         files = ""
         if primary is not None:
-            trace = saver.attempt(write_network_trace, system, primary,
-                                  derived_path(out, name, ".itf.json"), source=name)
+            trace = saver.attempt(
+                write_network_trace,
+                system,
+                primary,
+                derived_path(out, name, ".itf.json"),
+                source=name,
+            )
             picture = saver.attempt(
                 write_picture,
                 finding_dot(system, primary, f"{name}: {primary.kind}"),
@@ -286,13 +317,15 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
             if settled["result"] == "counterexample"
             else f"[yellow]Z3 could not settle it either[/yellow] ({settled['result']})"
         )
-    if not report["complete"] and not report.get("stopped_at_deadlock") and not (
-        settled and settled["proved"]
+    if (
+        not report["complete"]
+        and not report.get("stopped_at_deadlock")
+        and not (settled and settled["proved"])
     ):
         out.print(
             f"hint: `creditflow prove {report['source']}` decides the same properties with Z3 "
             "(proofs for every supply on graphs without cycles, bounded search on cycles)"
-    )
+        )
     if primary is not None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]

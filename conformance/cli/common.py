@@ -156,7 +156,8 @@ class PolicyGroup(click.Group):
                     raise
                 signals.handled()
                 if isinstance(exc, SystemExit) and exc.code in (
-                    exit_codes.INTERRUPTED, exit_codes.INTERRUPTED_SIGTERM
+                    exit_codes.INTERRUPTED,
+                    exit_codes.INTERRUPTED_SIGTERM,
                 ):
                     raise  # the command reported the interrupt itself (sweep)
                 _report_interrupt(exc if isinstance(exc, KeyboardInterrupt) else None)

@@ -50,19 +50,33 @@ def adapter_options(command: Callable) -> Callable:
     """``--adapter``, ``--adapter-cmd``, ``--rabbitmq-ebin`` and ``--timeout``."""
     for option in reversed(
         [
-            click.option("--adapter", "adapter_name", metavar="NAME",
-                         help="A built-in adapter: reference, reference-process, "
-                         "python-template, rabbitmq, mutant:NAME (`creditflow adapters`)."),
-            click.option("--adapter-cmd", metavar="CMD",
-                         help="A command that speaks the adapter protocol on stdin/stdout "
-                         "(spec/adapter-protocol.md), split like a shell command line."),
-            click.option("--rabbitmq-ebin", type=click.Path(file_okay=False, path_type=Path),
-                         help="The rabbit_common ebin folder holding credit_flow.beam "
-                         "(default: found in the installed rabbitmq-server package)."),
-            click.option("--timeout", type=TimeoutParam(), default=DEFAULT_TIMEOUT,
-                         show_default=True,
-                         help="Seconds within which each response must arrive in full, "
-                         "or the adapter counts as hung (AD-TRANSPORT-DEADLINE)."),
+            click.option(
+                "--adapter",
+                "adapter_name",
+                metavar="NAME",
+                help="A built-in adapter: reference, reference-process, "
+                "python-template, rabbitmq, mutant:NAME (`creditflow adapters`).",
+            ),
+            click.option(
+                "--adapter-cmd",
+                metavar="CMD",
+                help="A command that speaks the adapter protocol on stdin/stdout "
+                "(spec/adapter-protocol.md), split like a shell command line.",
+            ),
+            click.option(
+                "--rabbitmq-ebin",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="The rabbit_common ebin folder holding credit_flow.beam "
+                "(default: found in the installed rabbitmq-server package).",
+            ),
+            click.option(
+                "--timeout",
+                type=TimeoutParam(),
+                default=DEFAULT_TIMEOUT,
+                show_default=True,
+                help="Seconds within which each response must arrive in full, "
+                "or the adapter counts as hung (AD-TRANSPORT-DEADLINE).",
+            ),
         ]
     ):
         command = option(command)
@@ -90,25 +104,54 @@ def open_factory(
 
 @click.command()
 @adapter_options
-@click.option("--max-examples", type=click.IntRange(min=1), default=DEFAULT_MAX_EXAMPLES,
-              show_default=True, help="Hypothesis examples of the op machine (the network "
-              "machine gets half).")
-@click.option("--steps", type=click.IntRange(min=1), default=DEFAULT_STEPS, show_default=True,
-              help="Most steps per example.")
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_EXAMPLES,
+    show_default=True,
+    help="Hypothesis examples of the op machine (the network machine gets half).",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=DEFAULT_STEPS,
+    show_default=True,
+    help="Most steps per example.",
+)
 @click.option("--seed", type=int, help="Seed for a reproducible run (default: random, printed).")
-@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
-              help="Write the shrunk failing trace into this corpus folder (replayed by "
-              "`creditflow replay` and the pytest plugin).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where to write the failing trace without --corpus.")
-@click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
-              help="Run only this phase (repeatable; default: all three, in order).")
-@click.option("--shrink-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
-              help="Time budget of Hypothesis's shrinking (delta debugging follows).")
-@click.option("--expectations", type=click.Path(dir_okay=False, path_type=Path),
-              help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
-              "divergences their traces show are reported as expected, not failures.")
+@click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the shrunk failing trace into this corpus folder (replayed by "
+    "`creditflow replay` and the pytest plugin).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("counterexamples"),
+    show_default=True,
+    help="Where to write the failing trace without --corpus.",
+)
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    type=click.Choice(PHASES),
+    help="Run only this phase (repeatable; default: all three, in order).",
+)
+@click.option(
+    "--shrink-seconds",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="Time budget of Hypothesis's shrinking (delta debugging follows).",
+)
+@click.option(
+    "--expectations",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
+    "divergences their traces show are reported as expected, not failures.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def conform(
     adapter_name: str | None,
@@ -153,9 +196,16 @@ def conform(
     # SIG-POLICY: the seed is known before anything runs, and said again if interrupted.
     click.echo(f"creditflow conform: seed {seed}", err=as_json)
     signals.note(seed=seed, out=corpus or out)
-    options = ConformOptions(max_examples=max_examples, steps=steps, seed=seed, out_dir=out,
-                             corpus=corpus, shrink_seconds=shrink_seconds, expectations=known,
-                             phases=tuple(p for p in PHASES if p in phases) if phases else PHASES)
+    options = ConformOptions(
+        max_examples=max_examples,
+        steps=steps,
+        seed=seed,
+        out_dir=out,
+        corpus=corpus,
+        shrink_seconds=shrink_seconds,
+        expectations=known,
+        phases=tuple(p for p in PHASES if p in phases) if phases else PHASES,
+    )
     try:
         result = run_conform(factory, options)
     except ExpectationsError as exc:
@@ -211,15 +261,21 @@ def _print_conform(
     for line in implementation_lines(result.info):
         click.echo(line)
     if result.unexercised:
-        click.echo(f"ops not exercised (not offered by the implementation, AD-CAPABILITIES): "
-                   f"{', '.join(result.unexercised)}")
+        click.echo(
+            f"ops not exercised (not offered by the implementation, AD-CAPABILITIES): "
+            f"{', '.join(result.unexercised)}"
+        )
     for known in result.known:
         hits = result.expected_hits.get(known.name, 0)
-        click.echo(f"  EXPECTED  {known.name} ({known.op}: {', '.join(sorted(known.fields))}): "
-                   f"met in {hits} run{'s' * (hits != 1)}; {known.reason}")
+        click.echo(
+            f"  EXPECTED  {known.name} ({known.op}: {', '.join(sorted(known.fields))}): "
+            f"met in {hits} run{'s' * (hits != 1)}; {known.reason}"
+        )
     for name in result.unexpected_passes:
-        click.echo(f"  XPASS     {name}: passes, but the expectations list it; remove it "
-                   f"from {expectations}")
+        click.echo(
+            f"  XPASS     {name}: passes, but the expectations list it; remove it "
+            f"from {expectations}"
+        )
     for p in result.phases:
         unit = "runs" if p.name == "explorer-runs" else "examples"
         click.echo(f"  {p.name:14} {p.examples:6,} {unit:8} {p.ops:9,} ops {p.seconds:7.2f} s")
@@ -230,20 +286,25 @@ def _print_conform(
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.divergence is None:
         if result.unexpected_passes:
-            click.echo(f"UNEXPECTED PASS: {len(result.unexpected_passes)} listed trace(s) no "
-                       f"longer diverge")
+            click.echo(
+                f"UNEXPECTED PASS: {len(result.unexpected_passes)} listed trace(s) no "
+                f"longer diverge"
+            )
             return
         known = " but the expected ones" if result.expected_hits else ""
-        click.echo(f"CONFORMANT: no divergence{known} in {result.ops:,} ops "
-                   f"({result.seconds:.1f} s)")
+        click.echo(
+            f"CONFORMANT: no divergence{known} in {result.ops:,} ops ({result.seconds:.1f} s)"
+        )
         return
     assert result.trace is not None
     click.echo(f"DIVERGENCE found by {result.found_by}")
     for note in result.notes:
         click.echo(f"note: {note}")
-    for line in divergence_lines(result.divergence, result.trace,
-                                 f"minimal diverging trace: {len(result.trace.steps)} ops, "
-                                 f"default spec {result.trace.spec}"):
+    for line in divergence_lines(
+        result.divergence,
+        result.trace,
+        f"minimal diverging trace: {len(result.trace.steps)} ops, default spec {result.trace.spec}",
+    ):
         click.echo(line)
     if result.trace_path is None:
         saver.show_unsaved()
@@ -253,16 +314,25 @@ def _print_conform(
 
 
 @click.command()
-@click.argument("traces", nargs=-1, required=True,
-                type=click.Path(exists=True, path_type=Path))
+@click.argument("traces", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @adapter_options
-@click.option("--expectations", type=click.Path(dir_okay=False, path_type=Path),
-              help="Known divergences of this implementation (JSON, AD-EXPECTATIONS).")
-@click.option("--shrink", is_flag=True,
-              help="Shrink each diverging trace to a minimal one and write it under --out.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where --shrink writes.")
+@click.option(
+    "--expectations",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS).",
+)
+@click.option(
+    "--shrink",
+    is_flag=True,
+    help="Shrink each diverging trace to a minimal one and write it under --out.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("counterexamples"),
+    show_default=True,
+    help="Where --shrink writes.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def replay(
     traces: tuple[Path, ...],
@@ -308,8 +378,10 @@ def replay(
         saver.exit(report.exit_code)
     if report.failure is not None and not report.outcomes:
         fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
-    click.echo(f"creditflow replay: {report.adapter}"
-               + (f" ({report.implementation})" if report.implementation else ""))
+    click.echo(
+        f"creditflow replay: {report.adapter}"
+        + (f" ({report.implementation})" if report.implementation else "")
+    )
     for o in report.outcomes:
         n = len(o.trace.trace.steps)
         if o.status == PASS:
@@ -317,13 +389,17 @@ def replay(
         elif o.status == XFAIL:
             click.echo(f"  XFAIL     {o.trace.path}: {o.reason}")
         elif o.status == XPASS:
-            click.echo(f"  XPASS     {o.trace.path}: passes, but the expectations list it "
-                       f"({o.reason}); remove it from {expectations}")
+            click.echo(
+                f"  XPASS     {o.trace.path}: passes, but the expectations list it "
+                f"({o.reason}); remove it from {expectations}"
+            )
         elif o.status == FAILED:
             click.echo(f"  FAILED    {o.trace.path}: {o.failure}")
         elif o.status == NOT_OFFERED:
-            click.echo(f"  NOT RUN   {o.trace.path}: needs {', '.join(o.missing_ops)}, which "
-                       f"the implementation does not offer (AD-CAPABILITIES)")
+            click.echo(
+                f"  NOT RUN   {o.trace.path}: needs {', '.join(o.missing_ops)}, which "
+                f"the implementation does not offer (AD-CAPABILITIES)"
+            )
         elif o.status == DIVERGED:
             assert o.divergence is not None and o.executed is not None
             click.echo(f"  DIVERGED  {o.trace.path}")

@@ -34,16 +34,25 @@ from creditflow.conformance.observe.validate import TraceError, load_trace, shru
 from creditflow.conformance.outputs import OutputError, write_atomic
 from creditflow.conformance.traces.pictures import write_picture
 
-_node = click.option("--node", default=None, metavar="NAME@HOST",
-                     help="the RabbitMQ node (default: start a private broker)")
-_cookie = click.option("--cookie-file", default=None, type=click.Path(dir_okay=False),
-                       help="Erlang cookie file (default ~/.erlang.cookie)")
+_node = click.option(
+    "--node",
+    default=None,
+    metavar="NAME@HOST",
+    help="the RabbitMQ node (default: start a private broker)",
+)
+_cookie = click.option(
+    "--cookie-file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Erlang cookie file (default ~/.erlang.cookie)",
+)
 _epmd = click.option("--epmd-port", default=None, type=int, help="epmd port (default 4369)")
 
 
 @contextlib.contextmanager
-def _connected(node: str | None, cookie_file: str | None,
-               epmd_port: int | None) -> Iterator[tuple[Any, Any]]:
+def _connected(
+    node: str | None, cookie_file: str | None, epmd_port: int | None
+) -> Iterator[tuple[Any, Any]]:
     """An agent on the node (and the private broker when no node is given); any
     connection failure is one line and exit 3 (OBS-CONNECT)."""
 
@@ -67,21 +76,27 @@ def observe() -> None:
     """Observe a running RabbitMQ node: snapshot, record, validate, workload."""
 
 
-def _report_snapshot(doc: dict[str, Any], as_json: bool, dot_out: str | None,
-                     graph_out: str | None) -> int:
+def _report_snapshot(
+    doc: dict[str, Any], as_json: bool, dot_out: str | None, graph_out: str | None
+) -> int:
     a = analyse(doc)
     saver = Saver()  # OUT-FAILURE: reported after the analysis
     if dot_out:
         saver.attempt(write_picture, to_dot(a), dot_out)
     if graph_out:
-        saver.attempt(write_atomic, graph_out, json.dumps(
-            nx.node_link_data(to_graph(a), edges="edges"), indent=1, default=str))
+        saver.attempt(
+            write_atomic,
+            graph_out,
+            json.dumps(nx.node_link_data(to_graph(a), edges="edges"), indent=1, default=str),
+        )
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=1))
     else:
-        click.echo(f"{a.info.get('node')} (RabbitMQ {a.info.get('rabbit_version')}): "
-                   f"{len(a.processes)} credit-flow processes, {len(a.edges)} pairs, "
-                   f"paused {a.pause_ms:.1f} ms")
+        click.echo(
+            f"{a.info.get('node')} (RabbitMQ {a.info.get('rabbit_version')}): "
+            f"{len(a.processes)} credit-flow processes, {len(a.edges)} pairs, "
+            f"paused {a.pause_ms:.1f} ms"
+        )
         blocked = [p for p in a.processes.values() if p.blocked]
         click.echo(f"blocked: {len(blocked)}")
         for c in a.chains:
@@ -104,10 +119,21 @@ def _report_snapshot(doc: dict[str, Any], as_json: bool, dot_out: str | None,
 @click.option("--json", "as_json", is_flag=True, help="the whole analysis as JSON")
 @click.option("--dot-out", default=None, help="the picture of who blocks whom (DOT + SVG)")
 @click.option("--graph-out", default=None, help="the live credit graph (node-link JSON)")
-@click.option("--max-pause-ms", default=5000, show_default=True,
-              help="the watchdog resumes everything after this long")
-def snapshot(node: str | None, cookie_file: str | None, epmd_port: int | None, as_json: bool,
-             dot_out: str | None, graph_out: str | None, max_pause_ms: int) -> None:
+@click.option(
+    "--max-pause-ms",
+    default=5000,
+    show_default=True,
+    help="the watchdog resumes everything after this long",
+)
+def snapshot(
+    node: str | None,
+    cookie_file: str | None,
+    epmd_port: int | None,
+    as_json: bool,
+    dot_out: str | None,
+    graph_out: str | None,
+    max_pause_ms: int,
+) -> None:
     """One consistent cut of every credit-flow process; checks and blocked chains
     (exit 12 if a check fails)."""
 
@@ -125,11 +151,22 @@ def snapshot(node: str | None, cookie_file: str | None, epmd_port: int | None, a
 @_epmd
 @click.option("--seconds", default=10.0, show_default=True, help="how long to record")
 @click.option("--out", required=True, help="the trace file to write")
-@click.option("--workload", "publishes", default=0, type=int,
-              help="run the workload with this many publishes while recording "
-                   "(default: just record for --seconds)")
-def record(node: str | None, cookie_file: str | None, epmd_port: int | None,
-           seconds: float, out: str, publishes: int) -> None:
+@click.option(
+    "--workload",
+    "publishes",
+    default=0,
+    type=int,
+    help="run the workload with this many publishes while recording "
+    "(default: just record for --seconds)",
+)
+def record(
+    node: str | None,
+    cookie_file: str | None,
+    epmd_port: int | None,
+    seconds: float,
+    out: str,
+    publishes: int,
+) -> None:
     """Record the credit_flow calls and bump_credit sends between two cuts."""
 
     with _connected(node, cookie_file, epmd_port) as (agent, broker):
@@ -143,6 +180,7 @@ def record(node: str | None, cookie_file: str | None, epmd_port: int | None,
                 w = run_workload(agent, params, publishes)
                 w.pop("snapshot_during", None)
                 return w
+
         try:
             summary = do_record(agent, out, seconds=0 if publishes else seconds, during=during)
         except ObserveError as exc:
@@ -154,8 +192,11 @@ def record(node: str | None, cookie_file: str | None, epmd_port: int | None,
 
 @observe.command(name="validate")
 @click.argument("trace")
-@click.option("--itf-out", default=None, help="where the divergence's ITF trace goes "
-                                              "(default TRACE.divergence.itf.json)")
+@click.option(
+    "--itf-out",
+    default=None,
+    help="where the divergence's ITF trace goes (default TRACE.divergence.itf.json)",
+)
 @click.option("--json", "as_json", is_flag=True)
 def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
     """Check a recorded trace against CF and NET (exit 1 at the first divergence)."""
@@ -174,9 +215,11 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.as_dict()))
     elif result.ok:
-        click.echo(f"valid: {result.events} events of {result.processes} processes are a run "
-                   f"of CF and NET; PROP-CONSERVATION held after every event "
-                   f"({result.events / max(result.seconds, 1e-9):,.0f} events/s)")
+        click.echo(
+            f"valid: {result.events} events of {result.processes} processes are a run "
+            f"of CF and NET; PROP-CONSERVATION held after every event "
+            f"({result.events / max(result.seconds, 1e-9):,.0f} events/s)"
+        )
     if not as_json:
         saver.show_unsaved()
     saver.exit(exit_codes.OK if result.ok else exit_codes.DIVERGENCE)
@@ -195,8 +238,11 @@ def workload(publishes: int, dot_out: str | None, out: str | None) -> None:
         try:
             if out:
                 box: dict[str, Any] = {}
-                do_record(agent, out, during=lambda: box.setdefault(
-                    "w", run_workload(agent, params, publishes)))
+                do_record(
+                    agent,
+                    out,
+                    during=lambda: box.setdefault("w", run_workload(agent, params, publishes)),
+                )
                 w = box["w"]
             else:
                 w = run_workload(agent, params, publishes)

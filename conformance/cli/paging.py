@@ -36,8 +36,12 @@ def _summary(st: PagingState) -> dict[str, Any]:
     """The table's columns for one state."""
     credit = [st.store_credit(i) for i in range(2)]
     return {
-        "q1": len(st.q1), "q2": len(st.q2), "delta": len(st.delta), "q3": len(st.q3),
-        "q4": len(st.q4), "len": st.len,
+        "q1": len(st.q1),
+        "q2": len(st.q2),
+        "delta": len(st.delta),
+        "q3": len(st.q3),
+        "q4": len(st.q4),
+        "len": st.len,
         "messages_ram": st.ram_msg_count + len(st.rpa) + len(st.qpa),
         "ready_ram": st.ram_msg_count,
         "pending": f"{len(st.rpa)}/{len(st.dpa)}/{len(st.qpa)}",
@@ -48,8 +52,23 @@ def _summary(st: PagingState) -> dict[str, Any]:
     }
 
 
-COLUMNS = ("#", "step", "q1", "q2", "delta", "q3", "q4", "len", "messages_ram", "ready_ram",
-           "pending", "target", "credit", "writes", "blocked")
+COLUMNS = (
+    "#",
+    "step",
+    "q1",
+    "q2",
+    "delta",
+    "q3",
+    "q4",
+    "len",
+    "messages_ram",
+    "ready_ram",
+    "pending",
+    "target",
+    "credit",
+    "writes",
+    "blocked",
+)
 
 
 def _step_violations(profile: Any, res: StepResult) -> list[str]:
@@ -74,9 +93,12 @@ def _stream_json(loaded: Scenario) -> int:
     summary; nothing of earlier steps is kept. The exit code."""
     s = loaded
     header = {
-        "scenario": s.name, "source": s.source, "description": s.description,
+        "scenario": s.name,
+        "source": s.source,
+        "description": s.description,
         "profile": s.profile._asdict() | {"store_credit": list(s.profile.store_credit)},
-        "durable": s.config.durable, "steps": len(s.steps),
+        "durable": s.config.durable,
+        "steps": len(s.steps),
     }
     write = sys.stdout.write
     write(json.dumps(header) + "\n")
@@ -86,17 +108,26 @@ def _stream_json(loaded: Scenario) -> int:
         violations = _step_violations(s.profile, r)
         count += len(violations)
         quoted += violations[: MAX_QUOTED_VIOLATIONS - len(quoted)]
-        write(json.dumps({
-            "index": r.index,
-            "step": r.step.describe(),
-            "delivered": r.delivered,
-            "passes": [p._asdict() for rep in r.reports for p in rep.passes],
-            "after": view_of_state(r.after),
-            "settled": view_of_state(r.settled),
-            "violations": violations,
-        }) + "\n")
-    write(json.dumps({"end": True, "steps": len(s.steps), "violation_count": count,
-                      "violations": quoted}) + "\n")
+        write(
+            json.dumps(
+                {
+                    "index": r.index,
+                    "step": r.step.describe(),
+                    "delivered": r.delivered,
+                    "passes": [p._asdict() for rep in r.reports for p in rep.passes],
+                    "after": view_of_state(r.after),
+                    "settled": view_of_state(r.settled),
+                    "violations": violations,
+                }
+            )
+            + "\n"
+        )
+    write(
+        json.dumps(
+            {"end": True, "steps": len(s.steps), "violation_count": count, "violations": quoted}
+        )
+        + "\n"
+    )
     sys.stdout.flush()
     return exit_codes.VIOLATION if count else exit_codes.OK
 
@@ -105,8 +136,10 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
     from rich.table import Table
 
     s = run.scenario
-    table = Table(title=f"creditflow paging {s.name} (RabbitMQ {s.profile.version}"
-                        f"{', durable queue' if s.config.durable else ''})")
+    table = Table(
+        title=f"creditflow paging {s.name} (RabbitMQ {s.profile.version}"
+        f"{', durable queue' if s.config.durable else ''})"
+    )
     for column in COLUMNS:
         table.add_column(column, justify="left" if column == "step" else "right")
     if marks is not None:
@@ -130,15 +163,25 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
 
 @click.command()
 @click.argument("scenario", required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON Lines: a header, one line per step as it runs, a summary "
-                   "(with --against-broker: one JSON object).")
-@click.option("--against-broker", is_flag=True,
-              help="Also run the scenario on a private RabbitMQ 3.10.8 broker (Debian's "
-                   "package, on loopback) and diff the observed states.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the model/broker comparison (JSON). "
-                   "Default: counterexamples/paging-SCENARIO.json")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON Lines: a header, one line per step as it runs, a summary "
+    "(with --against-broker: one JSON object).",
+)
+@click.option(
+    "--against-broker",
+    is_flag=True,
+    help="Also run the scenario on a private RabbitMQ 3.10.8 broker (Debian's "
+    "package, on loopback) and diff the observed states.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the model/broker comparison (JSON). "
+    "Default: counterexamples/paging-SCENARIO.json",
+)
 def paging(scenario: str | None, as_json: bool, against_broker: bool, out: Path | None) -> None:
     """Run a paging SCENARIO (a JSON file, or a preset name) through the model of a
     classic queue's paging to disk and show the state after each step: q1, q2, delta,
@@ -165,8 +208,9 @@ def paging(scenario: str | None, as_json: bool, against_broker: bool, out: Path 
     if against_broker:
         problem = loaded.broker_problem()
         if problem is not None:
-            click.echo(f"creditflow: error: {loaded.source}: cannot run on a broker: "
-                       f"{problem}", err=True)
+            click.echo(
+                f"creditflow: error: {loaded.source}: cannot run on a broker: {problem}", err=True
+            )
             sys.exit(exit_codes.USAGE)
         _against_broker(loaded, as_json, out)
         return
@@ -203,7 +247,6 @@ def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
         doc["violations"] = violations
         click.echo(json.dumps(doc))
     else:
-
         marks: dict[int, str] = {}
         bad = {(d.step, d.phase) for d in comparison.diffs}
         for obs in comparison.observations:
@@ -218,10 +261,15 @@ def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
             c.print(f"[yellow]interference: {line}")
         for line in violations:
             c.print(f"[red]{line}")
-        verdict = ("[green]the broker agrees with the model" if comparison.agrees
-                   else "[red]the broker differs from the model")
-        c.print(f"{verdict} ({len(comparison.diffs)} differing fields); report: "
-                f"{saved or 'NOT WRITTEN'}")
+        verdict = (
+            "[green]the broker agrees with the model"
+            if comparison.agrees
+            else "[red]the broker differs from the model"
+        )
+        c.print(
+            f"{verdict} ({len(comparison.diffs)} differing fields); report: "
+            f"{saved or 'NOT WRITTEN'}"
+        )
     if comparison.diffs:
         saver.exit(exit_codes.DIVERGENCE)
     if comparison.interference:

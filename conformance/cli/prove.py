@@ -51,13 +51,16 @@ def lemma_kinds(names: list[str]) -> str:
     return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items())
 
 
-def _write(cex: Counterexample, path: Path, source: str, saver: Saver,
-           picture: bool = True) -> dict[str, Any]:
+def _write(
+    cex: Counterexample, path: Path, source: str, saver: Saver, picture: bool = True
+) -> dict[str, Any]:
     """Write a counterexample's trace (and picture) before anything is reported, through
     the one output writer (OUT-FAILURE: a failure is remembered, ``None`` reported)."""
     f = cex.finding
     doc = network_trace(
-        cex.system, f, source,
+        cex.system,
+        f,
+        source,
         description=f"creditflow Z3 counterexample for {f.property_id} ({f.kind}), found by "
         f"bounded model checking and replayed through the model, created "
         f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
@@ -66,8 +69,10 @@ def _write(cex: Counterexample, path: Path, source: str, saver: Saver,
     written: dict[str, Any] = {"trace": str(saved) if saved else None}
     if picture:
         finding = cex.finding
-        title = (f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
-                 f"{finding.length} steps (found by Z3)")
+        title = (
+            f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
+            f"{finding.length} steps (found by Z3)"
+        )
         files = saver.attempt(
             write_picture,
             finding_dot(cex.system, finding, title),
@@ -85,7 +90,11 @@ def _slug(edge: str) -> str:
 
 #: ``--timeout`` of ``prove`` and ``synth`` (IN-WORK: it bounds the whole command too).
 solver_timeout = click.option(
-    "--timeout", "timeout_s", type=TimeoutParam(), default=60.0, show_default=True,
+    "--timeout",
+    "timeout_s",
+    type=TimeoutParam(),
+    default=60.0,
+    show_default=True,
     help="Seconds for each solver call and for the whole command (exit 4 when it runs out).",
 )
 
@@ -93,22 +102,37 @@ solver_timeout = click.option(
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
-@click.option("--symbolic", is_flag=True,
-              help="Every edge its own symbolic spec, every source a symbolic supply: prove "
-              "for all of them, find the exact credit condition for deadlock freedom.")
-@click.option("--depth", type=click.IntRange(min=0),
-              help="Bounded model checking depth (default: complete for small acyclic graphs, "
-              "else 24; 12 for --symbolic counterexamples).")
+@click.option(
+    "--symbolic",
+    is_flag=True,
+    help="Every edge its own symbolic spec, every source a symbolic supply: prove "
+    "for all of them, find the exact credit condition for deadlock freedom.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    help="Bounded model checking depth (default: complete for small acyclic graphs, "
+    "else 24; 12 for --symbolic counterexamples).",
+)
 @click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
-@click.option("--all-check-blocked", is_flag=True,
-              help="Variant where every process stops taking work while blocked.")
-@click.option("--mailbox-bound", type=click.IntRange(min=0),
-              help="Also prove that no mailbox ever holds more than this.")
+@click.option(
+    "--all-check-blocked",
+    is_flag=True,
+    help="Variant where every process stops taking work while blocked.",
+)
+@click.option(
+    "--mailbox-bound",
+    type=click.IntRange(min=0),
+    help="Also prove that no mailbox ever holds more than this.",
+)
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the counterexample (ITF JSON). "
-              "Default: counterexamples/GRAPH.prove.itf.json")
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the counterexample (ITF JSON). "
+    "Default: counterexamples/GRAPH.prove.itf.json",
+)
 def prove(
     graph: str,
     credit: CreditSpec | None,
@@ -157,8 +181,11 @@ def prove(
         fail(str(exc))
         return
     except OutOfTime:
-        fail(f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
-             "--timeout or a smaller --depth", exit_codes.INCOMPLETE)
+        fail(
+            f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
+            "--timeout or a smaller --depth",
+            exit_codes.INCOMPLETE,
+        )
         return
     out = summary(report)
     out["source"] = graph
@@ -187,34 +214,55 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     from rich.table import Table
 
     con = Console(width=None if sys.stdout.isatty() else 160)
-    mode = ("symbolic credits and supplies" if report.symbolic
-            else "the graph's credits; proofs hold for every supply")
+    mode = (
+        "symbolic credits and supplies"
+        if report.symbolic
+        else "the graph's credits; proofs hold for every supply"
+    )
     table = Table(title=f"creditflow prove {out['source']} ({mode})")
     for column in ("property", "verdict", "how", "detail"):
         table.add_column(column)
-    colour = {"proved": "green", "violated": "red", "none-up-to-depth": "yellow",
-              "unknown": "yellow"}
+    colour = {
+        "proved": "green",
+        "violated": "red",
+        "none-up-to-depth": "yellow",
+        "unknown": "yellow",
+    }
     for pid, v in report.verdicts.items():
         table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), escape(v.detail))
     con.print(table)
     inv = report.invariant
-    con.print(escape(f"invariant ({len(inv.lemmas)} lemmas, inductive): "
-                     f"{lemma_kinds(sorted(inv.lemmas))}"))
+    con.print(
+        escape(
+            f"invariant ({len(inv.lemmas)} lemmas, inductive): {lemma_kinds(sorted(inv.lemmas))}"
+        )
+    )
     for kind, form in out["invariant_legend"].items():
         con.print(escape(f"  {kind}: {form}"))
     if report.termination is not None and report.termination.proved:
-        con.print(escape(f"ranking: every step lowers {report.termination.rank}; every run "
-                         f"has at most {report.termination.initial_rank} steps"))
+        con.print(
+            escape(
+                f"ranking: every step lowers {report.termination.rank}; every run "
+                f"has at most {report.termination.initial_rank} steps"
+            )
+        )
     if report.symbolic and report.condition:
         dl = report.verdicts["PROP-NO-DEADLOCK"]
         if dl.status == "proved":
-            con.print(escape(f"PROP-NO-DEADLOCK proved for all credit specs satisfying: "
-                             f"{report.condition} (and every supply), rule {dl.method}"))
+            con.print(
+                escape(
+                    f"PROP-NO-DEADLOCK proved for all credit specs satisfying: "
+                    f"{report.condition} (and every supply), rule {dl.method}"
+                )
+            )
         for cond in report.conditions[:1]:
-            how = ("proved equivalent to" if cond.readable_equivalent
-                   else "NOT proved equivalent to")
-            con.print(escape(f"  derived by Z3 (quantifier elimination on the edge lemma), "
-                             f"{how} the condition above"))
+            how = "proved equivalent to" if cond.readable_equivalent else "NOT proved equivalent to"
+            con.print(
+                escape(
+                    f"  derived by Z3 (quantifier elimination on the edge lemma), "
+                    f"{how} the condition above"
+                )
+            )
         if report.boundary:
             exact = "exact" if report.condition_exact else "sufficient"
             con.print(f"  {exact}: just outside it Z3 finds a deadlock (other edges as given):")
@@ -222,8 +270,12 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             edge = entry["edge"]
             spec = entry["credits"].get(edge) if edge else entry["credits"]
             where = f"{edge} {{{spec[0]},{spec[1]}}}" if edge else f"credits {spec}"
-            con.print(escape(f"    {where}, publishes {entry['publishes']}: {entry['kind']} "
-                             f"after {entry['length']} steps: {entry['trace']}"))
+            con.print(
+                escape(
+                    f"    {where}, publishes {entry['publishes']}: {entry['kind']} "
+                    f"after {entry['length']} steps: {entry['trace']}"
+                )
+            )
     if report.backlog is not None:
         state = "[green]proved" if report.backlog.proved else "[red]not proved"
         con.print(f"stalled-queue backlog ({state}[/]):")
@@ -231,14 +283,20 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             con.print(escape(f"  {line}"))
     if out["bmc"] is not None:
         bmc = out["bmc"]
-        con.print(f"bounded model checking: depth {bmc['depth']}, "
-                  f"{'complete' if bmc['complete'] else 'bounded'}, {bmc['seconds']:.2f} s")
+        con.print(
+            f"bounded model checking: depth {bmc['depth']}, "
+            f"{'complete' if bmc['complete'] else 'bounded'}, {bmc['seconds']:.2f} s"
+        )
     primary = report.primary()
     if primary is not None:
         f = primary.finding
         who = f" - blocked forever: {', '.join(f.processes)}" if f.processes else ""
-        con.print(f"[red]{f.property_id}[/red] " + escape(
-            f"({f.kind}) in {f.length} steps{who}, credits {out['counterexample']['credits']}"))
+        con.print(
+            f"[red]{f.property_id}[/red] "
+            + escape(
+                f"({f.kind}) in {f.length} steps{who}, credits {out['counterexample']['credits']}"
+            )
+        )
         if f.detail:
             con.print(escape(f.detail))
         con.print(escape(f"trace: {out['trace'] or 'NOT WRITTEN'}"))
@@ -248,25 +306,38 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("graph")
-@click.option("--goal", type=click.Choice(["deadlock-free", "mailbox"]), default="deadlock-free",
-              show_default=True,
-              help="deadlock-free: the smallest I; mailbox: the largest I with no mailbox "
-              "above --bound.")
+@click.option(
+    "--goal",
+    type=click.Choice(["deadlock-free", "mailbox"]),
+    default="deadlock-free",
+    show_default=True,
+    help="deadlock-free: the smallest I; mailbox: the largest I with no mailbox above --bound.",
+)
 @click.option("--bound", type=click.IntRange(min=0), help="The mailbox bound B (--goal mailbox).")
-@click.option("--per-edge", is_flag=True, help="One I per edge instead of one for all "
-              "(deadlock-free only).")
-@click.option("--credit", type=CreditParam(), help="Start from this spec on every edge (its M is "
-              "kept; I is synthesised).")
+@click.option(
+    "--per-edge", is_flag=True, help="One I per edge instead of one for all (deadlock-free only)."
+)
+@click.option(
+    "--credit",
+    type=CreditParam(),
+    help="Start from this spec on every edge (its M is kept; I is synthesised).",
+)
 @click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
-@click.option("--max-credit", type=click.IntRange(min=1),
-              help="Largest I to consider (default: unbounded where a proved condition is "
-              "optimised, else 16).")
+@click.option(
+    "--max-credit",
+    type=click.IntRange(min=1),
+    help="Largest I to consider (default: unbounded where a proved condition is "
+    "optimised, else 16).",
+)
 @click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the counterexample one step beyond the answer. "
-              "Default: counterexamples/GRAPH.synth.itf.json")
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the counterexample one step beyond the answer. "
+    "Default: counterexamples/GRAPH.synth.itf.json",
+)
 def synth(
     graph: str,
     goal: str,
@@ -304,18 +375,28 @@ def synth(
             result = synthesize(
                 flow_graph,
                 SynthesisOptions(
-                    goal=goal, bound=bound, per_edge=per_edge, max_credit=max_credit,
-                    prove=ProveOptions(credit=credit, publishes=publishes, depth=depth,
-                                       timeout_s=timeout_s,
-                                       deadline=time.monotonic() + timeout_s),
+                    goal=goal,
+                    bound=bound,
+                    per_edge=per_edge,
+                    max_credit=max_credit,
+                    prove=ProveOptions(
+                        credit=credit,
+                        publishes=publishes,
+                        depth=depth,
+                        timeout_s=timeout_s,
+                        deadline=time.monotonic() + timeout_s,
+                    ),
                 ),
             )
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
         return
     except OutOfTime:
-        fail(f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
-             "--timeout", exit_codes.INCOMPLETE)
+        fail(
+            f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
+            "--timeout",
+            exit_codes.INCOMPLETE,
+        )
         return
     out: dict[str, Any] = {
         "graph": flow_graph.name,
@@ -353,8 +434,10 @@ def synth(
         if result.beyond is not None:
             f = result.beyond.finding
             credits = ", ".join(f"{k} {v}" for k, v in result.beyond_credits.items())
-            click.echo(f"  one step beyond ({credits}): {f.property_id} ({f.kind}) after "
-                       f"{f.length} steps - {out['beyond_trace']}")
+            click.echo(
+                f"  one step beyond ({credits}): {f.property_id} ({f.kind}) after "
+                f"{f.length} steps - {out['beyond_trace']}"
+            )
         click.echo(f"  {out['seconds']:.2f} s")
         saver.show_unsaved()
     saver.exit(code)

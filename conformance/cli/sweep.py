@@ -109,25 +109,50 @@ def _plan_table(plan: Any) -> Any:
 @click.command()
 @click.argument("sweepfile")
 @click.option("--master", help=MASTER_HELP)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder (default: sweeps/NAME). A rerun resumes it.")
-@click.option("--batch-size", type=click.IntRange(min=1),
-              help="Cases per Spark task (default: adaptive, ~4 s of work per task).")
-@click.option("--retry-failed", is_flag=True,
-              help="Also rerun cases whose latest row is a timeout, error or crash.")
-@click.option("--retry-incomplete", is_flag=True,
-              help="Also rerun cases whose search hit the state budget (and failed ones).")
-@click.option("--dry-run", is_flag=True,
-              help="Only show how many graphs and cases each family has and what is left.")
-@click.option("--ship-code/--no-ship-code", default=None,
-              help="Send the creditflow package to the executors (default: for non-local "
-              "masters).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default: sweeps/NAME). A rerun resumes it.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    help="Cases per Spark task (default: adaptive, ~4 s of work per task).",
+)
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Also rerun cases whose latest row is a timeout, error or crash.",
+)
+@click.option(
+    "--retry-incomplete",
+    is_flag=True,
+    help="Also rerun cases whose search hit the state budget (and failed ones).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Only show how many graphs and cases each family has and what is left.",
+)
+@click.option(
+    "--ship-code/--no-ship-code",
+    default=None,
+    help="Send the creditflow package to the executors (default: for non-local masters).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
-@click.option("--plugin", "plugins", multiple=True, metavar="MODULE[:FUNCTION]",
-              help="Approve a checker plug-in the sweep file names (IN-PLUGIN); repeatable. "
-                   "A sweep file alone never loads code.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress display on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="MODULE[:FUNCTION]",
+    help="Approve a checker plug-in the sweep file names (IN-PLUGIN); repeatable. "
+    "A sweep file alone never loads code.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress display on stderr (default: when stderr is a terminal).",
+)
 def sweep(
     sweepfile: str,
     master: str | None,
@@ -186,19 +211,21 @@ def sweep(
     if dry_run:
         return
     if plan.foreign:
-        click.echo(f"note: {plan.foreign:,} rows in {out} belong to cases not in this sweep "
-                   "file (kept)", err=True)
+        click.echo(
+            f"note: {plan.foreign:,} rows in {out} belong to cases not in this sweep file (kept)",
+            err=True,
+        )
     if not plan.pending:
         click.echo(f"nothing to do: all {len(plan.cases):,} cases have rows in {out}", err=True)
         if as_json:
             click.echo(json.dumps({"out": str(out), "cases": len(plan.cases), "pending": 0}))
         return
 
-
     try:
         with _status(show, f"starting Spark ({master or 'local[*]'})…"):
-            handle = start_spark(master, app_name=f"creditflow sweep {spec.name}",
-                                 ship_code=ship_code)
+            handle = start_spark(
+                master, app_name=f"creditflow sweep {spec.name}", ship_code=ship_code
+            )
     except SparkSetupError as exc:
         fail(str(exc))
         return
@@ -207,17 +234,23 @@ def sweep(
         with _status(show, "starting the Python workers…"):
             runner.warm_up()
         with _sweep_progress(show, len(plan.pending)) as update:
-            result = run_sweep(plan, store, runner, batch_size=batch_size, progress=update,
-                               master=handle.master)
+            result = run_sweep(
+                plan, store, runner, batch_size=batch_size, progress=update, master=handle.master
+            )
     except EngineError as exc:
-        fail(f"{exc}; rows committed so far are in {out} (rerun to resume)",
-              exit_codes.ADAPTER_FAILURE)
+        fail(
+            f"{exc}; rows committed so far are in {out} (rerun to resume)",
+            exit_codes.ADAPTER_FAILURE,
+        )
         return
     except KeyboardInterrupt as exc:  # SIG-POLICY: 130 for SIGINT, 143 for SIGTERM
         done = len(plan.pending) - len(plan_sweep(spec, store, retry).pending)
-        click.echo(f"creditflow: interrupted by {signals.signal_name(exc)}: {done:,} of "
-                   f"{len(plan.pending):,} cases committed to {out}; run the same command "
-                   "again to resume", err=True)
+        click.echo(
+            f"creditflow: interrupted by {signals.signal_name(exc)}: {done:,} of "
+            f"{len(plan.pending):,} cases committed to {out}; run the same command "
+            "again to resume",
+            err=True,
+        )
         sys.exit(signals.exit_code(exc))
     finally:
         handle.stop()
@@ -252,10 +285,18 @@ def sweep(
 
 @click.command()
 @click.argument("sweep_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Where to write the report (default: SWEEP_DIR/report).")
-@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many slowest cases to list.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write the report (default: SWEEP_DIR/report).",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="How many slowest cases to list.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report's data as JSON.")
 def report(sweep_dir: Path, out: Path | None, top: int, as_json: bool) -> None:
     """Summarise a sweep folder: deadlock rate by topology feature, the minimal safe
@@ -286,20 +327,29 @@ def _print_report(data: Any) -> None:
     verdicts = ", ".join(f"{v} {n:,}" for v, n in data.verdicts.items())
     out.print(f"[bold]{data.cases:,} cases[/bold] in {data.sweep_dir}: {verdicts}")
     families = Table(title="families")
-    for column in ("family", "kind", "graphs", "cases", "deadlock rate", "incomplete",
-                   "failed"):
+    for column in ("family", "kind", "graphs", "cases", "deadlock rate", "incomplete", "failed"):
         families.add_column(column, justify="left" if column in ("family", "kind") else "right")
     for f in data.families:
         rate = "" if f["deadlock_rate"] is None else f"{f['deadlock_rate']:.0%}"
-        families.add_row(f["family"], f["kind"], str(f["graphs"]), str(f["cases"]), rate,
-                         str(f["incomplete"]), str(f["failed"]))
+        families.add_row(
+            f["family"],
+            f["kind"],
+            str(f["graphs"]),
+            str(f["cases"]),
+            rate,
+            str(f["incomplete"]),
+            str(f["failed"]),
+        )
     out.print(families)
     safe = Table(title="minimal safe credit (least I whose every {I,M} case holds)")
     for column in ("family", "variant", "publishes", "M", "min safe I", "safe above"):
         safe.add_column(column)
     for r in data.min_safe:
         safe.add_row(
-            r["family"], r["variant"], str(r["publishes"]), str(r["more_after"]),
+            r["family"],
+            r["variant"],
+            str(r["publishes"]),
+            str(r["more_after"]),
             "none" if r["min_safe_initial"] is None else str(r["min_safe_initial"]),
             "yes" if r["safe_above"] else "no",
         )
@@ -308,29 +358,56 @@ def _print_report(data: Any) -> None:
     for column in ("graph", "credit", "variant", "publishes", "verdict", "states", "seconds"):
         slow.add_column(column)
     for r in data.slowest[:10]:
-        slow.add_row(r["graph_id"], r["credit_label"], r["variant"], str(r["publishes"]),
-                     r["verdict"], f"{r['states'] or 0:,}", f"{r['seconds']:.3f}")
+        slow.add_row(
+            r["graph_id"],
+            r["credit_label"],
+            r["variant"],
+            str(r["publishes"]),
+            r["verdict"],
+            f"{r['states'] or 0:,}",
+            f"{r['seconds']:.3f}",
+        )
     out.print(slow)
 
 
 @click.command("replay-corpus")
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--replay", "replay_fn", default="network", show_default=True,
-              help="The replay function: `network` (the model, "
-              "creditflow.conformance.traces.network:replay_network_trace) or "
-              "package.module:function.")
-@click.option("--glob", "pattern", default="**/*.itf.json", show_default=True,
-              help="Which files under CORPUS are traces.")
+@click.option(
+    "--replay",
+    "replay_fn",
+    default="network",
+    show_default=True,
+    help="The replay function: `network` (the model, "
+    "creditflow.conformance.traces.network:replay_network_trace) or "
+    "package.module:function.",
+)
+@click.option(
+    "--glob",
+    "pattern",
+    default="**/*.itf.json",
+    show_default=True,
+    help="Which files under CORPUS are traces.",
+)
 @click.option("--master", help=MASTER_HELP)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("replay-results"), show_default=True,
-              help="Folder for the Parquet rows (one per trace).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("replay-results"),
+    show_default=True,
+    help="Folder for the Parquet rows (one per trace).",
+)
 @click.option("--batch-size", type=click.IntRange(min=1), help="Traces per Spark task.")
-@click.option("--ship-code/--no-ship-code", default=None,
-              help="Send the creditflow package to the executors (default: non-local masters).")
+@click.option(
+    "--ship-code/--no-ship-code",
+    default=None,
+    help="Send the creditflow package to the executors (default: non-local masters).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress display on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress display on stderr (default: when stderr is a terminal).",
+)
 def replay_corpus(
     corpus: Path,
     replay_fn: str,
@@ -366,29 +443,41 @@ def replay_corpus(
     show = sys.stderr.isatty() if progress is None else progress
     try:
         with _status(show, f"starting Spark ({master or 'local[*]'})…"):
-            handle = start_spark(master, app_name="creditflow replay-corpus",
-                                 ship_code=ship_code)
+            handle = start_spark(master, app_name="creditflow replay-corpus", ship_code=ship_code)
     except SparkSetupError as exc:
         fail(str(exc))
         return
     try:
         with _sweep_progress(show, len(files)) as update:
-            result = run_replay(files, replay_fn, SparkRunner(handle.sc), out,
-                                batch_size=batch_size, progress=update, resolver=resolve)
+            result = run_replay(
+                files,
+                replay_fn,
+                SparkRunner(handle.sc),
+                out,
+                batch_size=batch_size,
+                progress=update,
+                resolver=resolve,
+            )
     except EngineError as exc:
         fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
     finally:
         handle.stop()
-    summary = {"corpus": str(corpus), "replay": replay_fn, "traces": len(files),
-               "statuses": dict(result.statuses), "rows": str(result.path),
-               "seconds": round(result.seconds, 3)}
+    summary = {
+        "corpus": str(corpus),
+        "replay": replay_fn,
+        "traces": len(files),
+        "statuses": dict(result.statuses),
+        "rows": str(result.path),
+        "seconds": round(result.seconds, 3),
+    }
     if as_json:
         click.echo(json.dumps(summary))
     else:
         statuses = ", ".join(f"{s} {n:,}" for s, n in result.statuses.most_common())
-        click.echo(f"{len(files):,} traces replayed with {replay_fn} in {result.seconds:.1f} s: "
-                   f"{statuses}")
+        click.echo(
+            f"{len(files):,} traces replayed with {replay_fn} in {result.seconds:.1f} s: {statuses}"
+        )
         for row in result.problems[:20]:
             click.echo(f"  {row['status']}: {row['path']}: {row['message']}")
         click.echo(f"rows: {result.path}")

@@ -92,9 +92,12 @@ def replay(
             what = compare_state(want_state, reply.state)
         if what is not None:
             return Divergence(
-                tuple(actions[: i + 1]), i, request,
+                tuple(actions[: i + 1]),
+                i,
+                request,
                 {"observations": want_obs, "state": want_state},
-                {"observations": got_obs, "state": reply.state}, what,
+                {"observations": got_obs, "state": reply.state},
+                what,
             )
         state = outcome.state
     return None
@@ -109,8 +112,9 @@ def _valid(model: AccountsModel, actions: Sequence[int]) -> bool:
     return True
 
 
-def shrink(adapter: AccountsAdapter, graph: ActorGraph, found: Divergence,
-           budget: int = 400) -> Divergence:
+def shrink(
+    adapter: AccountsAdapter, graph: ActorGraph, found: Divergence, budget: int = 400
+) -> Divergence:
     """Drop steps (one at a time, latest first, repeatedly) while the shorter run is still
     a valid model run that diverges."""
     model = AccountsModel(graph)
@@ -119,7 +123,7 @@ def shrink(adapter: AccountsAdapter, graph: ActorGraph, found: Divergence,
     while changed and budget > 0:
         changed = False
         for i in range(len(best.actions) - 1, -1, -1):
-            candidate = best.actions[:i] + best.actions[i + 1:]
+            candidate = best.actions[:i] + best.actions[i + 1 :]
             if not candidate or not _valid(model, candidate):
                 continue
             budget -= 1

@@ -32,8 +32,14 @@ from creditflow.model.accounts.rules import (
 FAMILY = "accounts"
 #: AD-AC-STEP: the protocol's step ops and the model action kinds they stand for.
 STEP_OPS = ("check", "turn", "repay", "fire", "crash")
-OP_OF_KIND = {READ: "check", WAIT: "check", TURN: "turn", REPAY: "repay", FIRE: "fire",
-              CRASH: "crash"}
+OP_OF_KIND = {
+    READ: "check",
+    WAIT: "check",
+    TURN: "turn",
+    REPAY: "repay",
+    FIRE: "fire",
+    CRASH: "crash",
+}
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -75,21 +81,28 @@ def observations_json(
         result = "clear"
         if kind == WAIT:
             result = "permit" if any(o.kind == "permit" for o in observations) else "wait"
-        out.append({
-            "event": "ensure_clear_funds",
-            "reader": model.actor_names[model.reader_actor[index]],
-            "account": model.account_names[account],
-            "debt": state.debt[account],
-            "result": result,
-        })
+        out.append(
+            {
+                "event": "ensure_clear_funds",
+                "reader": model.actor_names[model.reader_actor[index]],
+                "account": model.account_names[account],
+                "debt": state.debt[account],
+                "result": result,
+            }
+        )
     elif kind == TURN:
         loan = state.actors[index].mailbox[0]
-        out.append({"event": "turn", "actor": model.actor_names[index],
-                    "account": model.account_names[loan.account], "cost": loan.cost})
+        out.append(
+            {
+                "event": "turn",
+                "actor": model.actor_names[index],
+                "account": model.account_names[loan.account],
+                "cost": loan.cost,
+            }
+        )
     for o in observations:
         if o.kind in ("borrow", "repay"):
-            out.append({"event": o.kind, "account": o.account, "amount": o.amount,
-                        "debt": o.debt})
+            out.append({"event": o.kind, "account": o.account, "amount": o.amount, "debt": o.debt})
         elif o.kind == "wake":
             out.append({"event": "wake", "reader": o.who, "account": o.account, "debt": o.debt})
         elif o.kind == "notify":

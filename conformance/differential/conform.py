@@ -67,8 +67,12 @@ DEFAULT_STEPS = 100
 #: Settings of the explorer-runs phase: small enough to block and deadlock quickly for
 #: the explorer's counterexamples, longer for the random runs.
 EXPLORER_SETTINGS = ((CreditSpec(2, 1), 6), (CreditSpec(3, 2), 8), (CreditSpec(1, 1), 4))
-RANDOM_RUN_SETTINGS = ((CreditSpec(2, 1), 40), (CreditSpec(5, 3), 60), (CreditSpec(4, 1), 60),
-                       (CreditSpec(0, 0), 10))
+RANDOM_RUN_SETTINGS = (
+    (CreditSpec(2, 1), 40),
+    (CreditSpec(5, 3), 60),
+    (CreditSpec(4, 1), 60),
+    (CreditSpec(0, 0), 10),
+)
 RUN_LIMIT = 600
 #: The ops a network run's projection uses (TRACE-PROJECTION).
 NETWORK_OPS = frozenset({"send", "ack", "bump", "state"})
@@ -108,9 +112,7 @@ class KnownDivergence:
     def covers(self, divergence: Divergence) -> bool:
         """An instance of this known divergence: same op kind, and no field differs
         that does not differ in the listed trace."""
-        return divergence.op.kind == self.op and {
-            d.field for d in divergence.diffs
-        } <= self.fields
+        return divergence.op.kind == self.op and {d.field for d in divergence.diffs} <= self.fields
 
 
 @dataclass
@@ -417,9 +419,11 @@ def known_divergences(adapter: Adapter, options: ConformOptions, result: Conform
         if divergence is None:
             result.unexpected_passes.append(name)
         else:
-            result.known.append(KnownDivergence(
-                name, reason, divergence.op.kind, frozenset(d.field for d in divergence.diffs)
-            ))
+            result.known.append(
+                KnownDivergence(
+                    name, reason, divergence.op.kind, frozenset(d.field for d in divergence.diffs)
+                )
+            )
 
 
 # -- the whole run -----------------------------------------------------------------------
@@ -435,8 +439,9 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
         result = ConformResult(exc.adapter, "", run_seed, failure=exc)
         result.seconds = time.perf_counter() - started
         return result
-    result = ConformResult(adapter.name, adapter.description, run_seed,
-                           info=dict(getattr(adapter, "info", {})))
+    result = ConformResult(
+        adapter.name, adapter.description, run_seed, info=dict(getattr(adapter, "info", {}))
+    )
     result.unexercised = adapter.missing_ops
     try:
         try:
@@ -469,7 +474,8 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
         result.notes.append(
             "network-runs and explorer-runs skipped: they need "
             f"{', '.join(sorted(NETWORK_OPS))}, and the implementation does not offer "
-            f"{', '.join(sorted(NETWORK_OPS - offered))}")
+            f"{', '.join(sorted(NETWORK_OPS - offered))}"
+        )
     for name, factory, examples, machine_seed in machines:
         if name not in options.phases or (name != "process-ops" and not network_ops):
             continue
@@ -477,7 +483,9 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
         result.phases.append(report)
         t0 = time.perf_counter()
         context = MachineContext(
-            adapter, shrink_seconds=options.shrink_seconds, offered=offered,
+            adapter,
+            shrink_seconds=options.shrink_seconds,
+            offered=offered,
             expected=(lambda d: _known_for(result, d)) if result.known else None,
         )
         outcome, reproducible = _run_machine(factory, context, options, examples, machine_seed)
@@ -489,9 +497,11 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             continue
         result.found_by = f"{name} ({outcome.machine}, seed {machine_seed})"
         if not reproducible:
-            result.notes.append("Hypothesis could not reproduce the divergence when it "
-                                "replayed the shrunk example: the implementation may be "
-                                "nondeterministic")
+            result.notes.append(
+                "Hypothesis could not reproduce the divergence when it "
+                "replayed the shrunk example: the implementation may be "
+                "nondeterministic"
+            )
         result.trace = outcome.trace
         if isinstance(outcome, AdapterAbort):
             result.failure = outcome.failure

@@ -56,9 +56,13 @@ def regressions() -> list[Regression]:
             "it owes the reader; when the queue dies, peer_down must unblock the channel, "
             "flush the deferred grants (newest first) and forget the queue (CF-PEER-DOWN).",
             CreditSpec(2, 1),
-            (*_n(2, Op(s, "channel", "queue")), *_n(2, Op(a, "channel", "reader")),
-             Op("peer_down", "channel", "queue"), Op(a, "channel", "reader"),
-             Op(s, "channel", "queue")),
+            (
+                *_n(2, Op(s, "channel", "queue")),
+                *_n(2, Op(a, "channel", "reader")),
+                Op("peer_down", "channel", "queue"),
+                Op(a, "channel", "reader"),
+                Op(s, "channel", "queue"),
+            ),
         ),
         Regression(
             "cf3-syncer-blocked-on-two-mirrors",
@@ -66,8 +70,13 @@ def regressions() -> list[Regression]:
             "A process blocked on two peers stays blocked when one of them dies and flushes "
             "its deferred grants only when the other one bumps (CF-UNBLOCK, CF-FLUSH).",
             CreditSpec(1, 1),
-            (Op(s, "syncer", "mirror1"), Op(s, "syncer", "mirror2"), Op(a, "syncer", "queue"),
-             Op("peer_down", "syncer", "mirror1"), Op("bump", "syncer", "mirror2", amount=1)),
+            (
+                Op(s, "syncer", "mirror1"),
+                Op(s, "syncer", "mirror2"),
+                Op(a, "syncer", "queue"),
+                Op("peer_down", "syncer", "mirror1"),
+                Op("bump", "syncer", "mirror2", amount=1),
+            ),
         ),
         Regression(
             "cf7-quorum-queue-pseudo-peer",
@@ -76,9 +85,14 @@ def regressions() -> list[Regression]:
             "unblocks; its grants stay deferred until the last one (CF-MULTISET, CF-FLUSH). "
             "In 3.10.8 nothing unblocks it when the queue is deleted: only an explicit unblock.",
             CreditSpec(2, 1),
-            (Op("block", "channel", "qq:orders"), Op("block", "channel", "qq:orders"),
-             Op(a, "channel", "reader"), Op("unblock", "channel", "qq:orders"),
-             Op(a, "channel", "reader"), Op("unblock", "channel", "qq:orders")),
+            (
+                Op("block", "channel", "qq:orders"),
+                Op("block", "channel", "qq:orders"),
+                Op(a, "channel", "reader"),
+                Op("unblock", "channel", "qq:orders"),
+                Op(a, "channel", "reader"),
+                Op("unblock", "channel", "qq:orders"),
+            ),
         ),
         Regression(
             "cf13-disabled-0-0",
@@ -94,8 +108,11 @@ def regressions() -> list[Regression]:
             "A negative InitialCredit never blocks; acks still grant every MoreCreditAfter-th "
             "time (CF-DISABLED).",
             CreditSpec(-1, 2),
-            (*_n(3, Op(s, "reader", "channel")), *_n(4, Op(a, "channel", "reader")),
-             Op("bump", "reader", "channel", amount=2)),
+            (
+                *_n(3, Op(s, "reader", "channel")),
+                *_n(4, Op(a, "channel", "reader")),
+                Op("bump", "reader", "channel", amount=2),
+            ),
         ),
         Regression(
             "cf5-mirror-double-debit",
@@ -103,8 +120,11 @@ def regressions() -> list[Regression]:
             "3.10.8 sends twice per message to a classic mirror and the mirror acks twice: "
             "debits equal acks, so the pair's credit is conserved (CF-SEND, CF-ACK, CF-BUMP).",
             CreditSpec(4, 2),
-            (*_n(4, Op(s, "channel", "mirror")), *_n(4, Op(a, "mirror", "channel")),
-             *_n(2, Op("bump", "channel", "mirror", amount=2))),
+            (
+                *_n(4, Op(s, "channel", "mirror")),
+                *_n(4, Op(a, "mirror", "channel")),
+                *_n(2, Op("bump", "channel", "mirror", amount=2)),
+            ),
         ),
         Regression(
             "stalled-queue-2-1",
@@ -113,14 +133,21 @@ def regressions() -> list[Regression]:
             "Reader -> channel -> suspended queue with {2,1}: the queue ends with 4 messages, "
             "the channel at credit -2 holding 2 deferred grants, the reader blocked at 0.",
             CreditSpec(2, 1),
-            (*_n(2, Op(s, "reader", "channel")),
-             Op(a, "channel", "reader"), Op(s, "channel", "queue"),
-             Op(a, "channel", "reader"), Op(s, "channel", "queue"),
-             *_n(2, Op("bump", "reader", "channel", amount=1)),
-             *_n(2, Op(s, "reader", "channel")),
-             Op(a, "channel", "reader"), Op(s, "channel", "queue"),
-             Op(a, "channel", "reader"), Op(s, "channel", "queue"),
-             Op("state", "reader"), Op("state", "queue")),
+            (
+                *_n(2, Op(s, "reader", "channel")),
+                Op(a, "channel", "reader"),
+                Op(s, "channel", "queue"),
+                Op(a, "channel", "reader"),
+                Op(s, "channel", "queue"),
+                *_n(2, Op("bump", "reader", "channel", amount=1)),
+                *_n(2, Op(s, "reader", "channel")),
+                Op(a, "channel", "reader"),
+                Op(s, "channel", "queue"),
+                Op(a, "channel", "reader"),
+                Op(s, "channel", "queue"),
+                Op("state", "reader"),
+                Op("state", "queue"),
+            ),
         ),
         Regression(
             "bump-unblocks-only-on-crossing",
@@ -136,9 +163,14 @@ def regressions() -> list[Regression]:
             "A bump from a peer never sent to, or forgotten by peer_down, starts from 0, not "
             "from InitialCredit: the next send uses it (CF-BUMP-UNKNOWN).",
             CreditSpec(5, 3),
-            (Op("bump", "sender", "stranger", amount=3), Op(s, "sender", "stranger"),
-             Op(s, "sender", "peer"), Op("peer_down", "sender", "peer"),
-             Op("bump", "sender", "peer", amount=3), Op(s, "sender", "peer")),
+            (
+                Op("bump", "sender", "stranger", amount=3),
+                Op(s, "sender", "stranger"),
+                Op(s, "sender", "peer"),
+                Op("peer_down", "sender", "peer"),
+                Op("bump", "sender", "peer", amount=3),
+                Op(s, "sender", "peer"),
+            ),
         ),
         Regression(
             "peer-down-keeps-deferred-grants",
@@ -146,8 +178,13 @@ def regressions() -> list[Regression]:
             "Grants deferred for a peer that dies stay deferred and go out (into the void) "
             "at the next flush (CF-PEER-DOWN, CF-FLUSH).",
             CreditSpec(1, 1),
-            (Op(s, "queue", "store"), Op(a, "queue", "channel"), Op("block", "queue", "qq:x"),
-             Op("peer_down", "queue", "channel"), Op("unblock", "queue", "qq:x")),
+            (
+                Op(s, "queue", "store"),
+                Op(a, "queue", "channel"),
+                Op("block", "queue", "qq:x"),
+                Op("peer_down", "queue", "channel"),
+                Op("unblock", "queue", "qq:x"),
+            ),
         ),
         Regression(
             "flush-newest-first",
@@ -155,8 +192,13 @@ def regressions() -> list[Regression]:
             "Grants deferred to several peers are sent newest first when the last blocker "
             "goes (CF-DEFER, CF-FLUSH).",
             CreditSpec(1, 1),
-            (Op(s, "channel", "queue"), Op(a, "channel", "reader1"), Op(a, "channel", "reader2"),
-             Op(a, "channel", "reader1"), Op("bump", "channel", "queue", amount=1)),
+            (
+                Op(s, "channel", "queue"),
+                Op(a, "channel", "reader1"),
+                Op(a, "channel", "reader2"),
+                Op(a, "channel", "reader1"),
+                Op("bump", "channel", "queue", amount=1),
+            ),
         ),
         Regression(
             "cf2-msg-store-client-down",
@@ -165,8 +207,11 @@ def regressions() -> list[Regression]:
             "erases its counter and a new client starts over from MoreCreditAfter (CF-ACK, "
             "CF-PEER-DOWN).",
             CreditSpec(4000, 800),
-            (*_n(3, Op(a, "msg_store", "queue")), Op("peer_down", "msg_store", "queue"),
-             Op(a, "msg_store", "queue")),
+            (
+                *_n(3, Op(a, "msg_store", "queue")),
+                Op("peer_down", "msg_store", "queue"),
+                Op(a, "msg_store", "queue"),
+            ),
         ),
     ]
 
@@ -181,7 +226,9 @@ def _network_document() -> tuple[str, dict]:
     finding = result.primary()
     assert finding is not None, "the stalled-queue preset must deadlock"
     doc = network_trace(
-        system, finding, source=f"creditflow check {preset} --credit 2,1 --publishes 10",
+        system,
+        finding,
+        source=f"creditflow check {preset} --credit 2,1 --publishes 10",
         description="The explorer's shortest deadlock of reader -> channel -> suspended queue "
         "with {2,1} (spec/sources.md §1.6), replayed as per-process ops (TRACE-PROJECTION).",
     )
@@ -191,8 +238,11 @@ def _network_document() -> tuple[str, dict]:
 def corpus_documents() -> Iterator[tuple[str, dict]]:
     """Every corpus file as (name, ITF document)."""
     for r in regressions():
-        yield r.name, process_trace_document(
-            r.trace(), r.description, r.source, {"regression": r.name}, created=False
+        yield (
+            r.name,
+            process_trace_document(
+                r.trace(), r.description, r.source, {"regression": r.name}, created=False
+            ),
         )
     yield _network_document()
 

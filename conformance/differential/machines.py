@@ -47,8 +47,16 @@ PROCESSES = ("A", "B", "C")
 PSEUDO_PEERS = ("qq",)
 #: Credit specs with their edge cases: I = 1, I < M, {0,0}, negative I, M > I, large.
 SPECS = (
-    CreditSpec(1, 1), CreditSpec(2, 1), CreditSpec(3, 2), CreditSpec(1, 2), CreditSpec(2, 3),
-    CreditSpec(0, 0), CreditSpec(-1, 2), CreditSpec(4, 2), CreditSpec(5, 3), CreditSpec(400, 200),
+    CreditSpec(1, 1),
+    CreditSpec(2, 1),
+    CreditSpec(3, 2),
+    CreditSpec(1, 2),
+    CreditSpec(2, 3),
+    CreditSpec(0, 0),
+    CreditSpec(-1, 2),
+    CreditSpec(4, 2),
+    CreditSpec(5, 3),
+    CreditSpec(400, 200),
 )
 #: M = 1 grants on every ack, so blocked processes collect deferred grants quickly:
 #: {1,1} and {2,1} are drawn more often.

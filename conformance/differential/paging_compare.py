@@ -28,11 +28,31 @@ MSG_FIELDS = ("seq", "in_ram", "on_store", "index_on_disk", "persistent", "embed
 
 #: PG-OBSERVE-DETERMINED: fields a settled (or one-pass) broker state must match.
 COMPARED = (
-    "q1", "q2", "q3", "q4", "delta", "rpa", "dpa", "qpa",
-    "len", "bytes", "unacked_bytes", "persistent_count", "persistent_bytes",
-    "ram_msg_count", "ram_bytes", "messages_ram", "target",
-    "next_seq_id", "next_deliver_seq_id", "run_count", "waiting_bump",
-    "disk_reads", "disk_writes", "credit", "blocked",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "delta",
+    "rpa",
+    "dpa",
+    "qpa",
+    "len",
+    "bytes",
+    "unacked_bytes",
+    "persistent_count",
+    "persistent_bytes",
+    "ram_msg_count",
+    "ram_bytes",
+    "messages_ram",
+    "target",
+    "next_seq_id",
+    "next_deliver_seq_id",
+    "run_count",
+    "waiting_bump",
+    "disk_reads",
+    "disk_writes",
+    "credit",
+    "blocked",
 )
 
 #: PG-OBSERVE-NONDETERMINISTIC: fields left out, and why.
@@ -54,8 +74,12 @@ def view_of_state(st: PagingState) -> dict[str, Any]:
         "q2": [_msg_entry(m) for m in st.q2],
         "q3": [_msg_entry(m) for m in st.q3],
         "q4": [_msg_entry(m) for m in st.q4],
-        "delta": [st.delta_start, len(st.delta), sum(not m.persistent for m in st.delta),
-                  st.delta_end],
+        "delta": [
+            st.delta_start,
+            len(st.delta),
+            sum(not m.persistent for m in st.delta),
+            st.delta_end,
+        ],
         "rpa": [_msg_entry(m) for m in st.rpa],
         "dpa": [_msg_entry(m) for m in st.dpa],
         "qpa": [_msg_entry(m) for m in st.qpa],
@@ -75,8 +99,9 @@ def view_of_state(st: PagingState) -> dict[str, Any]:
         "disk_reads": st.disk_reads,
         "disk_writes": st.disk_writes,
         "credit": {_STORE_KEYS[i]: st.store_credit(i) for i in _STORE_KEYS},
-        "blocked": sorted(_STORE_KEYS[STORE_NAMES.index(p)] for p in st.credit.blocked
-                          if p in STORE_NAMES),
+        "blocked": sorted(
+            _STORE_KEYS[STORE_NAMES.index(p)] for p in st.credit.blocked if p in STORE_NAMES
+        ),
         "rates": list(st.rates),
     }
 
@@ -102,8 +127,10 @@ class FieldDiff:
     broker: Any
 
     def __str__(self) -> str:
-        return (f"step {self.step} ({self.phase}): {self.field}: model {_short(self.model)} "
-                f"!= broker {_short(self.broker)}")
+        return (
+            f"step {self.step} ({self.phase}): {self.field}: model {_short(self.model)} "
+            f"!= broker {_short(self.broker)}"
+        )
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -111,8 +138,9 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def diff_views(step: int, phase: str, model: dict[str, Any],
-               broker: dict[str, Any]) -> list[FieldDiff]:
+def diff_views(
+    step: int, phase: str, model: dict[str, Any], broker: dict[str, Any]
+) -> list[FieldDiff]:
     return [
         FieldDiff(step, phase, key, model[key], broker.get(key))
         for key in COMPARED
@@ -153,8 +181,8 @@ def compare(scenario: Scenario, observations: list[Any]) -> Comparison:
         model_settled = view_of_state(res.settled)
         broker_settled = view_of_probe(obs.settled)
         if broker_settled.get("target") != model_settled["target"] and (
-            obs.after_pass is None or view_of_probe(obs.after_pass)["target"]
-            == model_settled["target"]
+            obs.after_pass is None
+            or view_of_probe(obs.after_pass)["target"] == model_settled["target"]
         ):
             result.interference.append(
                 f"step {obs.index}: the broker reset its RAM target to "

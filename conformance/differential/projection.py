@@ -111,8 +111,7 @@ class ProjectedProcesses:
             s, r = e.sender, e.receiver
             f = state[EDGE_FIELDS * i : EDGE_FIELDS * i + EDGE_FIELDS]
             checks = (
-                ("credit_from", self.procs[s].credit_from.get(r, e.credit.initial),
-                 f[CREDIT_FROM]),
+                ("credit_from", self.procs[s].credit_from.get(r, e.credit.initial), f[CREDIT_FROM]),
                 ("credit_to", self.procs[r].credit_to.get(s, e.credit.more_after), f[CREDIT_TO]),
                 ("deferred", sum(1 for to, _ in self.procs[r].deferred if to == s), f[DEFERRED]),
                 ("bumps", len(self.grants.get((r, s), ())), f[BUMPS]),
@@ -123,6 +122,8 @@ class ProjectedProcesses:
         for n, name in enumerate(names):
             blockers = Counter(names[r] for r in self.net.blockers(state, n))
             if Counter(self.procs[name].blocked) != blockers:
-                out.append(f"{name} blocked: CF {list(self.procs[name].blocked)}, "
-                           f"NET {sorted(blockers.elements())}")
+                out.append(
+                    f"{name} blocked: CF {list(self.procs[name].blocked)}, "
+                    f"NET {sorted(blockers.elements())}"
+                )
         return out

@@ -76,8 +76,8 @@ class Op:
     def line(self, request_id: int | None = None) -> bytes:
         """The request as one JSON line (AD-TRANSPORT), with ``id`` first if given."""
         head = "{" if request_id is None else f'{{"id":{request_id},'
-        return f"{head}{_request_body(self.kind, self.proc, self.peer, self.amount, self.spec)}"\
-            .encode()
+        body = _request_body(self.kind, self.proc, self.peer, self.amount, self.spec)
+        return f"{head}{body}".encode()
 
     def __str__(self) -> str:
         args = [self.proc]
@@ -165,8 +165,9 @@ def grants_to_json(grants: Sequence[Grant]) -> list[dict[str, Any]]:
 
 def view_of(ps: cf.ProcessCredit) -> ProcessView:
     """AD-RESPONSE of a model process (``blocked_at`` is time-dependent and left out)."""
-    return ProcessView(dict(ps.credit_from), dict(ps.credit_to), tuple(ps.blocked),
-                       tuple(ps.deferred))
+    return ProcessView(
+        dict(ps.credit_from), dict(ps.credit_to), tuple(ps.blocked), tuple(ps.deferred)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -272,8 +273,10 @@ def _grants(value: Any, where: str) -> tuple[Grant, ...]:
         raise ProtocolError(f'"{where}" must be a list of {{"to", "amount"}} objects')
     out = []
     for g in value:
-        if not isinstance(g, dict) or not isinstance(g.get("to"), str) or not _is_int(
-            g.get("amount")
+        if (
+            not isinstance(g, dict)
+            or not isinstance(g.get("to"), str)
+            or not _is_int(g.get("amount"))
         ):
             raise ProtocolError(f'"{where}" must be a list of {{"to", "amount"}} objects')
         out.append((g["to"], g["amount"]))

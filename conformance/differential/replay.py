@@ -78,8 +78,7 @@ def replay_trace(
     divergence, executed = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
     if divergence is None:
         return ReplayOutcome(loaded, XPASS if reason else PASS, reason=reason)
-    return ReplayOutcome(loaded, XFAIL if reason else DIVERGED, divergence, executed,
-                         reason=reason)
+    return ReplayOutcome(loaded, XFAIL if reason else DIVERGED, divergence, executed, reason=reason)
 
 
 def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -> Path:
@@ -95,13 +94,18 @@ def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -
     assert divergence is not None
     path = derived_path(out_dir, f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}", SUFFIX)
     return write_process_trace(
-        shrunk, path,
+        shrunk,
+        path,
         f"{outcome.trace.name} shrunk from {len(trace.steps)} to {len(shrunk.steps)} ops: "
         f"{adapter.name} diverges at op {divergence.index + 1}: {divergence.op}",
         f"creditflow replay --shrink {outcome.trace.path}",
-        {"adapter": adapter.name, "divergence": {"state": divergence.index + 1,
-                                                 "implementation": divergence.implementation
-                                                 .to_json()}},
+        {
+            "adapter": adapter.name,
+            "divergence": {
+                "state": divergence.index + 1,
+                "implementation": divergence.implementation.to_json(),
+            },
+        },
     )
 
 

@@ -37,8 +37,9 @@ def divergence_lines(divergence: Divergence, trace: ProcessTrace, title: str = "
     for i, op in enumerate(trace.ops, start=1):
         marker = ">" if i == divergence.index + 1 else " "
         lines.append(f"  {marker}{i:4}  {op}")
-    lines.append(f"after op {divergence.index + 1} ({divergence.op}), process "
-                 f"{divergence.op.proc}:")
+    lines.append(
+        f"after op {divergence.index + 1} ({divergence.op}), process {divergence.op.proc}:"
+    )
     model, impl = _fields(divergence.model), _fields(divergence.implementation)
     differing = [d.field for d in divergence.diffs]
     width = max([len("model")] + [len(_value(f, model[f])) for f in differing])
@@ -71,8 +72,13 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
         "implementation_info": result.info.get("implementation"),
         "ops_not_exercised": list(result.unexercised),
         "expected_divergences": [
-            {"trace": k.name, "why": k.reason, "op": k.op, "fields": sorted(k.fields),
-             "runs": result.expected_hits.get(k.name, 0)}
+            {
+                "trace": k.name,
+                "why": k.reason,
+                "op": k.op,
+                "fields": sorted(k.fields),
+                "runs": result.expected_hits.get(k.name, 0),
+            }
             for k in result.known
         ],
         "unexpected_passes": list(result.unexpected_passes),
@@ -87,8 +93,9 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
             "implementation": d.implementation.to_json(),
             "ops": [op.request() for op in result.trace.ops] if result.trace else [],
             # AD-RESET: the default spec the ops run under (send/ack without "spec").
-            "spec": ([result.trace.spec.initial, result.trace.spec.more_after]
-                     if result.trace else None),
+            "spec": (
+                [result.trace.spec.initial, result.trace.spec.more_after] if result.trace else None
+            ),
         }
     if result.failure is not None:
         out["failure"] = {"kind": result.failure.kind, "message": str(result.failure)}
@@ -98,8 +105,12 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
 def replay_json(report: ReplayReport) -> dict[str, Any]:
     traces = []
     for o in report.outcomes:
-        entry: dict[str, Any] = {"trace": str(o.trace.path), "kind": o.trace.kind,
-                                 "ops": len(o.trace.trace.steps), "status": o.status}
+        entry: dict[str, Any] = {
+            "trace": str(o.trace.path),
+            "kind": o.trace.kind,
+            "ops": len(o.trace.trace.steps),
+            "status": o.status,
+        }
         if o.reason:
             entry["expected"] = o.reason
         if o.divergence is not None:
@@ -122,9 +133,10 @@ def replay_json(report: ReplayReport) -> dict[str, Any]:
         "implementation": report.implementation,
         "exit_code": report.exit_code,
         "traces": traces,
-        "counts": {s: sum(1 for o in report.outcomes if o.status == s)
-                   for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure",
-                             "not-offered")},
+        "counts": {
+            s: sum(1 for o in report.outcomes if o.status == s)
+            for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure", "not-offered")
+        },
     }
     if report.failure is not None:
         out["failure"] = str(report.failure)

@@ -74,8 +74,10 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
         if resp["ok"] is not True:
             hint = ""
             if op.kind not in self.supported_ops:
-                hint = (f" ({op.kind} is not among the ops this implementation declares "
-                        f"in hello: {', '.join(self.supported_ops)})")
+                hint = (
+                    f" ({op.kind} is not among the ops this implementation declares "
+                    f"in hello: {', '.join(self.supported_ops)})"
+                )
             self._fail(REFUSED, f"{op} refused: {resp.get('error', resp)!r}{hint}")
         try:
             return observation_from_response(resp)
@@ -86,4 +88,3 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
             # AD-TRANSPORT-PARSE: no response, however odd, crashes the driver
             self._fail(PROTOCOL, f"response to {op} has wrong types: {type(exc).__name__}")
             raise  # unreachable
-

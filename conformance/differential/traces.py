@@ -178,8 +178,10 @@ def _read_grants(value: Any, where: str) -> tuple[tuple[str, int], ...]:
         raise TraceFormatError(f"{where} must be a list of {{to, amount}} records")
     out = []
     for g in value:
-        if not isinstance(g, Mapping) or not isinstance(g.get("to"), str) or not isinstance(
-            g.get("amount"), int
+        if (
+            not isinstance(g, Mapping)
+            or not isinstance(g.get("to"), str)
+            or not isinstance(g.get("amount"), int)
         ):
             raise TraceFormatError(f"{where} must be a list of {{to, amount}} records")
         out.append((g["to"], g["amount"]))
@@ -200,8 +202,9 @@ def _read_view(value: Any, where: str) -> ProcessView:
     blocked = value.get("blocked")
     if not isinstance(blocked, list) or not all(isinstance(b, str) for b in blocked):
         raise TraceFormatError(f"{where}.blocked must be a list of names")
-    return ProcessView(maps[0], maps[1], tuple(blocked),
-                       _read_grants(value.get("deferred"), f"{where}.deferred"))
+    return ProcessView(
+        maps[0], maps[1], tuple(blocked), _read_grants(value.get("deferred"), f"{where}.deferred")
+    )
 
 
 def process_trace_from_document(doc: Mapping[str, Any], where: str) -> ProcessTrace:
@@ -229,15 +232,23 @@ def process_trace_from_document(doc: Mapping[str, Any], where: str) -> ProcessTr
                 raise TraceFormatError(f"{at}: {PICKS_VAR} must be a record")
             op_spec = _pick(picks, "spec")
             try:
-                op = Op(kind, _pick(picks, "proc"), _pick(picks, "peer"), _pick(picks, "amount"),
-                        None if op_spec is None else _spec(op_spec, at))
+                op = Op(
+                    kind,
+                    _pick(picks, "proc"),
+                    _pick(picks, "peer"),
+                    _pick(picks, "amount"),
+                    None if op_spec is None else _spec(op_spec, at),
+                )
             except ValueError as exc:
                 raise TraceFormatError(f"{at}: {exc}") from None
             if values.get("proc") != op.proc:
-                raise TraceFormatError(f"{at}: proc {values.get('proc')!r} is not the "
-                                       f"acting process {op.proc!r}")
-            expected = Observation(_read_view(values.get("state"), f"{at}.state"),
-                                   _read_grants(values.get("emitted"), f"{at}.emitted"))
+                raise TraceFormatError(
+                    f"{at}: proc {values.get('proc')!r} is not the acting process {op.proc!r}"
+                )
+            expected = Observation(
+                _read_view(values.get("state"), f"{at}.state"),
+                _read_grants(values.get("emitted"), f"{at}.emitted"),
+            )
             steps.append((op, expected))
     except TraceFormatError as exc:
         raise TraceFormatError(f"{where}: {exc}") from None
@@ -276,17 +287,16 @@ def load_trace(path: str | Path) -> LoadedTrace:
     model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
     try:
         if model == PROCESS_MODEL:
-            return LoadedTrace(path, "process", process_trace_from_document(doc, str(path)),
-                               meta)
+            return LoadedTrace(path, "process", process_trace_from_document(doc, str(path)), meta)
         if model == NETWORK_MODEL:
-            return LoadedTrace(path, "network", project_network_document(doc, str(path)),
-                               meta)
+            return LoadedTrace(path, "network", project_network_document(doc, str(path)), meta)
     except TraceFormatError:
         raise
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # IN-ONE-LINE: a value of a type the schema allows but the trace's meaning does not
-        raise TraceFormatError(f"{path}: malformed trace ({exc.__class__.__name__}: "
-                               f"{str(exc)[:120]})") from None
+        raise TraceFormatError(
+            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
+        ) from None
     raise TraceFormatError(
         f"{path}: not a creditflow trace (#meta.creditflow.model is {model!r}; expected "
         f"{PROCESS_MODEL!r} or {NETWORK_MODEL!r})"

@@ -212,8 +212,11 @@ class JsonLinesProcess:
                     sel.unregister(self._in)
             if not events:
                 partial = f", {self._buffered:,} bytes of a partial line" if self._pending else ""
-                self._fail(HANG, f"response not complete within {limit:g} s "
-                           f"({len(ready)} of {count} responses received{partial})")
+                self._fail(
+                    HANG,
+                    f"response not complete within {limit:g} s "
+                    f"({len(ready)} of {count} responses received{partial})",
+                )
             for key, _ in events:
                 if key.fd == self._in:
                     self._flush_some()
@@ -242,13 +245,16 @@ class JsonLinesProcess:
             self._buffered = len(self._pending)
             for part in parts:
                 if len(part) > MAX_LINE_BYTES:
-                    self._fail(PROTOCOL, f"a response line of {len(part):,} bytes "
-                               f"(at most {MAX_LINE_BYTES:,})")
+                    self._fail(
+                        PROTOCOL,
+                        f"a response line of {len(part):,} bytes (at most {MAX_LINE_BYTES:,})",
+                    )
                 if part.strip():
                     self._ready.append(part)
         if self._buffered > MAX_LINE_BYTES:
-            self._fail(PROTOCOL, f"a response line longer than {MAX_LINE_BYTES:,} bytes "
-                       "without a newline")
+            self._fail(
+                PROTOCOL, f"a response line longer than {MAX_LINE_BYTES:,} bytes without a newline"
+            )
 
     def _write(self, view: memoryview) -> int:
         if not view:

@@ -41,14 +41,14 @@ def prepare_actor_graph(graph: ActorGraph, options: AccountsOptions) -> ActorGra
 
 
 def check_actor_graph(
-    graph: ActorGraph, options: AccountsOptions = AccountsOptions(),
+    graph: ActorGraph,
+    options: AccountsOptions = AccountsOptions(),
     progress: Progress | None = None,
 ) -> tuple[CheckedAccounts, ExplorationResult]:
     """Explore every interleaving of ``graph`` (EXP-BFS) with the AC properties."""
     system = CheckedAccounts(prepare_actor_graph(graph, options), naive_bound=options.naive_bound)
     symmetry = actor_symmetry(system.model) if options.symmetry else None
-    result = explore(system, max_states=options.max_states, symmetry=symmetry,
-                     progress=progress)
+    result = explore(system, max_states=options.max_states, symmetry=symmetry, progress=progress)
     return system, result
 
 

@@ -64,18 +64,30 @@ class StuckCertificate:
                 continue
             base = EDGE_FIELDS * e
             m = net.more_after[e]
-            edges.append(CertificateEdge(
-                base + CREDIT_FROM, base + BUMPS, base + DEFERRED, base + DATA,
-                base + CREDIT_TO, max(m, 0), m, net.debits[e], p, r, net.checks[p],
-            ))
+            edges.append(
+                CertificateEdge(
+                    base + CREDIT_FROM,
+                    base + BUMPS,
+                    base + DEFERRED,
+                    base + DATA,
+                    base + CREDIT_TO,
+                    max(m, 0),
+                    m,
+                    net.debits[e],
+                    p,
+                    r,
+                    net.checks[p],
+                )
+            )
         #: the blocking edges (the only ones a certificate can name a process on)
         self.edges = tuple(edges)
         #: the stalled processes, as a mask
         self.stalled = sum(1 << n for n in range(net.n_nodes) if net.stalled[n])
         # a compiled first test: some blocking edge with credit_from + M⁺·bumps <= 0
-        test = " or ".join(
-            f"s[{e.credit_from}] + {e.weight} * s[{e.bumps}] <= 0" for e in edges
-        ) or "False"
+        test = (
+            " or ".join(f"s[{e.credit_from}] + {e.weight} * s[{e.bumps}] <= 0" for e in edges)
+            or "False"
+        )
         #: Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``: the
         #: compiled first test, then (rarely) :meth:`certified` — one call per state,
         #: as the explorer asks it of every new state (EXP-ONLINE)

@@ -55,9 +55,15 @@ def _credit_verdict(g: nx.DiGraph, options: CheckOptions) -> tuple[Verdict, obje
     )
     d = result.deadlock
     return (
-        Verdict("credit_flow", result.n_states, d.kind if d else None,
-                d.processes if d else (), d.length if d else None, ends,
-                tuple(system.describe(a) for a, _ in d.path[1:]) if d else ()),
+        Verdict(
+            "credit_flow",
+            result.n_states,
+            d.kind if d else None,
+            d.processes if d else (),
+            d.length if d else None,
+            ends,
+            tuple(system.describe(a) for a, _ in d.path[1:]) if d else (),
+        ),
         system,
         result,
     )
@@ -73,9 +79,15 @@ def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, object, object]:
     )
     d = result.deadlock
     return (
-        Verdict("accounts", result.n_states, d.kind if d else None,
-                d.processes if d else (), d.length if d else None, ends,
-                tuple(system.describe(a) for a, _ in d.path[1:]) if d else ()),
+        Verdict(
+            "accounts",
+            result.n_states,
+            d.kind if d else None,
+            d.processes if d else (),
+            d.length if d else None,
+            ends,
+            tuple(system.describe(a) for a, _ in d.path[1:]) if d else (),
+        ),
         system,
         result,
     )

@@ -167,8 +167,9 @@ def _moves_wrong(checked: CheckedNetwork, code: int, body: list[str]) -> bool:
     return any(actual.get(slot, 0) != d for slot, d in zip(moves.slots, expected, strict=True))
 
 
-def _emit_action(src: _Source, code: int, guard: str, body: list, finish: str,
-                 bad_moves: frozenset[int]) -> None:
+def _emit_action(
+    src: _Source, code: int, guard: str, body: list, finish: str, bad_moves: frozenset[int]
+) -> None:
     """One action's guarded block: the successor state in ``l``, the step's
     PROP-NOTHING-LOST verdict (logged on every step of an action in ``bad_moves``), then
     ``finish`` (append it, or return it)."""

@@ -129,9 +129,7 @@ def _finding(
         finding.processes = mask_names(mask, system.process_names)
         finding.final_processes = finding.processes
         if kind == "blocked-forever":
-            finding.continuation, finding.loop_start = lasso_continuation(
-                system, end, len(run) - 1
-            )
+            finding.continuation, finding.loop_start = lasso_continuation(system, end, len(run) - 1)
             if finding.continuation and stuck_at is not None:
                 # EXP-PICTURE: blocked forever stays blocked forever, so the drawn
                 # state's set holds ``processes`` and whoever joined them later.

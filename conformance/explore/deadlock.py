@@ -66,9 +66,7 @@ def blocked_forever(
     for lo in range(0, max(n_processes, 1), WORD):
         width = min(WORD, n_processes - lo)
         full = np.uint64((1 << width) - 1) if width < WORD else np.uint64(2**64 - 1)
-        word = np.fromiter(
-            ((b >> lo) & int(full) for b in blocked), dtype=np.uint64, count=n
-        )
+        word = np.fromiter(((b >> lo) & int(full) for b in blocked), dtype=np.uint64, count=n)
         free = (~word) & full
 
         def contributions(
@@ -124,4 +122,3 @@ def first_blocked_forever(stuck: Sequence[int]) -> int | None:
 
 def mask_names(mask: int, names: Sequence[str]) -> tuple[str, ...]:
     return tuple(name for i, name in enumerate(names) if mask >> i & 1)
-

@@ -148,12 +148,15 @@ def explore(
     started = time.perf_counter()
     safe = getattr(system, "safe_actions", frozenset()) if reduce else frozenset()
     online = stop_at_deadlock and check_deadlock
-    property_ids = (*system.property_ids, NO_DEADLOCK) if check_deadlock else tuple(
-        system.property_ids
+    property_ids = (
+        (*system.property_ids, NO_DEADLOCK) if check_deadlock else tuple(system.property_ids)
     )
 
     def result(
-        graph: StateGraph, complete: bool, reduced: bool, findings: dict[str, Finding],
+        graph: StateGraph,
+        complete: bool,
+        reduced: bool,
+        findings: dict[str, Finding],
         stopped: bool = False,
     ) -> ExplorationResult:
         if progress is not None:
@@ -187,8 +190,13 @@ def explore(
     if search.resolved is not None:
         index, kind, mask = search.resolved
         findings = find_counterexamples(
-            system, graph, search.violated - {NO_DEADLOCK}, symmetry=symmetry,
-            safe=frozenset(), exact_depths=True, max_states=max_states,
+            system,
+            graph,
+            search.violated - {NO_DEADLOCK},
+            symmetry=symmetry,
+            safe=frozenset(),
+            exact_depths=True,
+            max_states=max_states,
         )
         findings[NO_DEADLOCK] = deadlock_finding(system, graph, index, kind, mask, symmetry)
         return result(graph, False, False, findings, stopped=True)
@@ -221,7 +229,9 @@ def explore(
 
 
 def _stuck(
-    system: TransitionSystem, graph: StateGraph, symmetry: object | None,
+    system: TransitionSystem,
+    graph: StateGraph,
+    symmetry: object | None,
     blocked: list[int] | None = None,
 ) -> list[int]:
     """EXP-DEADLOCK over ``graph``; states not expanded count as having no successors,
@@ -231,7 +241,7 @@ def _stuck(
     if blocked is None and graph.blocked is not None:
         blocked = graph.blocked
     masks = blocked if blocked is not None else []
-    masks.extend(system.blocked_mask(s) for s in graph.states[len(masks):])
+    masks.extend(system.blocked_mask(s) for s in graph.states[len(masks) :])
     offsets = graph.offsets
     if len(offsets) < n + 1:
         offsets = array("q", offsets)
@@ -275,7 +285,10 @@ RETRY_GROWTH = 4
 
 
 def _resolve(
-    system: TransitionSystem, graph: StateGraph, expanded: int, symmetry: object | None,
+    system: TransitionSystem,
+    graph: StateGraph,
+    expanded: int,
+    symmetry: object | None,
     certify: Callable[[Hashable], int],
     blocked: list[int] | None = None,
 ) -> tuple[int, str, int] | None:
@@ -458,7 +471,11 @@ def _breadth_first(
     apply_of = getattr(system, "lazy_apply", None)
     setdefault = index.setdefault
     add_state, add_parent, add_action, add_depth, add_target = (
-        states.append, parent.append, action.append, depth.append, targets.append
+        states.append,
+        parent.append,
+        action.append,
+        depth.append,
+        targets.append,
     )
     n = len(states)
     complete = True
@@ -533,16 +550,23 @@ def _breadth_first(
                 # the reduced graph proves a deadlock exists; the caller searches the
                 # full model for the shortest one
                 return _Search(
-                    graph, False, terminal_with_work, violated, deadlock_seen=True,
+                    graph,
+                    False,
+                    terminal_with_work,
+                    violated,
+                    deadlock_seen=True,
                     candidate=(candidate, candidate_kind),
                 )
             if i > candidate and i >= next_try:
-                resolved = _resolve(
-                    system, graph, i, symmetry, certify or (lambda s: 0), masks
-                )
+                resolved = _resolve(system, graph, i, symmetry, certify or (lambda s: 0), masks)
                 if resolved:
                     return _Search(
-                        graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
+                        graph,
+                        False,
+                        terminal_with_work,
+                        violated,
+                        True,
+                        resolved,  # type: ignore[arg-type]
                     )
                 next_try = RETRY_GROWTH * i
         if n > max_states:
@@ -550,7 +574,11 @@ def _breadth_first(
             break
         if hand_over is not None and n > hand_over and n - i >= VECTOR_FRONTIER:
             return _Search(
-                graph, False, terminal_with_work, violated, candidate is not None,
+                graph,
+                False,
+                terminal_with_work,
+                violated,
+                candidate is not None,
                 handed_over=(i, (candidate, candidate_kind, next_try)),
             )
     return _Search(
@@ -730,8 +758,11 @@ def _breadth_first_vectorized(
                     hit = _first(vector.certified(succ.rows[new_positions[maybe]]) != 0)
                     if hit is not None:
                         certified_at = int(new_positions[maybe[hit]])
-                made_at = (None if certified_at is None
-                           else int(np.searchsorted(ends, certified_at, side="right")))
+                made_at = (
+                    None
+                    if certified_at is None
+                    else int(np.searchsorted(ends, certified_at, side="right"))
+                )
                 if first_pending is not None and (made_at is None or first_pending < made_at):
                     candidate, candidate_kind, when = i + first_pending, "terminal", first_pending
                 elif made_at is not None:
@@ -775,16 +806,30 @@ def _breadth_first_vectorized(
             progress(rows.n, i)
         if event == "safe":
             return _Search(
-                graph, False, terminal_with_work, violated, deadlock_seen=True,
+                graph,
+                False,
+                terminal_with_work,
+                violated,
+                deadlock_seen=True,
                 candidate=(candidate, candidate_kind),  # type: ignore[arg-type]
             )
         if event == "resolve":
             resolved = _resolve(
-                system, graph, i, symmetry, certify or (lambda s: 0), blocked  # type: ignore[arg-type]
+                system,
+                graph,
+                i,
+                symmetry,
+                certify or (lambda s: 0),
+                blocked,  # type: ignore[arg-type]
             )
             if resolved:
                 return _Search(
-                    graph, False, terminal_with_work, violated, True, resolved  # type: ignore[arg-type]
+                    graph,
+                    False,
+                    terminal_with_work,
+                    violated,
+                    True,
+                    resolved,  # type: ignore[arg-type]
                 )
             next_try = RETRY_GROWTH * i
         if budget_parent is not None and stop == budget_parent:

@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 
-
 def sink_path_counts(net: CreditNetwork) -> dict[int, dict[int, int]] | None:
     """PROP-NOTHING-LOST weights of :func:`~creditflow.model.network.properties.paths_to_sinks`
     by node index: per sink index, the number of paths from each node that has one (sparse,
@@ -103,12 +102,14 @@ class NetworkProperties:
             return None
         terms = []
         for sink, paths in counts.items():
-            data_weights = tuple(sorted(
-                (EDGE_FIELDS * e + DATA, paths[r])
-                for r in paths
-                for e in net.in_edges[r]
-                if paths[r]
-            ))
+            data_weights = tuple(
+                sorted(
+                    (EDGE_FIELDS * e + DATA, paths[r])
+                    for r in paths
+                    for e in net.in_edges[r]
+                    if paths[r]
+                )
+            )
             source_weights = tuple(
                 (net.remaining_slot[n], net.graph.nodes[n].publishes, paths[n])
                 for n in net.source_nodes

@@ -102,8 +102,11 @@ class VectorNetwork:
             if edge.sender_checks:
                 m = edge.more_after
                 if m >= 1:
-                    earnable = (m - rows[:, edge.credit_to].astype(np.int64)
-                                + edge.debits * rows[:, edge.data]) // m
+                    earnable = (
+                        m
+                        - rows[:, edge.credit_to].astype(np.int64)
+                        + edge.debits * rows[:, edge.data]
+                    ) // m
                 else:
                     earnable = np.zeros(n, dtype=np.int64)
                 sure = stuck & (credit + edge.weight * (rows[:, edge.deferred] + earnable) <= 0)
@@ -318,9 +321,12 @@ class VectorNetwork:
         for e, spec in enumerate(net.graph.edges):
             base = EDGE_FIELDS * e
             k, m, i = spec.sends_per_message, spec.credit.more_after, spec.credit.initial
-            total = (rows[:, base + CREDIT_FROM].astype(np.int64) + k * rows[:, base + DATA]
-                     + (m - rows[:, base + CREDIT_TO])
-                     + m * (rows[:, base + BUMPS].astype(np.int64) + rows[:, base + DEFERRED]))
+            total = (
+                rows[:, base + CREDIT_FROM].astype(np.int64)
+                + k * rows[:, base + DATA]
+                + (m - rows[:, base + CREDIT_TO])
+                + m * (rows[:, base + BUMPS].astype(np.int64) + rows[:, base + DEFERRED])
+            )
             conserved |= total != i
             if net.checks[net.edge_ends[e][0]] and spec.credit.blocks:
                 bounded |= (k * rows[:, base + DATA].astype(np.int64) > i + k - 1) | (
@@ -341,8 +347,9 @@ class VectorNetwork:
             over = np.zeros(n, dtype=bool)
             for node in range(net.n_nodes):
                 if net.in_edges[node]:
-                    box = sum(rows[:, EDGE_FIELDS * g + DATA].astype(np.int64)
-                              for g in net.in_edges[node])
+                    box = sum(
+                        rows[:, EDGE_FIELDS * g + DATA].astype(np.int64) for g in net.in_edges[node]
+                    )
                     over |= box > props.mailbox_bound
             found[MAILBOX_BOUND] = over
         if props.lost_terms is not None:

@@ -71,8 +71,7 @@ class TimelineStep:
         if self.op == "consume":
             return f"{p['connection']} starts consuming"
         if self.op in ("alarm", "clear"):
-            return f"{p['source']} alarm {'set' if self.op == 'alarm' else 'cleared'} " \
-                   f"({p['node']})"
+            return f"{p['source']} alarm {'set' if self.op == 'alarm' else 'cleared'} ({p['node']})"
         if self.op == "watermark":
             return f"watermark {p['value']} on {p['node']}"
         return f"{p['node']} goes down"
@@ -112,12 +111,12 @@ def _str(source: str, where: str, value: Any, choices: list[str] | None = None) 
     return value
 
 
-def _step(source: str, index: int, raw: Any, nodes: list[str], conns: list[str],
-          profile: str) -> TimelineStep:
+def _step(
+    source: str, index: int, raw: Any, nodes: list[str], conns: list[str], profile: str
+) -> TimelineStep:
     where = f"step {index}"
     if not isinstance(raw, dict) or raw.get("op") not in STEP_FIELDS:
-        raise _fail(source, f"{where} must be an object with an op: "
-                            f"{', '.join(STEP_FIELDS)}")
+        raise _fail(source, f"{where} must be an object with an op: {', '.join(STEP_FIELDS)}")
     op = raw["op"]
     unknown = sorted(set(raw) - set(STEP_FIELDS[op]) - {"op", "note"})
     if unknown:
@@ -134,8 +133,7 @@ def _step(source: str, index: int, raw: Any, nodes: list[str], conns: list[str],
         elif name == "source":
             value = _str(source, f"{where} ({op}) source", value, list(SOURCES))
             if value == "disk" and profile != PROFILE_3_10:
-                raise _fail(source, f"{where} ({op}): the {profile} profile has no disk "
-                                    f"alarms")
+                raise _fail(source, f"{where} ({op}): the {profile} profile has no disk alarms")
         elif name in ("count", "value"):
             value = _int(source, f"{where} ({op}) {name}", value, 1 if name == "count" else 0)
         params[name] = value
@@ -169,8 +167,7 @@ def parse_timeline(data: Any, source: str) -> Timeline:
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
         raise _fail(source, "steps must be a non-empty list")
-    steps = tuple(_step(source, i, s, nodes, names, profile)
-                  for i, s in enumerate(raw_steps, 1))
+    steps = tuple(_step(source, i, s, nodes, names, profile) for i, s in enumerate(raw_steps, 1))
     specs = []
     for c in raw_conns:
         node = _str(source, f"connection {c['name']} node", c.get("node", nodes[0]), nodes)
@@ -182,20 +179,36 @@ def parse_timeline(data: Any, source: str) -> Timeline:
                 flags[flag] = c[flag]
         # The supply is what the timeline publishes; a consume step makes a consumer
         # that starts when told.
-        publishes = sum(s.params["count"] for s in steps
-                        if s.op == "publish" and s.params["connection"] == c["name"])
-        consumes = any(s.op == "consume" and s.params["connection"] == c["name"]
-                       for s in steps)
-        specs.append(ConnectionSpec(c["name"], node=nodes.index(node), publishes=publishes,
-                                    consumes=consumes, starts_later=consumes, **flags))
+        publishes = sum(
+            s.params["count"]
+            for s in steps
+            if s.op == "publish" and s.params["connection"] == c["name"]
+        )
+        consumes = any(s.op == "consume" and s.params["connection"] == c["name"] for s in steps)
+        specs.append(
+            ConnectionSpec(
+                c["name"],
+                node=nodes.index(node),
+                publishes=publishes,
+                consumes=consumes,
+                starts_later=consumes,
+                **flags,
+            )
+        )
     max_used = limit + 1
     disk = any(s.op in ("alarm", "clear") and s.params["source"] == "disk" for s in steps)
-    config = AlarmConfig(tuple(specs), nodes=tuple(nodes), limit=limit, max_used=max_used,
-                         disk=disk, node_down=any(s.op == "node_down" for s in steps),
-                         watermarks=tuple(sorted({s.params["value"] for s in steps
-                                                  if s.op == "watermark"})),
-                         profile=profile, name=str(data.get("name", Path(source).stem)),
-                         description=str(data.get("description", "")))
+    config = AlarmConfig(
+        tuple(specs),
+        nodes=tuple(nodes),
+        limit=limit,
+        max_used=max_used,
+        disk=disk,
+        node_down=any(s.op == "node_down" for s in steps),
+        watermarks=tuple(sorted({s.params["value"] for s in steps if s.op == "watermark"})),
+        profile=profile,
+        name=str(data.get("name", Path(source).stem)),
+        description=str(data.get("description", "")),
+    )
     return Timeline(config.name, config.description, config, steps, source)
 
 
@@ -269,10 +282,14 @@ class _Runner:
         if check_enabled and action not in set(model.enabled(self.state)):
             raise TimelineStuck(
                 f"{self.timeline.source}: step {result.index} ({result.step.describe()}): "
-                f"{model.describe(action)} is not possible in the model here")
+                f"{model.describe(action)} is not possible in the model here"
+            )
         outcome = model.apply(self.state, action)
-        result.violations += [v for v in self.props.step_violations(self.state, action, outcome)
-                              if v not in result.violations]
+        result.violations += [
+            v
+            for v in self.props.step_violations(self.state, action, outcome)
+            if v not in result.violations
+        ]
         result.notices.extend(outcome.notices)
         self.state = outcome.state
 
@@ -298,15 +315,19 @@ def run_timeline(timeline: Timeline) -> Iterator[TimelineResult]:
                 n = nodes.index(target)
                 on = step.op == "alarm"
                 while (runner.state.used[n] > runner.state.limit[n]) != on:
-                    runner.act(model.encode("mem_up" if on else "mem_down", target), result,
-                               check_enabled=False)
+                    runner.act(
+                        model.encode("mem_up" if on else "mem_down", target),
+                        result,
+                        check_enabled=False,
+                    )
                 if bool(runner.state.alarms & alarm_bit(n, MEMORY)) != on:
                     runner.act(model.encode("tick", target), result)
             else:
                 runner.act(model.encode(kind, target, value), result)
             runner.settle(result)
-        result.violations += [v for v in runner.props.violations(runner.state)
-                              if v not in result.violations]
+        result.violations += [
+            v for v in runner.props.violations(runner.state) if v not in result.violations
+        ]
         result.state = runner.state
         yield result
 
@@ -316,13 +337,20 @@ def state_view(timeline: Timeline, state: AlarmState) -> dict[str, Any]:
     nodes = timeline.config.nodes
     specs = timeline.config.connections
     return {
-        "alarms": [f"{SOURCE_NAMES[s]}@{nodes[n]}" for n in range(len(nodes))
-                   for s in (MEMORY, DISK) if state.alarms & alarm_bit(n, s)],
-        "connections": {s.name: reported_state(c) for s, c in zip(specs, state.conns,
-                                                                   strict=True)},
-        "consumed": {s.name: c.consumed for s, c in zip(specs, state.conns, strict=True)
-                     if s.consumes},
-        "unread_frames": {s.name: c.written - c.read
-                          for s, c in zip(specs, state.conns, strict=True) if s.publishes},
+        "alarms": [
+            f"{SOURCE_NAMES[s]}@{nodes[n]}"
+            for n in range(len(nodes))
+            for s in (MEMORY, DISK)
+            if state.alarms & alarm_bit(n, s)
+        ],
+        "connections": {s.name: reported_state(c) for s, c in zip(specs, state.conns, strict=True)},
+        "consumed": {
+            s.name: c.consumed for s, c in zip(specs, state.conns, strict=True) if s.consumes
+        },
+        "unread_frames": {
+            s.name: c.written - c.read
+            for s, c in zip(specs, state.conns, strict=True)
+            if s.publishes
+        },
         "queued": state.queue,
     }

@@ -41,8 +41,9 @@ def load_expectations(path: str | Path) -> Expectations:
     try:
         data = load_json(path)
         if not isinstance(data, dict):
-            raise InputError(str(path), 'expected {"known_divergences": '
-                                        '{"<trace name>": "<why>", ...}}')
+            raise InputError(
+                str(path), 'expected {"known_divergences": {"<trace name>": "<why>", ...}}'
+            )
         doc = validate(schemas.Expectations, data, str(path))
     except InputError as exc:
         raise ExpectationsError(str(exc)) from None

@@ -88,18 +88,45 @@ def networkx_from_node_link(data: object, where: str = "graph") -> nx.DiGraph:
             if str(value) not in ids or ids[str(value)] != value:
                 raise GraphError(f"{key}[{i}].{end}: {value!r} is not a node id (IN-DANGLING)")
         if g.has_edge(edge.source, edge.target):
-            raise GraphError(f"{key}[{i}]: the edge {edge.source!r}->{edge.target!r} appears "
-                             "twice; give each ordered pair once (IN-DUPLICATE)")
+            raise GraphError(
+                f"{key}[{i}]: the edge {edge.source!r}->{edge.target!r} appears "
+                "twice; give each ordered pair once (IN-DUPLICATE)"
+            )
         g.add_edge(edge.source, edge.target, **(edge.model_extra or {}))
     return g
 
 
 #: Graphviz presentation attributes a DOT file may carry; they mean nothing to the model.
 _DOT_PRESENTATION = frozenset(
-    {"shape", "color", "fillcolor", "style", "fontname", "fontsize", "fontcolor", "penwidth",
-     "width", "height", "pos", "rankdir", "labelloc", "xlabel", "tooltip", "URL", "arrowhead",
-     "arrowtail", "dir", "weight", "constraint", "rank", "bb", "splines", "nodesep", "ranksep",
-     "label"}
+    {
+        "shape",
+        "color",
+        "fillcolor",
+        "style",
+        "fontname",
+        "fontsize",
+        "fontcolor",
+        "penwidth",
+        "width",
+        "height",
+        "pos",
+        "rankdir",
+        "labelloc",
+        "xlabel",
+        "tooltip",
+        "URL",
+        "arrowhead",
+        "arrowtail",
+        "dir",
+        "weight",
+        "constraint",
+        "rank",
+        "bb",
+        "splines",
+        "nodesep",
+        "ranksep",
+        "label",
+    }
 )
 
 
@@ -146,9 +173,7 @@ def _dot(path: Path) -> nx.DiGraph:
         return {
             k: v
             for k, v in obj.items()
-            if k not in _DOT_PRESENTATION
-            and k not in _DOT_STRUCTURE
-            and not k.startswith("_")
+            if k not in _DOT_PRESENTATION and k not in _DOT_STRUCTURE and not k.startswith("_")
         }
 
     g = nx.DiGraph()
@@ -196,9 +221,11 @@ def _graphml(path: Path) -> nx.DiGraph:
                 raise GraphError("hyperedges are not credit-flow pairs")
             for end in ("source", "target"):
                 if el.get(end) not in declared:
-                    raise GraphError(f"edge {el.get('source')!r}->{el.get('target')!r}: "
-                                     f"{end} {el.get(end)!r} is not a declared node "
-                                     "(IN-DANGLING)")
+                    raise GraphError(
+                        f"edge {el.get('source')!r}->{el.get('target')!r}: "
+                        f"{end} {el.get(end)!r} is not a declared node "
+                        "(IN-DANGLING)"
+                    )
     try:
         return nx.parse_graphml(text)
     except Exception as exc:  # networkx raises assorted XML/parse errors

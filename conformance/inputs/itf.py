@@ -111,8 +111,8 @@ def decode(value: Any, at: str = "value") -> Any:
             text = value["#bigint"]
             if not isinstance(text, str) or not _BIGINT.fullmatch(text):
                 raise TraceFormatError(
-                    f"{at}.#bigint must be a string of at most {MAX_INT_DIGITS} digits "
-                    "(IN-INT)")
+                    f"{at}.#bigint must be a string of at most {MAX_INT_DIGITS} digits (IN-INT)"
+                )
             return int(text)
         for key in ("#tup", "#set", "#map"):
             if key in value and not isinstance(value[key], list):
@@ -129,11 +129,13 @@ def decode(value: Any, at: str = "value") -> Any:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise TraceFormatError(f"{at}.#map[{i}] must be a [key, value] pair")
                 out[_hashable(decode(pair[0], f"{at}.#map[{i}][0]"))] = decode(
-                    pair[1], f"{at}.#map[{i}][1]")
+                    pair[1], f"{at}.#map[{i}][1]"
+                )
             return out
         if "#unserializable" in value:
-            raise TraceFormatError(f"{at}: unserializable value "
-                                   f"{str(value['#unserializable'])[:80]!r}")
+            raise TraceFormatError(
+                f"{at}: unserializable value {str(value['#unserializable'])[:80]!r}"
+            )
         if set(value) == {"tag", "value"}:
             if not isinstance(value["tag"], str):
                 raise TraceFormatError(f"{at}.tag must be a string")

@@ -166,8 +166,9 @@ def _check_type(source: str, where: str, value: Any, kind: type | tuple[type, ..
     if isinstance(value, bool) and bool not in kinds:
         raise _fail(source, f"{where} must be {' or '.join(k.__name__ for k in kinds)}")
     if not isinstance(value, kinds):
-        raise _fail(source, f"{where} must be {' or '.join(k.__name__ for k in kinds)}, "
-                            f"got {value!r}")
+        raise _fail(
+            source, f"{where} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r}"
+        )
 
 
 def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
@@ -196,12 +197,13 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
         _check_sizes(source, where, params)
     for name in ("count", "size", "props_bytes"):
         if params.get(name) is not None and params[name] < (1 if name == "count" else 0):
-            raise _fail(source, f"{where} ({op}): {name} must be >= "
-                                f"{1 if name == 'count' else 0}")
+            raise _fail(source, f"{where} ({op}): {name} must be >= {1 if name == 'count' else 0}")
         top = MAX_STEP_COUNT if name == "count" else MAX_BYTES
         if params.get(name) is not None and params[name] > top:
-            raise _fail(source, f"{where} ({op}): {name} {params[name]} exceeds the maximum "
-                                f"{top} (IN-LIMITS)")
+            raise _fail(
+                source,
+                f"{where} ({op}): {name} {params[name]} exceeds the maximum {top} (IN-LIMITS)",
+            )
     if op in ("ack", "requeue") and params["from"] not in ("oldest", "newest"):
         raise _fail(source, f"{where} ({op}): from must be 'oldest' or 'newest'")
     if op in ("store", "bump") and params["store"] not in STORES:
@@ -211,13 +213,19 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
         if d is None or d == "infinity":
             params["duration"] = None
         elif isinstance(d, str) or not 0 <= d <= MAX_RATE:
-            raise _fail(source, f"{where} (target): duration must be a number in "
-                                f"[0, {MAX_RATE:g}] or 'infinity' (IN-FINITE, IN-LIMITS)")
+            raise _fail(
+                source,
+                f"{where} (target): duration must be a number in "
+                f"[0, {MAX_RATE:g}] or 'infinity' (IN-FINITE, IN-LIMITS)",
+            )
     if op == "rates":
         for name in spec:
             if not 0 <= params[name] <= MAX_RATE:  # also false for NaN (IN-FINITE)
-                raise _fail(source, f"{where} (rates): {name} must be a number in "
-                                    f"[0, {MAX_RATE:g}] (IN-FINITE, IN-LIMITS)")
+                raise _fail(
+                    source,
+                    f"{where} (rates): {name} must be a number in "
+                    f"[0, {MAX_RATE:g}] (IN-FINITE, IN-LIMITS)",
+                )
             params[name] = float(params[name])
     settle = raw.get("settle", op not in MODEL_ONLY_OPS)
     if not isinstance(settle, bool):
@@ -231,11 +239,18 @@ def _check_sizes(source: str, where: str, params: dict[str, Any]) -> None:
     size, sizes = params["size"], params["sizes"]
     if (size is None) == (sizes is None):
         raise _fail(source, f"{where} (publish): give exactly one of 'size' or 'sizes'")
-    if sizes is not None and (not sizes or len(sizes) > MAX_STEP_COUNT or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_BYTES
-            for n in sizes)):
-        raise _fail(source, f"{where} (publish): sizes must be a non-empty list of "
-                            f"integers in [0, {MAX_BYTES}] (IN-LIMITS), got {str(sizes)[:60]}")
+    if sizes is not None and (
+        not sizes
+        or len(sizes) > MAX_STEP_COUNT
+        or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_BYTES for n in sizes
+        )
+    ):
+        raise _fail(
+            source,
+            f"{where} (publish): sizes must be a non-empty list of "
+            f"integers in [0, {MAX_BYTES}] (IN-LIMITS), got {str(sizes)[:60]}",
+        )
 
 
 def _parse_settings(source: str, profile: PagingProfile, raw: Any) -> tuple[PagingProfile, dict]:
@@ -244,19 +259,26 @@ def _parse_settings(source: str, profile: PagingProfile, raw: Any) -> tuple[Pagi
     overrides: dict[str, Any] = {}
     for name, value in raw.items():
         if name not in RABBIT_SETTING_NAMES:
-            raise _fail(source, f"unknown setting {name!r} (known: "
-                                f"{', '.join(sorted(RABBIT_SETTING_NAMES))})")
+            raise _fail(
+                source,
+                f"unknown setting {name!r} (known: {', '.join(sorted(RABBIT_SETTING_NAMES))})",
+            )
         if name == "msg_store_credit_disc_bound":
-            if (not isinstance(value, list) or len(value) != 2
-                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-                    or not (1 <= value[0] <= MAX_SETTING and 1 <= value[1] <= MAX_SETTING)):
+            if (
+                not isinstance(value, list)
+                or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+                or not (1 <= value[0] <= MAX_SETTING and 1 <= value[1] <= MAX_SETTING)
+            ):
                 raise _fail(source, f"{name} must be [initial, more_after], both >= 1")
             overrides["store_credit"] = CreditSpec(*value)
         else:
-            if (not isinstance(value, int) or isinstance(value, bool)
-                    or not 1 <= value <= MAX_SETTING):
-                raise _fail(source, f"{name} must be an integer in [1, {MAX_SETTING}] "
-                                    "(IN-LIMITS)")
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or not 1 <= value <= MAX_SETTING
+            ):
+                raise _fail(source, f"{name} must be an integer in [1, {MAX_SETTING}] (IN-LIMITS)")
             overrides[RABBIT_SETTING_NAMES[name]] = value
     return profile.with_settings(**overrides), dict(raw)
 
@@ -265,8 +287,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     """Validate a decoded scenario document (``ScenarioError`` naming ``source``)."""
     if not isinstance(data, dict):
         raise _fail(source, "a scenario must be a JSON object")
-    unknown = sorted(set(data) - {"name", "description", "profile", "settings", "queue",
-                                   "steps"})
+    unknown = sorted(set(data) - {"name", "description", "profile", "settings", "queue", "steps"})
     if unknown:
         raise _fail(source, f"unknown top-level field(s) {', '.join(unknown)}")
     try:
@@ -288,8 +309,9 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     steps = tuple(_parse_step(source, i, raw) for i, raw in enumerate(raw_steps, 1))
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name or len(name) > MAX_NAME_LENGTH:
-        raise _fail(source, f"name must be a non-empty string of at most {MAX_NAME_LENGTH} "
-                            "characters")
+        raise _fail(
+            source, f"name must be a non-empty string of at most {MAX_NAME_LENGTH} characters"
+        )
     description = data.get("description", "")
     if not isinstance(description, str):
         raise _fail(source, "description must be a string")
@@ -310,8 +332,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         path = scenario_dir() / f"{path_or_name}.json"
     source = str(path_or_name)
     if not path.exists():
-        raise _fail(source, "no such file or preset (presets: "
-                            f"{', '.join(preset_names())})")
+        raise _fail(source, f"no such file or preset (presets: {', '.join(preset_names())})")
     try:
         data = load_json(path, source)
     except InputError as exc:
@@ -350,8 +371,7 @@ class Deliveries:
         self.outstanding: list[Any] = []
 
     def pick(self, count: int, which: str) -> list[Any]:
-        chosen = (self.outstanding[:count] if which == "oldest"
-                  else self.outstanding[-count:][::-1])
+        chosen = self.outstanding[:count] if which == "oldest" else self.outstanding[-count:][::-1]
         for tag in chosen:
             self.outstanding.remove(tag)
         return chosen
@@ -370,8 +390,9 @@ def apply_step(
             st = done.state
             reports += done.reports
     elif step.op == "publish":
-        done = paging.basic_publish(cfg, st, p["size"], p["persistent"], p["props_bytes"],
-                                    count=p["count"])
+        done = paging.basic_publish(
+            cfg, st, p["size"], p["persistent"], p["props_bytes"], count=p["count"]
+        )
         st, reports = done.state, list(done.reports)
     elif step.op == "fetch":
         done = paging.basic_get(cfg, st, p["ack"], count=p["count"])
@@ -405,13 +426,10 @@ def apply_step(
     return st, reports, delivered
 
 
-def run_scenario(
-    scenario: Scenario, rates_before: dict[int, Rates] | None = None
-) -> ScenarioRun:
+def run_scenario(scenario: Scenario, rates_before: dict[int, Rates] | None = None) -> ScenarioRun:
     """Run every step through the model (PG-SCENARIO). ``rates_before[i]`` (1-based),
     when given, sets the rates before step ``i`` (a broker's measured rates)."""
-    return ScenarioRun(scenario, initial_state(),
-                       list(iter_scenario(scenario, rates_before)))
+    return ScenarioRun(scenario, initial_state(), list(iter_scenario(scenario, rates_before)))
 
 
 def iter_scenario(

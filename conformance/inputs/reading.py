@@ -130,8 +130,9 @@ def check_toml_depth(text: str, where: str) -> None:
     _check_brackets(stripped, where)
     for line in stripped.splitlines():
         if line.lstrip().startswith("[") and line.count(".") + 1 > MAX_DEPTH:
-            raise InputError(where, f"table header nested deeper than {MAX_DEPTH} levels "
-                                    "(IN-DEPTH)")
+            raise InputError(
+                where, f"table header nested deeper than {MAX_DEPTH} levels (IN-DEPTH)"
+            )
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -143,8 +144,9 @@ class _Refused(ValueError):
 
 def _parse_int(literal: str) -> int:
     if len(literal.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Refused(f"an integer with {len(literal.lstrip('-'))} digits (at most "
-                       f"{MAX_INT_DIGITS}, IN-INT)")
+        raise _Refused(
+            f"an integer with {len(literal.lstrip('-'))} digits (at most {MAX_INT_DIGITS}, IN-INT)"
+        )
     return int(literal)
 
 
@@ -229,8 +231,9 @@ def check_values(value: Any, where: str) -> None:
     while stack:
         v, at = stack.pop()
         if len(at) > MAX_DEPTH:
-            raise InputError(where, f"nested deeper than {MAX_DEPTH} levels (IN-DEPTH)",
-                             json_path(at[:8]) + "…")
+            raise InputError(
+                where, f"nested deeper than {MAX_DEPTH} levels (IN-DEPTH)", json_path(at[:8]) + "…"
+            )
         if isinstance(v, bool):
             continue
         if isinstance(v, int):
@@ -238,8 +241,7 @@ def check_values(value: Any, where: str) -> None:
                 raise InputError(where, f"integer beyond ±{MAX_INT} (IN-INT)", json_path(at))
         elif isinstance(v, float):
             if not math.isfinite(v):
-                raise InputError(where, f"{v} is not a finite number (IN-FINITE)",
-                                 json_path(at))
+                raise InputError(where, f"{v} is not a finite number (IN-FINITE)", json_path(at))
         elif isinstance(v, dict):
             stack.extend((x, (*at, k)) for k, x in v.items())
         elif isinstance(v, list):

@@ -37,8 +37,15 @@ def _node_id(value: Any) -> str | int:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", type(None): "null", bool: "a boolean",
-            str: "a string", int: "an integer", float: "a number"}.get(type(value), "a value")
+    return {
+        dict: "an object",
+        list: "a list",
+        type(None): "null",
+        bool: "a boolean",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+    }.get(type(value), "a value")
 
 
 NodeId = Annotated[Any, BeforeValidator(_node_id)]
@@ -119,14 +126,24 @@ def _message(error: dict[str, Any]) -> str:
         return "unknown key"
     ctx = error.get("ctx") or {}
     if kind == "too_short":
-        return ("must be a non-empty list" if ctx.get("min_length") == 1
-                else f"must have at least {ctx.get('min_length')} items")
+        return (
+            "must be a non-empty list"
+            if ctx.get("min_length") == 1
+            else f"must have at least {ctx.get('min_length')} items"
+        )
     if kind == "too_long":
         return f"has more than {ctx.get('max_length')} items (IN-LIMITS)"
     if kind in ("model_type", "model_attributes_type"):
         return f"must be a JSON object, got {_kind(error.get('input'))}"
-    if kind in ("bool_type", "int_type", "string_type", "list_type", "dict_type",
-                "model_type", "float_type"):
+    if kind in (
+        "bool_type",
+        "int_type",
+        "string_type",
+        "list_type",
+        "dict_type",
+        "model_type",
+        "float_type",
+    ):
         msg = msg.replace("Input should be", "must be")
         return f"{msg}, got {_kind(error.get('input'))}"
     return msg

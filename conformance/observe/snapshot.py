@@ -50,11 +50,19 @@ class Process:
         return f"{self.role} {self.name}" if self.name else f"{self.role} {self.pid}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "role": self.role, "name": self.name,
-                "credit_from": self.credit_from, "credit_to": self.credit_to,
-                "blocked": bool(self.blocked), "blocked_by": self.blocked,
-                "deferred": [list(d) for d in self.deferred], "suspended": self.suspended,
-                "mailbox_len": self.mailbox_len, "buffer_len": self.buffer_len}
+        return {
+            "pid": self.pid,
+            "role": self.role,
+            "name": self.name,
+            "credit_from": self.credit_from,
+            "credit_to": self.credit_to,
+            "blocked": bool(self.blocked),
+            "blocked_by": self.blocked,
+            "deferred": [list(d) for d in self.deferred],
+            "suspended": self.suspended,
+            "mailbox_len": self.mailbox_len,
+            "buffer_len": self.buffer_len,
+        }
 
 
 @dataclass
@@ -81,11 +89,18 @@ class Edge:
         return self.total == self.spec[0] if self.complete else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"sender": self.sender, "receiver": self.receiver, "credit": list(self.spec),
-                "credit_from": self.credit_from, "credit_to": self.credit_to,
-                "data_in_flight": self.data, "grants_in_flight": self.grants,
-                "deferred": self.deferred, "conservation_holds": self.holds,
-                "conservation_total": self.total}
+        return {
+            "sender": self.sender,
+            "receiver": self.receiver,
+            "credit": list(self.spec),
+            "credit_from": self.credit_from,
+            "credit_to": self.credit_to,
+            "data_in_flight": self.data,
+            "grants_in_flight": self.grants,
+            "deferred": self.deferred,
+            "conservation_holds": self.holds,
+            "conservation_total": self.total,
+        }
 
 
 @dataclass
@@ -100,13 +115,17 @@ class Analysis:
     chains: list[dict[str, Any]]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"node": self.info.get("node"), "rabbit_version": self.info.get("rabbit_version"),
-                "credit_flow_default_credit": self.info.get("credit_flow_default_credit"),
-                "msg_store_credit_disc_bound": self.info.get("msg_store_credit_disc_bound"),
-                "pause_ms": self.pause_ms,
-                "processes": [p.as_dict() for p in self.processes.values()],
-                "edges": [e.as_dict() for e in self.edges],
-                "blocked_chains": self.chains, "violations": self.violations}
+        return {
+            "node": self.info.get("node"),
+            "rabbit_version": self.info.get("rabbit_version"),
+            "credit_flow_default_credit": self.info.get("credit_flow_default_credit"),
+            "msg_store_credit_disc_bound": self.info.get("msg_store_credit_disc_bound"),
+            "pause_ms": self.pause_ms,
+            "processes": [p.as_dict() for p in self.processes.values()],
+            "edges": [e.as_dict() for e in self.edges],
+            "blocked_chains": self.chains,
+            "violations": self.violations,
+        }
 
 
 def _pairs(raw: Any, what: str) -> dict[str, int]:
@@ -129,7 +148,9 @@ def parse_processes(doc: dict[str, Any]) -> dict[str, Process]:
             for kind, peer, _where, n in raw.get("in_flight", []):
                 flight[(str(kind), str(peer))] += int(n)
             procs[pid] = Process(
-                pid=pid, role=role, name=raw.get("name"),
+                pid=pid,
+                role=role,
+                name=raw.get("name"),
                 credit_from=_pairs(raw.get("credit_from", []), f"process {i} credit_from"),
                 credit_to=_pairs(raw.get("credit_to", []), f"process {i} credit_to"),
                 blocked=[str(b) for b in raw.get("blocked", [])],
@@ -137,7 +158,8 @@ def parse_processes(doc: dict[str, Any]) -> dict[str, Process]:
                 suspended=bool(raw.get("pre_suspended")),
                 mailbox_len=int(raw.get("mailbox_len", 0)),
                 buffer_len=int(raw.get("buffer_len", 0)),
-                in_flight=dict(flight))
+                in_flight=dict(flight),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise SnapshotError(f"process {i}: {exc}") from exc
     _resolve_readers(procs)
@@ -181,14 +203,19 @@ def build_edges(procs: dict[str, Process], info: dict[str, Any]) -> list[Edge]:
     for s, r in sorted(pairs):
         sp, rp = procs.get(s), procs.get(r)
         i, m = edge_spec(rp, info)
-        edges.append(Edge(
-            sender=s, receiver=r, spec=(i, m),
-            credit_from=sp.credit_from.get(r, i) if sp else i,
-            credit_to=rp.credit_to.get(s, m) if rp else m,
-            data=rp.in_flight.get(("data", s), 0) if rp else 0,
-            grants=sp.in_flight.get(("grant", r), 0) if sp else 0,
-            deferred=sum(n for t, n in rp.deferred if t == s) if rp else 0,
-            complete=sp is not None and rp is not None))
+        edges.append(
+            Edge(
+                sender=s,
+                receiver=r,
+                spec=(i, m),
+                credit_from=sp.credit_from.get(r, i) if sp else i,
+                credit_to=rp.credit_to.get(s, m) if rp else m,
+                data=rp.in_flight.get(("data", s), 0) if rp else 0,
+                grants=sp.in_flight.get(("grant", r), 0) if sp else 0,
+                deferred=sum(n for t, n in rp.deferred if t == s) if rp else 0,
+                complete=sp is not None and rp is not None,
+            )
+        )
     return edges
 
 
@@ -197,21 +224,36 @@ def check(procs: dict[str, Process], edges: list[Edge]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for e in edges:
         if e.holds is False:
-            out.append({"rule": "OBS-CONSERVATION", "edge": [e.sender, e.receiver],
-                        "detail": f"credit_from {e.credit_from} + data {e.data} + "
-                                  f"(M {e.spec[1]} - credit_to {e.credit_to}) + grants "
-                                  f"{e.grants} + deferred {e.deferred} = {e.total} != "
-                                  f"I {e.spec[0]}"})
+            out.append(
+                {
+                    "rule": "OBS-CONSERVATION",
+                    "edge": [e.sender, e.receiver],
+                    "detail": f"credit_from {e.credit_from} + data {e.data} + "
+                    f"(M {e.spec[1]} - credit_to {e.credit_to}) + grants "
+                    f"{e.grants} + deferred {e.deferred} = {e.total} != "
+                    f"I {e.spec[0]}",
+                }
+            )
     for p in procs.values():
         if p.deferred and not p.blocked:
-            out.append({"rule": "OBS-DEFERRED-BLOCKED", "process": p.pid,
-                        "detail": f"{len(p.deferred)} deferred grants but not blocked"})
+            out.append(
+                {
+                    "rule": "OBS-DEFERRED-BLOCKED",
+                    "process": p.pid,
+                    "detail": f"{len(p.deferred)} deferred grants but not blocked",
+                }
+            )
         pid_blockers = [b for b in p.blocked if not b.startswith(("name:", "term:"))]
         low = {r for r, c in p.credit_from.items() if c <= 0}
         if len(set(pid_blockers)) != len(pid_blockers) or set(pid_blockers) != low:
-            out.append({"rule": "OBS-BLOCKED-CREDIT", "process": p.pid,
-                        "detail": f"blocked by {sorted(pid_blockers)} but credit_from <= 0 "
-                                  f"toward {sorted(low)}"})
+            out.append(
+                {
+                    "rule": "OBS-BLOCKED-CREDIT",
+                    "process": p.pid,
+                    "detail": f"blocked by {sorted(pid_blockers)} but credit_from <= 0 "
+                    f"toward {sorted(low)}",
+                }
+            )
     return out
 
 
@@ -236,9 +278,15 @@ def chains(procs: dict[str, Process], edges: list[Edge]) -> list[dict[str, Any]]
                 break
             nxt = procs[blockers[0]]
             e = by_pair.get((cur.pid, nxt.pid))
-            steps.append({"pid": nxt.pid, "label": nxt.label, "role": nxt.role,
-                          "waiting": e.data if e else None,
-                          "credit_from": e.credit_from if e else None})
+            steps.append(
+                {
+                    "pid": nxt.pid,
+                    "label": nxt.label,
+                    "role": nxt.role,
+                    "waiting": e.data if e else None,
+                    "credit_from": e.credit_from if e else None,
+                }
+            )
             if nxt.pid in seen:
                 cause = f"cycle back to {nxt.label}"
                 break
@@ -250,13 +298,16 @@ def chains(procs: dict[str, Process], edges: list[Edge]) -> list[dict[str, Any]]
             if nxt.suspended:
                 cause = f"{nxt.label} is suspended with {waiting} messages from {cur.label} waiting"
             else:
-                cause = (f"{nxt.label} is not blocked; it has {waiting} messages from "
-                         f"{cur.label} to take before it grants more "
-                         f"({nxt.mailbox_len + nxt.buffer_len} messages queued in all)")
+                cause = (
+                    f"{nxt.label} is not blocked; it has {waiting} messages from "
+                    f"{cur.label} to take before it grants more "
+                    f"({nxt.mailbox_len + nxt.buffer_len} messages queued in all)"
+                )
             break
         text = " ← ".join(s["label"] for s in steps)
-        out.append({"publisher": p.pid, "chain": steps, "root_cause": cause,
-                    "text": f"{text}: {cause}"})
+        out.append(
+            {"publisher": p.pid, "chain": steps, "root_cause": cause, "text": f"{text}: {cause}"}
+        )
     return out
 
 
@@ -265,8 +316,14 @@ def analyse(doc: dict[str, Any]) -> Analysis:
     info = doc.get("info") or {}
     procs = parse_processes(doc)
     edges = build_edges(procs, info)
-    return Analysis(info=info, pause_ms=float(doc.get("pause_ms", 0.0)), processes=procs,
-                    edges=edges, violations=check(procs, edges), chains=chains(procs, edges))
+    return Analysis(
+        info=info,
+        pause_ms=float(doc.get("pause_ms", 0.0)),
+        processes=procs,
+        edges=edges,
+        violations=check(procs, edges),
+        chains=chains(procs, edges),
+    )
 
 
 def _node_id(p: Process, used: set[str]) -> str:
@@ -298,10 +355,19 @@ def to_graph(a: Analysis) -> nx.DiGraph:
     for e in a.edges:
         if not e.complete or e.sender not in ids or e.receiver not in ids:
             continue
-        g.add_edge(ids[e.sender], ids[e.receiver], credit=list(e.spec),
-                   **{"x-credit_from": e.credit_from, "x-credit_to": e.credit_to,
-                      "x-data": e.data, "x-grants": e.grants, "x-deferred": e.deferred,
-                      "x-conservation": e.holds})
+        g.add_edge(
+            ids[e.sender],
+            ids[e.receiver],
+            credit=list(e.spec),
+            **{
+                "x-credit_from": e.credit_from,
+                "x-credit_to": e.credit_to,
+                "x-data": e.data,
+                "x-grants": e.grants,
+                "x-deferred": e.deferred,
+                "x-conservation": e.holds,
+            },
+        )
     return g
 
 
@@ -327,8 +393,11 @@ def to_dot(a: Analysis) -> str:
         if p.suspended:
             style.append("style=dashed")
         queued = p.mailbox_len + p.buffer_len
-        label = (f"{p.label}\n{p.pid}" + (" (suspended)" if p.suspended else "")
-                 + (f"\n{queued} queued" if queued else ""))
+        label = (
+            f"{p.label}\n{p.pid}"
+            + (" (suspended)" if p.suspended else "")
+            + (f"\n{queued} queued" if queued else "")
+        )
         lines.append(f"  {_q(p.pid)} [label={_q(label)}{', ' if style else ''}{', '.join(style)}];")
     for e in a.edges:
         attrs = [f"label={_q(f'credit {e.credit_from}, in flight {e.data}')}"]

@@ -29,8 +29,16 @@ from creditflow.model.credit.spec import CreditSpec
 TRACE_FORMAT = "creditflow-observe-trace/1"
 
 #: event kinds and how many arguments each carries after [t, u, pid, kind] (OBS-EVENT)
-ARITY = {"send": 3, "ack": 3, "bump": 2, "peer_down": 1, "block": 2, "unblock": 2,
-         "grant": 2, "blocked?": 1}
+ARITY = {
+    "send": 3,
+    "ack": 3,
+    "bump": 2,
+    "peer_down": 1,
+    "block": 2,
+    "unblock": 2,
+    "grant": 2,
+    "blocked?": 1,
+}
 
 
 class TraceError(InputError):
@@ -47,8 +55,7 @@ class Divergence:
     event: list[Any] | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "rule": self.rule, "detail": self.detail,
-                "event": self.event}
+        return {"index": self.index, "rule": self.rule, "detail": self.detail, "event": self.event}
 
 
 @dataclass
@@ -64,11 +71,15 @@ class Result:
         return self.divergence is None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "events": self.events, "processes": self.processes,
-                "seconds": round(self.seconds, 3),
-                "events_per_second": round(self.events / self.seconds) if self.seconds else None,
-                "divergence": self.divergence.as_dict() if self.divergence else None,
-                "stats": self.stats}
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "processes": self.processes,
+            "seconds": round(self.seconds, 3),
+            "events_per_second": round(self.events / self.seconds) if self.seconds else None,
+            "divergence": self.divergence.as_dict() if self.divergence else None,
+            "stats": self.stats,
+        }
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:
@@ -84,8 +95,7 @@ def load_trace(path: str | Path) -> dict[str, Any]:
         if key not in doc:
             raise TraceError(f"{p}: no {key!r}")
     for i, e in enumerate(doc["events"]):
-        if (not isinstance(e, list) or len(e) < 4 or e[3] not in ARITY
-                or len(e) != 4 + ARITY[e[3]]):
+        if not isinstance(e, list) or len(e) < 4 or e[3] not in ARITY or len(e) != 4 + ARITY[e[3]]:
             raise TraceError(f"{p}: event {i} is malformed: {str(e)[:80]}")
     return doc
 
@@ -97,14 +107,18 @@ def window(doc: dict[str, Any]) -> list[list[Any]]:
 
 
 def _state(p: Any) -> cf.ProcessCredit:
-    return cf.ProcessCredit(dict(p.credit_from), dict(p.credit_to), tuple(p.blocked),
-                            tuple(p.deferred))
+    return cf.ProcessCredit(
+        dict(p.credit_from), dict(p.credit_to), tuple(p.blocked), tuple(p.deferred)
+    )
 
 
 def _view(ps: cf.ProcessCredit) -> dict[str, Any]:
-    return {"credit_from": dict(sorted(ps.credit_from.items())),
-            "credit_to": dict(sorted(ps.credit_to.items())),
-            "blocked": list(ps.blocked), "deferred": [list(d) for d in ps.deferred]}
+    return {
+        "credit_from": dict(sorted(ps.credit_from.items())),
+        "credit_to": dict(sorted(ps.credit_to.items())),
+        "blocked": list(ps.blocked),
+        "deferred": [list(d) for d in ps.deferred],
+    }
 
 
 class Validator:
@@ -156,9 +170,12 @@ class Validator:
             if kind == "blocked?":
                 return None  # a blocked() call by the caller between two internal steps
             if got != want:
-                return ("OBS-CF-RUN", f"{pid}: model expects {want[0]} {want[1]}"
-                                      f"{' ' + str(want[2]) if want[0] == 'grant' else ''}"
-                                      f" next, trace has {kind} {args}")
+                return (
+                    "OBS-CF-RUN",
+                    f"{pid}: model expects {want[0]} {want[1]}"
+                    f"{' ' + str(want[2]) if want[0] == 'grant' else ''}"
+                    f" next, trace has {kind} {args}",
+                )
             exp.pop(0)
             if kind == "grant":
                 pair = (str(args[0]), pid)
@@ -189,8 +206,10 @@ class Validator:
             peer, n = str(args[0]), int(args[1])
             self.grants[(pid, peer)] -= n
             if self.grants[(pid, peer)] < 0 and (pid, peer) not in self.reset:
-                return ("OBS-NET-BUMP", f"{pid} handles a bump of {n} from {peer} that "
-                                        f"{peer} never sent")
+                return (
+                    "OBS-NET-BUMP",
+                    f"{pid} handles a bump of {n} from {peer} that {peer} never sent",
+                )
             before = ps.credit_from.get(peer, 0)
             out = cf.handle_bump(ps, peer, n)
             self.states[pid] = out.state
@@ -208,25 +227,33 @@ class Validator:
             return None
         if kind == "block":
             if args[1] is True:
-                return ("OBS-CF-RUN", f"{pid}: credit_flow blocks on {args[0]} where the "
-                                      "model does not")
+                return (
+                    "OBS-CF-RUN",
+                    f"{pid}: credit_flow blocks on {args[0]} where the model does not",
+                )
             self.states[pid] = cf.block(ps, str(args[0]))
             return None
         if kind == "unblock":
             if args[1] is True:
-                return ("OBS-CF-RUN", f"{pid}: credit_flow unblocks {args[0]} where the "
-                                      "model does not")
+                return (
+                    "OBS-CF-RUN",
+                    f"{pid}: credit_flow unblocks {args[0]} where the model does not",
+                )
             out = cf.unblock(ps, str(args[0]))
             self.states[pid] = out.state
             self._flush(pid, out.emitted)
             return None
         if kind == "grant":
-            return ("OBS-CF-RUN", f"{pid} sends bump_credit to {args[0]} where the model "
-                                  "sends none")
+            return (
+                "OBS-CF-RUN",
+                f"{pid} sends bump_credit to {args[0]} where the model sends none",
+            )
         if kind == "blocked?":
             if bool(args[0]) != cf.is_blocked(ps):
-                return ("OBS-CF-RUN", f"{pid}: blocked() returned {args[0]}, the model says "
-                                      f"{cf.is_blocked(ps)}")
+                return (
+                    "OBS-CF-RUN",
+                    f"{pid}: blocked() returned {args[0]}, the model says {cf.is_blocked(ps)}",
+                )
             return None
         return ("OBS-EVENT", f"unknown event kind {kind}")
 
@@ -254,10 +281,13 @@ class Validator:
         grants = self.grants[pair] + self.pending[pair]
         total = cfrom + self.data[pair] + (m - cto) + grants + deferred
         if total != i:
-            return ("PROP-CONSERVATION", f"{s} -> {r}: credit_from {cfrom} + data "
-                                         f"{self.data[pair]} + (M {m} - credit_to {cto}) + "
-                                         f"grants {grants} + deferred {deferred} "
-                                         f"= {total} != I {i}")
+            return (
+                "PROP-CONSERVATION",
+                f"{s} -> {r}: credit_from {cfrom} + data "
+                f"{self.data[pair]} + (M {m} - credit_to {cto}) + "
+                f"grants {grants} + deferred {deferred} "
+                f"= {total} != I {i}",
+            )
         return None
 
     # -- the final cut --------------------------------------------------------------
@@ -276,18 +306,27 @@ class Validator:
                     continue
                 have = cf.ProcessCredit()
             if (dict(have.credit_from), dict(have.credit_to), have.blocked, have.deferred) != (
-                    dict(want.credit_from), dict(want.credit_to), want.blocked, want.deferred):
-                return ("OBS-VALIDATE-FINAL", f"{pid}: replayed {_view(have)} but the last "
-                                              f"snapshot has {_view(want)}")
+                dict(want.credit_from),
+                dict(want.credit_to),
+                want.blocked,
+                want.deferred,
+            ):
+                return (
+                    "OBS-VALIDATE-FINAL",
+                    f"{pid}: replayed {_view(have)} but the last snapshot has {_view(want)}",
+                )
         for e in build_edges(self.last, self.info):
             pair = (e.sender, e.receiver)
             if not e.complete or pair in self.reset:
                 continue
             if (self.data[pair], self.grants[pair]) != (e.data, e.grants):
-                return ("OBS-VALIDATE-FINAL", f"{pair[0]} -> {pair[1]}: replay leaves "
-                                              f"{self.data[pair]} messages and "
-                                              f"{self.grants[pair]} credit in flight, the last "
-                                              f"snapshot {e.data} and {e.grants}")
+                return (
+                    "OBS-VALIDATE-FINAL",
+                    f"{pair[0]} -> {pair[1]}: replay leaves "
+                    f"{self.data[pair]} messages and "
+                    f"{self.grants[pair]} credit in flight, the last "
+                    f"snapshot {e.data} and {e.grants}",
+                )
         return None
 
     def run(self) -> Result:
@@ -302,8 +341,13 @@ class Validator:
             bad = self.final()
             if bad:
                 div = Divergence(-1, bad[0], bad[1], None)
-        return Result(events=len(self.events), processes=len(self.states), divergence=div,
-                      seconds=time.perf_counter() - t0, stats=dict(self.stats))
+        return Result(
+            events=len(self.events),
+            processes=len(self.states),
+            divergence=div,
+            seconds=time.perf_counter() - t0,
+            stats=dict(self.stats),
+        )
 
 
 def validate(doc: dict[str, Any]) -> Result:
@@ -327,10 +371,18 @@ def shrunk_itf(doc: dict[str, Any], div: Divergence) -> dict[str, Any]:
         if i < upto:
             v.step(e)
         if not involved or e[2] in involved:
-            states.append({"event": {"index": i, "pid": e[2], "kind": e[3],
-                                     "args": json.dumps(e[4:])},
-                           "process": e[2], "credit": _view(v.st(e[2]))})
-    meta = {"source": "creditflow observe validate", "rule": div.rule, "detail": div.detail,
-            "description": "events of the involved processes up to the first divergence; "
-                           "the last state is the diverging event (state before it)"}
+            states.append(
+                {
+                    "event": {"index": i, "pid": e[2], "kind": e[3], "args": json.dumps(e[4:])},
+                    "process": e[2],
+                    "credit": _view(v.st(e[2])),
+                }
+            )
+    meta = {
+        "source": "creditflow observe validate",
+        "rule": div.rule,
+        "detail": div.detail,
+        "description": "events of the involved processes up to the first divergence; "
+        "the last state is the diverging event (state before it)",
+    }
     return itf.trace_document(["event", "process", "credit"], states, meta)

@@ -85,8 +85,10 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            blocker = next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()),
-                           target.parent)
+            blocker = next(
+                (p for p in reversed(target.parents) if p.exists() and not p.is_dir()),
+                target.parent,
+            )
             raise OutputError(target, f"{_show(str(blocker))} is not a folder") from None
         if target.is_dir() and not target.is_symlink():
             raise OutputError(target, "it is a folder")

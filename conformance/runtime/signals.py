@@ -52,8 +52,7 @@ class Interrupted(KeyboardInterrupt):  # noqa: N818 - a signal, named as one
 def exit_code(exc: BaseException | None = None) -> int:
     """SIG-POLICY: 130 for SIGINT (and a plain ``KeyboardInterrupt``), 143 for SIGTERM."""
     signum = getattr(exc, "signum", None) or received() or signal.SIGINT
-    return exit_codes.INTERRUPTED_SIGTERM if signum == signal.SIGTERM else (
-        exit_codes.INTERRUPTED)
+    return exit_codes.INTERRUPTED_SIGTERM if signum == signal.SIGTERM else (exit_codes.INTERRUPTED)
 
 
 def signal_name(exc: BaseException | None = None) -> str:
@@ -186,8 +185,7 @@ def leave(code: int) -> NoReturn:
 
 def _exit_now(signum: int, frame: Any) -> None:
     name = signal.Signals(signum).name
-    os.write(2, f"creditflow: interrupted by {name} while starting; nothing was saved\n"
-             .encode())
+    os.write(2, f"creditflow: interrupted by {name} while starting; nothing was saved\n".encode())
     os._exit(128 + signum)
 
 
@@ -264,8 +262,7 @@ def policy() -> Iterator[None]:
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    threading.Thread(target=_watch, args=(read_fd,), name="creditflow-signals",
-                     daemon=True).start()
+    threading.Thread(target=_watch, args=(read_fd,), name="creditflow-signals", daemon=True).start()
     previous_unraisable = sys.unraisablehook
     sys.unraisablehook = _unraisable(previous_unraisable)
     for s in SIGNALS:

@@ -52,9 +52,7 @@ def graph_digest(graph: FlowGraph) -> str:
     """SW-CASE-ID: the content of a graph (nodes, their attributes, edges and
     ``sends_per_message``; not its name and not its credit specs), hashed."""
     body = {
-        "nodes": [
-            [n.name, n.source, n.checks_blocked, n.stalled, n.role] for n in graph.nodes
-        ],
+        "nodes": [[n.name, n.source, n.checks_blocked, n.stalled, n.role] for n in graph.nodes],
         "edges": [[e.sender, e.receiver, e.sends_per_message] for e in graph.edges],
     }
     return hashlib.sha256(_canonical(body).encode()).hexdigest()[:16]
@@ -245,8 +243,9 @@ def expand(sweep: SweepSpec) -> tuple[list[Case], dict[str, GraphInstance]]:
                     for publishes in settings.publishes:
                         for checker in settings.checkers:
                             task = CaseTask(
-                                case_id=case_id(g, credit, edge_credits, variant, publishes,
-                                                checker),
+                                case_id=case_id(
+                                    g, credit, edge_credits, variant, publishes, checker
+                                ),
                                 graph_key=key,
                                 credit=credit,
                                 edge_credits=edge_credits,

@@ -145,7 +145,9 @@ def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
     trace = None
     if primary is not None:
         trace = network_trace(
-            primary.system, primary.finding, source=graph.name,
+            primary.system,
+            primary.finding,
+            source=graph.name,
             description=f"creditflow sweep counterexample (Z3) for "
             f"{primary.finding.property_id} ({primary.finding.kind}) on {graph.name}",
         )

@@ -61,17 +61,13 @@ class SweepPlan:
         return {k: (v[0], v[1], v[2]) for k, v in out.items()}
 
 
-def plan_sweep(
-    sweep: SweepSpec, store: SweepStore, retry: Iterable[str] = ()
-) -> SweepPlan:
+def plan_sweep(sweep: SweepSpec, store: SweepStore, retry: Iterable[str] = ()) -> SweepPlan:
     """SW-RESUME: every case of ``sweep`` without a row in ``store`` is pending, and so is
     every case whose latest row's verdict is in ``retry``."""
     cases, graphs = expand(sweep)
     written = store.written()
     retry = frozenset(retry)
-    pending = [
-        c for c in cases if c.case_id not in written or written[c.case_id].verdict in retry
-    ]
+    pending = [c for c in cases if c.case_id not in written or written[c.case_id].verdict in retry]
     ids = {c.case_id for c in cases}
     foreign = sum(1 for case_id in written if case_id not in ids)
     return SweepPlan(sweep, cases, graphs, written, pending, foreign)
@@ -121,8 +117,7 @@ def batch_of(cases: list[Case], batch_id: str) -> Batch:
 
 def make_batches(cases: list[Case], batch_size: int) -> list[Batch]:
     order = shuffled(cases)
-    return [batch_of(order[i : i + batch_size], f"b{i}")
-            for i in range(0, len(order), batch_size)]
+    return [batch_of(order[i : i + batch_size], f"b{i}") for i in range(0, len(order), batch_size)]
 
 
 class Batcher:
@@ -187,10 +182,15 @@ def _isolated_failure(batch: Batch, reason: str, seconds: float) -> list[dict[st
     task = batch.tasks[0]
     if HARD_KILL_MARK in reason:
         hard = task.max_seconds * HARD_KILL_FACTOR + HARD_KILL_GRACE
-        return [failure_result(
-            task.case_id, "timeout",
-            f"worker killed after the hard limit of {hard:g} s (the case ignored its "
-            f"{task.max_seconds:g} s alarm)", seconds)]
+        return [
+            failure_result(
+                task.case_id,
+                "timeout",
+                f"worker killed after the hard limit of {hard:g} s (the case ignored its "
+                f"{task.max_seconds:g} s alarm)",
+                seconds,
+            )
+        ]
     return [failure_result(task.case_id, "crashed", f"task failed: {reason}", seconds)]
 
 
@@ -223,17 +223,21 @@ def run_sweep(
         for result in results:
             case = by_id[result["case_id"]]
             trace_z = result.pop("trace_z", None)
-            trace_path = store.write_trace(case.graph.family, case.case_id, trace_z) if (
-                trace_z is not None
-            ) else None
+            trace_path = (
+                store.write_trace(case.graph.family, case.case_id, trace_z)
+                if (trace_z is not None)
+                else None
+            )
             previous = plan.written.get(case.case_id)
-            rows.append({
-                **case.static_fields(),
-                **result,
-                "trace_path": trace_path,
-                "run_id": run_id,
-                "attempt": previous.attempt + 1 if previous else 1,
-            })
+            rows.append(
+                {
+                    **case.static_fields(),
+                    **result,
+                    "trace_path": trace_path,
+                    "run_id": run_id,
+                    "attempt": previous.attempt + 1 if previous else 1,
+                }
+            )
             state.verdicts[result["verdict"]] += 1
         store.commit(rows, run_id, parts)
         parts += 1
@@ -258,20 +262,22 @@ def run_sweep(
                 probe=Batch("probe", {}, ()),
             )
     finally:
-        store.log_run({
-            "run_id": run_id,
-            "sweep": plan.sweep.name,
-            "sweep_file": plan.sweep.path,
-            "sweep_digest": plan.sweep.digest,
-            "master": master,
-            "parallelism": runner.parallelism,
-            "cases": len(plan.cases),
-            "pending": len(plan.pending),
-            "written": state.done,
-            "verdicts": dict(state.verdicts),
-            "seconds": round(time.monotonic() - started, 3),
-            "complete": state.done == len(plan.pending),
-        })
+        store.log_run(
+            {
+                "run_id": run_id,
+                "sweep": plan.sweep.name,
+                "sweep_file": plan.sweep.path,
+                "sweep_digest": plan.sweep.digest,
+                "master": master,
+                "parallelism": runner.parallelism,
+                "cases": len(plan.cases),
+                "pending": len(plan.pending),
+                "written": state.done,
+                "verdicts": dict(state.verdicts),
+                "seconds": round(time.monotonic() - started, 3),
+                "complete": state.done == len(plan.pending),
+            }
+        )
     return SweepRun(
         run_id=run_id,
         cases=len(plan.cases),

@@ -112,12 +112,14 @@ def _widths(value: Any) -> tuple[int, ...]:
     out = []
     for w in value:
         if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= MAX_FAMILY_SIZE:
-            raise ParamError(f"layer widths must be integers in 1..{MAX_FAMILY_SIZE}, "
-                             f"got {value!r}")
+            raise ParamError(
+                f"layer widths must be integers in 1..{MAX_FAMILY_SIZE}, got {value!r}"
+            )
         out.append(w)
     if sum(out) > MAX_NODES:
-        raise ParamError(f"layers of {sum(out)} processes in all, more than {MAX_NODES} "
-                         "(IN-LIMITS)")
+        raise ParamError(
+            f"layers of {sum(out)} processes in all, more than {MAX_NODES} (IN-LIMITS)"
+        )
     return tuple(out)
 
 
@@ -192,11 +194,15 @@ def build_broker(params: Params, rng: random.Random) -> nx.DiGraph:
 
 
 def _check_broker(params: Params) -> None:
-    processes = (params["readers"] * (1 + params["channels_per_reader"])
-                 + params["queues"] * (1 + params["mirrors"]) + 1)
+    processes = (
+        params["readers"] * (1 + params["channels_per_reader"])
+        + params["queues"] * (1 + params["mirrors"])
+        + 1
+    )
     if processes > MAX_NODES:
-        raise ParamError(f"the broker graph would have {processes} processes, more than "
-                         f"{MAX_NODES} (IN-LIMITS)")
+        raise ParamError(
+            f"the broker graph would have {processes} processes, more than {MAX_NODES} (IN-LIMITS)"
+        )
     if params["stalled_queues"] > params["queues"]:
         raise ParamError(
             f"stalled_queues ({params['stalled_queues']}) exceeds queues ({params['queues']})"

@@ -50,9 +50,11 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], left: int = 1)
         for i, h in enumerate(headers)
     )
     body = "".join(
-        "<tr>" + "".join(
+        "<tr>"
+        + "".join(
             f'<td class="l">{c}</td>' if i < left else f"<td>{c}</td>" for i, c in enumerate(row)
-        ) + "</tr>"
+        )
+        + "</tr>"
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -88,20 +90,42 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
         f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} by "
         "<code>creditflow report</code>. Only the latest attempt of each case counts.</p>",
         "<h2>Verdicts</h2>",
-        _table(["verdict", "cases"],
-               ([_verdict(v), _e(n)] for v, n in data.verdicts.items())),
+        _table(["verdict", "cases"], ([_verdict(v), _e(n)] for v, n in data.verdicts.items())),
         img("verdicts-by-family", "verdicts by family"),
         "<h2>Families</h2>",
         "<p class='note'>Deadlock rate = deadlocks / cases whose deadlock question was "
         "decided. Undecided cases (state budget, timeout, error, crash) are never counted "
         "as safe.</p>",
         _table(
-            ["family", "kind", "graphs", "cases", "holds", "deadlock", "violation",
-             "incomplete", "failed", "deadlock rate", "case seconds"],
-            ([_e(f["family"]), _e(f["kind"]), _e(f["graphs"]), _e(f["cases"]),
-              _e(f["holds"]), _e(f["deadlock"]), _e(f["violation"]), _e(f["incomplete"]),
-              _e(f["failed"]), _rate(f["deadlock_rate"]), _e(f["seconds"])]
-             for f in data.families),
+            [
+                "family",
+                "kind",
+                "graphs",
+                "cases",
+                "holds",
+                "deadlock",
+                "violation",
+                "incomplete",
+                "failed",
+                "deadlock rate",
+                "case seconds",
+            ],
+            (
+                [
+                    _e(f["family"]),
+                    _e(f["kind"]),
+                    _e(f["graphs"]),
+                    _e(f["cases"]),
+                    _e(f["holds"]),
+                    _e(f["deadlock"]),
+                    _e(f["violation"]),
+                    _e(f["incomplete"]),
+                    _e(f["failed"]),
+                    _rate(f["deadlock_rate"]),
+                    _e(f["seconds"]),
+                ]
+                for f in data.families
+            ),
             left=2,
         ),
         "<h2>Deadlock rate by topology feature</h2>",
@@ -109,12 +133,23 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
     ]
     for feature, rows in data.by_feature.items():
         parts.append(f"<details><summary>{_e(feature)}</summary>")
-        parts.append(_table(
-            [feature, "variant", "cases", "decided", "deadlocks", "rate"],
-            ([_e(r["value"]), _e(r["variant"]), _e(r["cases"]), _e(r["decided"]),
-              _e(r["deadlocks"]), _rate(r["deadlock_rate"])] for r in rows),
-            left=2,
-        ))
+        parts.append(
+            _table(
+                [feature, "variant", "cases", "decided", "deadlocks", "rate"],
+                (
+                    [
+                        _e(r["value"]),
+                        _e(r["variant"]),
+                        _e(r["cases"]),
+                        _e(r["decided"]),
+                        _e(r["deadlocks"]),
+                        _rate(r["deadlock_rate"]),
+                    ]
+                    for r in rows
+                ),
+                left=2,
+            )
+        )
         parts.append("</details>")
     parts += [
         "<h2>Minimal safe credit per family</h2>",
@@ -122,47 +157,109 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
         "spec {I, M} holds (complete, nothing violated), per variant, workload and M. "
         "“safe above” tells whether every larger I that was tried holds too.</p>",
         _table(
-            ["family", "checker", "variant", "publishes", "M", "min safe I", "safe above",
-             "I tried", "cases"],
-            ([_e(r["family"]), _e(r["checker"]), _e(r["variant"]), _e(r["publishes"]),
-              _e(r["more_after"]),
-              _e(r["min_safe_initial"]) if r["min_safe_initial"] is not None
-              else "<span class='deadlock'>none</span>",
-              "yes" if r["safe_above"] else ("" if r["min_safe_initial"] is None else "no"),
-              _e(", ".join(str(i) for i in r["tried"])), _e(r["cases"])]
-             for r in data.min_safe),
+            [
+                "family",
+                "checker",
+                "variant",
+                "publishes",
+                "M",
+                "min safe I",
+                "safe above",
+                "I tried",
+                "cases",
+            ],
+            (
+                [
+                    _e(r["family"]),
+                    _e(r["checker"]),
+                    _e(r["variant"]),
+                    _e(r["publishes"]),
+                    _e(r["more_after"]),
+                    _e(r["min_safe_initial"])
+                    if r["min_safe_initial"] is not None
+                    else "<span class='deadlock'>none</span>",
+                    "yes" if r["safe_above"] else ("" if r["min_safe_initial"] is None else "no"),
+                    _e(", ".join(str(i) for i in r["tried"])),
+                    _e(r["cases"]),
+                ]
+                for r in data.min_safe
+            ),
             left=3,
         ),
     ]
-    parts += [img(p.stem, p.stem) for p in plots if p.suffix == ".svg"
-              and p.stem.startswith("credit-")]
+    parts += [
+        img(p.stem, p.stem) for p in plots if p.suffix == ".svg" and p.stem.startswith("credit-")
+    ]
     parts += [
         "<h2>Shortest counterexamples</h2>",
         _table(
             ["family", "variant", "graph", "credit", "publishes", "verdict", "length", "trace"],
-            ([_e(r["family"]), _e(r["variant"]), _e(r["graph_id"]), _e(r["credit_label"]),
-              _e(r["publishes"]), _verdict(r["verdict"]), _e(r["length"]),
-              _link(r["trace_path"], base, report_dir)] for r in data.shortest),
+            (
+                [
+                    _e(r["family"]),
+                    _e(r["variant"]),
+                    _e(r["graph_id"]),
+                    _e(r["credit_label"]),
+                    _e(r["publishes"]),
+                    _verdict(r["verdict"]),
+                    _e(r["length"]),
+                    _link(r["trace_path"], base, report_dir),
+                ]
+                for r in data.shortest
+            ),
             left=3,
-        ) if data.shortest else "<p>No counterexample.</p>",
+        )
+        if data.shortest
+        else "<p>No counterexample.</p>",
         "<h2>Slowest cases</h2>",
         _table(
-            ["graph", "credit", "variant", "publishes", "checker", "verdict", "states",
-             "seconds", "trace"],
-            ([_e(r["graph_id"]), _e(r["credit_label"]), _e(r["variant"]), _e(r["publishes"]),
-              _e(r["checker"]), _verdict(r["verdict"]), _e(r["states"]), _e(r["seconds"]),
-              _link(r["trace_path"], base, report_dir)] for r in data.slowest),
+            [
+                "graph",
+                "credit",
+                "variant",
+                "publishes",
+                "checker",
+                "verdict",
+                "states",
+                "seconds",
+                "trace",
+            ],
+            (
+                [
+                    _e(r["graph_id"]),
+                    _e(r["credit_label"]),
+                    _e(r["variant"]),
+                    _e(r["publishes"]),
+                    _e(r["checker"]),
+                    _verdict(r["verdict"]),
+                    _e(r["states"]),
+                    _e(r["seconds"]),
+                    _link(r["trace_path"], base, report_dir),
+                ]
+                for r in data.slowest
+            ),
             left=3,
         ),
         img("case-cost", "cost per case"),
         "<h2>Failures</h2>",
         _table(
             ["verdict", "graph", "credit", "variant", "publishes", "seconds", "error"],
-            ([_verdict(r["verdict"]), _e(r["graph_id"]), _e(r["credit_label"]),
-              _e(r["variant"]), _e(r["publishes"]), _e(r["seconds"]), _e(r["error"])]
-             for r in data.failures),
+            (
+                [
+                    _verdict(r["verdict"]),
+                    _e(r["graph_id"]),
+                    _e(r["credit_label"]),
+                    _e(r["variant"]),
+                    _e(r["publishes"]),
+                    _e(r["seconds"]),
+                    _e(r["error"]),
+                ]
+                for r in data.failures
+            ),
             left=5,
-        ) if data.failures else "<p>No timeouts, errors or crashes.</p>",
+        )
+        if data.failures
+        else "<p>No timeouts, errors or crashes.</p>",
         "<p class='note'>Rules: spec/sweeps.md (SW-REPORT, SW-ROW, SW-FEATURES). "
         "Replay any trace with <code>creditflow replay-corpus</code>.</p>",
         "</body></html>\n",

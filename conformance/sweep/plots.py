@@ -47,16 +47,23 @@ def _by_feature(data: ReportData, directory: Path) -> list[Path]:
     for ax, feature in zip(axes.flat, features, strict=False):
         variants = sorted({r["variant"] for r in data.by_feature[feature]})
         for variant in variants:
-            pts = [r for r in data.by_feature[feature]
-                   if r["variant"] == variant and r["deadlock_rate"] is not None]
-            ax.plot([r["value"] for r in pts], [r["deadlock_rate"] for r in pts],
-                    marker="o", label=variant)
+            pts = [
+                r
+                for r in data.by_feature[feature]
+                if r["variant"] == variant and r["deadlock_rate"] is not None
+            ]
+            ax.plot(
+                [r["value"] for r in pts],
+                [r["deadlock_rate"] for r in pts],
+                marker="o",
+                label=variant,
+            )
         ax.set_title(feature)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("deadlock rate")
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(features):]:
+    for ax in list(axes.flat)[len(features) :]:
         ax.axis("off")
     if features:
         axes.flat[0].legend(fontsize="small")
@@ -71,9 +78,13 @@ def _verdicts_by_family(data: ReportData, directory: Path) -> list[Path]:
     families = [f["family"] for f in data.families]
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(families) + 2), 3.5))
     bottom = [0] * len(families)
-    for verdict, key in (("holds", "holds"), ("deadlock", "deadlock"),
-                         ("violation", "violation"), ("incomplete", "incomplete"),
-                         ("timeout", "failed")):
+    for verdict, key in (
+        ("holds", "holds"),
+        ("deadlock", "deadlock"),
+        ("violation", "violation"),
+        ("incomplete", "incomplete"),
+        ("timeout", "failed"),
+    ):
         heights = [f[key] for f in data.families]
         label = "timeout/error/crash" if key == "failed" else verdict
         ax.bar(families, heights, bottom=bottom, label=label, color=VERDICT_COLOURS[verdict])
@@ -98,7 +109,9 @@ def _credit_heatmaps(data: ReportData, directory: Path) -> list[Path]:
         initials = sorted({r["initial"] for r in rows})
         mores = sorted({r["more_after"] for r in rows})
         fig, axes = plt.subplots(
-            1, len(panels), figsize=(max(3.2, 0.5 * len(initials) + 2) * len(panels), 3.2),
+            1,
+            len(panels),
+            figsize=(max(3.2, 0.5 * len(initials) + 2) * len(panels), 3.2),
             squeeze=False,
         )
         for ax, (variant, publishes, checker) in zip(axes.flat, panels, strict=True):
@@ -106,9 +119,9 @@ def _credit_heatmaps(data: ReportData, directory: Path) -> list[Path]:
             for r in rows:
                 panel = (r["variant"], r["publishes"], r["checker"])
                 if panel == (variant, publishes, checker) and r["deadlock_rate"] is not None:
-                    grid[mores.index(r["more_after"]), initials.index(r["initial"])] = (
-                        r["deadlock_rate"]
-                    )
+                    grid[mores.index(r["more_after"]), initials.index(r["initial"])] = r[
+                        "deadlock_rate"
+                    ]
             ax.imshow(grid, origin="lower", cmap="RdYlGn_r", vmin=0, vmax=1, aspect="auto")
             ax.set_xticks(range(len(initials)), [str(i) for i in initials])
             ax.set_yticks(range(len(mores)), [str(m) for m in mores])
@@ -130,11 +143,18 @@ def _case_times(data: ReportData, directory: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for verdict in VERDICT_COLOURS:
-        pts = [r for r in data.case_times
-               if r["verdict"] == verdict and r["states"] and r["seconds"]]
+        pts = [
+            r for r in data.case_times if r["verdict"] == verdict and r["states"] and r["seconds"]
+        ]
         if pts:
-            ax.scatter([r["states"] for r in pts], [r["seconds"] for r in pts], s=8,
-                       alpha=0.6, label=verdict, color=VERDICT_COLOURS[verdict])
+            ax.scatter(
+                [r["states"] for r in pts],
+                [r["seconds"] for r in pts],
+                s=8,
+                alpha=0.6,
+                label=verdict,
+                color=VERDICT_COLOURS[verdict],
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("states explored")

@@ -100,8 +100,14 @@ def _steps(outcome: Any) -> int | None:
     return steps if isinstance(steps, int) else None
 
 
-def _row(path: str, replay: str, status: str, message: str | None, steps: int | None,
-         seconds: float | None) -> dict[str, Any]:
+def _row(
+    path: str,
+    replay: str,
+    status: str,
+    message: str | None,
+    steps: int | None,
+    seconds: float | None,
+) -> dict[str, Any]:
     return {
         "path": path,
         "replay": replay,
@@ -155,12 +161,19 @@ def replay_batch(batch: ReplayBatch) -> list[dict[str, Any]]:
 def _schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([
-        ("path", pa.string()), ("replay", pa.string()), ("status", pa.string()),
-        ("message", pa.string()), ("steps", pa.int64()), ("seconds", pa.float64()),
-        ("host", pa.string()), ("finished_at", pa.timestamp("ms", tz="UTC")),
-        ("run_id", pa.string()),
-    ])
+    return pa.schema(
+        [
+            ("path", pa.string()),
+            ("replay", pa.string()),
+            ("status", pa.string()),
+            ("message", pa.string()),
+            ("steps", pa.int64()),
+            ("seconds", pa.float64()),
+            ("host", pa.string()),
+            ("finished_at", pa.timestamp("ms", tz="UTC")),
+            ("run_id", pa.string()),
+        ]
+    )
 
 
 @dataclass
@@ -190,7 +203,6 @@ def run_replay(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-
     run_id = new_run_id()
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
@@ -209,7 +221,8 @@ def run_replay(
         for row in rows:
             row["run_id"] = run_id
             row["finished_at"] = datetime.datetime.fromtimestamp(
-                row["finished_at"], tz=datetime.UTC)
+                row["finished_at"], tz=datetime.UTC
+            )
             run.statuses[row["status"]] += 1
             state.verdicts[row["status"]] += 1
             if row["status"] != "ok":
@@ -225,17 +238,26 @@ def run_replay(
 
     def halves(batch: ReplayBatch) -> tuple[ReplayBatch, ReplayBatch]:
         mid = len(batch.paths) // 2
-        return (ReplayBatch(replay, batch.paths[:mid], resolver),
-                ReplayBatch(replay, batch.paths[mid:], resolver))
+        return (
+            ReplayBatch(replay, batch.paths[:mid], resolver),
+            ReplayBatch(replay, batch.paths[mid:], resolver),
+        )
 
     def crashed(batch: ReplayBatch, reason: str, seconds: float) -> list[dict[str, Any]]:
         return [_row(batch.paths[0], replay, "crashed", f"task failed: {reason}", None, seconds)]
 
     if progress is not None:
         progress(state)
-    run_waves(waves_of(batches, 2 * runner.parallelism), runner, replay_batch,
-              size=lambda b: len(b.paths), split=halves, failure_results=crashed,
-              on_results=commit, probe=ReplayBatch(replay, (), resolver))
+    run_waves(
+        waves_of(batches, 2 * runner.parallelism),
+        runner,
+        replay_batch,
+        size=lambda b: len(b.paths),
+        split=halves,
+        failure_results=crashed,
+        on_results=commit,
+        probe=ReplayBatch(replay, (), resolver),
+    )
     run.seconds = time.monotonic() - started
     return run
 

@@ -89,13 +89,22 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
     con = duckdb.connect()
     quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     con.execute(_LATEST.format(files=f"[{quoted}]"))
-    total = _rows(con, """
+    total = _rows(
+        con,
+        """
         SELECT count(*) AS n, coalesce(sum(seconds), 0) AS seconds,
                coalesce(sum(states), 0) AS states, list(DISTINCT sweep) AS sweeps
-        FROM cases""")[0]
-    verdicts = {r["verdict"]: r["n"] for r in _rows(
-        con, "SELECT verdict, count(*) AS n FROM cases GROUP BY verdict ORDER BY n DESC")}
-    families = _rows(con, """
+        FROM cases""",
+    )[0]
+    verdicts = {
+        r["verdict"]: r["n"]
+        for r in _rows(
+            con, "SELECT verdict, count(*) AS n FROM cases GROUP BY verdict ORDER BY n DESC"
+        )
+    }
+    families = _rows(
+        con,
+        """
         SELECT family, any_value(kind) AS kind, count(DISTINCT graph_id) AS graphs,
                count(*) AS cases,
                count(*) FILTER (verdict = 'holds') AS holds,
@@ -108,18 +117,24 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
                round(count(*) FILTER (deadlock) / nullif(count(deadlock), 0), 4)
                    AS deadlock_rate,
                round(sum(seconds), 2) AS seconds
-        FROM cases GROUP BY family ORDER BY family""")
+        FROM cases GROUP BY family ORDER BY family""",
+    )
     by_feature = {}
     for feature in FEATURES:
-        by_feature[feature] = _rows(con, f"""
+        by_feature[feature] = _rows(
+            con,
+            f"""
             SELECT {feature} AS value, variant, count(*) AS cases,
                    count(deadlock) AS decided,
                    count(*) FILTER (deadlock) AS deadlocks,
                    round(count(*) FILTER (deadlock) / nullif(count(deadlock), 0), 4)
                        AS deadlock_rate
             FROM cases WHERE {feature} IS NOT NULL
-            GROUP BY {feature}, variant ORDER BY {feature}, variant""")
-    credit_grid = _rows(con, """
+            GROUP BY {feature}, variant ORDER BY {feature}, variant""",
+        )
+    credit_grid = _rows(
+        con,
+        """
         SELECT family, checker, variant, publishes, credit_more_after AS more_after,
                credit_initial AS initial, count(*) AS cases,
                bool_and(verdict = 'holds') AS safe,
@@ -128,18 +143,29 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
                round(count(*) FILTER (deadlock) / nullif(count(deadlock), 0), 4)
                    AS deadlock_rate
         FROM cases WHERE edge_credits IS NULL AND credit_initial IS NOT NULL
-        GROUP BY ALL ORDER BY family, checker, variant, publishes, more_after, initial""")
-    slowest = _rows(con, """
+        GROUP BY ALL ORDER BY family, checker, variant, publishes, more_after, initial""",
+    )
+    slowest = _rows(
+        con,
+        """
         SELECT graph_id, credit_label, variant, publishes, checker, verdict, states,
                round(seconds, 3) AS seconds, trace_path, case_id
         FROM cases WHERE seconds IS NOT NULL
-        ORDER BY seconds DESC LIMIT ?""", [top])
-    failures = _rows(con, """
+        ORDER BY seconds DESC LIMIT ?""",
+        [top],
+    )
+    failures = _rows(
+        con,
+        """
         SELECT verdict, graph_id, credit_label, variant, publishes, checker,
                round(seconds, 3) AS seconds, error, case_id
         FROM cases WHERE verdict IN ('timeout', 'error', 'crashed')
-        ORDER BY verdict, seconds DESC NULLS LAST LIMIT ?""", [max(top, 50)])
-    shortest = _rows(con, """
+        ORDER BY verdict, seconds DESC NULLS LAST LIMIT ?""",
+        [max(top, 50)],
+    )
+    shortest = _rows(
+        con,
+        """
         SELECT family, variant, arg_min(graph_id, shortest_counterexample) AS graph_id,
                arg_min(credit_label, shortest_counterexample) AS credit_label,
                arg_min(publishes, shortest_counterexample) AS publishes,
@@ -147,9 +173,13 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
                arg_min(trace_path, shortest_counterexample) AS trace_path,
                arg_min(verdict, shortest_counterexample) AS verdict
         FROM cases WHERE trace_path IS NOT NULL AND shortest_counterexample IS NOT NULL
-        GROUP BY family, variant ORDER BY family, variant""")
-    case_times = _rows(con, """
-        SELECT verdict, seconds, states FROM cases WHERE seconds IS NOT NULL""")
+        GROUP BY family, variant ORDER BY family, variant""",
+    )
+    case_times = _rows(
+        con,
+        """
+        SELECT verdict, seconds, states FROM cases WHERE seconds IS NOT NULL""",
+    )
     return ReportData(
         sweep_dir=str(sweep_dir),
         cases=int(total["n"]),
@@ -180,18 +210,20 @@ def minimal_safe_credit(credit_grid: list[dict[str, Any]]) -> list[dict[str, Any
         rows = sorted(rows, key=lambda r: r["initial"])
         safe = [r["initial"] for r in rows if r["safe"]]
         least = min(safe) if safe else None
-        out.append({
-            "family": family,
-            "checker": checker,
-            "variant": variant,
-            "publishes": publishes,
-            "more_after": more_after,
-            "min_safe_initial": least,
-            "safe_above": least is not None
-            and all(r["safe"] for r in rows if r["initial"] >= least),
-            "tried": [r["initial"] for r in rows],
-            "cases": sum(r["cases"] for r in rows),
-        })
+        out.append(
+            {
+                "family": family,
+                "checker": checker,
+                "variant": variant,
+                "publishes": publishes,
+                "more_after": more_after,
+                "min_safe_initial": least,
+                "safe_above": least is not None
+                and all(r["safe"] for r in rows if r["initial"] >= least),
+                "tried": [r["initial"] for r in rows],
+                "cases": sum(r["cases"] for r in rows),
+            }
+        )
     return out
 
 

@@ -23,8 +23,9 @@ class WrittenReport:
     errors: list[OutputError] = field(default_factory=list)  #: OUT-FAILURE
 
 
-def write_report(sweep_dir: str | Path, out: str | Path | None = None, top: int = 20
-                 ) -> WrittenReport:
+def write_report(
+    sweep_dir: str | Path, out: str | Path | None = None, top: int = 20
+) -> WrittenReport:
     """SW-REPORT: the tables, the plots (PNG and SVG), ``index.html`` and ``report.json``
     under ``out`` (default ``sweep_dir/report``), each through the one output writer
     (OUT-ATOMIC); a file that cannot be written is listed in ``errors`` (OUT-FAILURE)
@@ -41,8 +42,10 @@ def write_report(sweep_dir: str | Path, out: str | Path | None = None, top: int 
     body.pop("case_times")
     text = json.dumps(body, indent=1, default=json_default) + "\n"
     written: list[Path | None] = []
-    for path, content in ((out / "index.html", lambda: render_html(data, plots, out)),
-                          (out / "report.json", lambda: text)):
+    for path, content in (
+        (out / "index.html", lambda: render_html(data, plots, out)),
+        (out / "report.json", lambda: text),
+    ):
         try:
             written.append(write_atomic(path, content()))
         except OutputError as exc:

@@ -172,6 +172,8 @@ def check_part_file(path: Any) -> str | None:
         if index < 0:
             return f"{path}: not a sweep part file (no column {field.name!r})"
         if not found.field(index).type.equals(field.type):
-            return (f"{path}: not a sweep part file (column {field.name!r} is "
-                    f"{found.field(index).type}, expected {field.type})")
+            return (
+                f"{path}: not a sweep part file (column {field.name!r} is "
+                f"{found.field(index).type}, expected {field.type})"
+            )
     return None

@@ -93,9 +93,7 @@ def java_version() -> int:
             "openjdk-17-jre-headless; scripts/setup.sh does it) or JAVA_HOME set"
         )
     try:
-        out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=60
-        ).stderr
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SparkSetupError(f"cannot run {java} -version ({exc})") from None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', out)

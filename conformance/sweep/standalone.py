@@ -51,11 +51,24 @@ ERROR_LINE = re.compile(r"\b(ERROR|Error:|Exception\b|[A-Za-z]+Exception:)")
 FINISHED_TASK = re.compile(r"INFO Executor: Finished task ")
 #: Environment variables of the caller that would change what the daemons run.
 FOREIGN_SPARK_VARIABLES = (
-    "SPARK_CONF_DIR", "SPARK_MASTER_OPTS", "SPARK_WORKER_OPTS", "SPARK_DAEMON_JAVA_OPTS",
-    "SPARK_WORKER_INSTANCES", "SPARK_WORKER_CORES", "SPARK_WORKER_MEMORY",
-    "SPARK_MASTER_HOST", "SPARK_MASTER_PORT", "SPARK_MASTER_WEBUI_PORT",
-    "SPARK_WORKER_PORT", "SPARK_WORKER_WEBUI_PORT", "SPARK_WORKER_DIR", "SPARK_LOCAL_DIRS",
-    "SPARK_PUBLIC_DNS", "SPARK_IDENT_STRING", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET",
+    "SPARK_CONF_DIR",
+    "SPARK_MASTER_OPTS",
+    "SPARK_WORKER_OPTS",
+    "SPARK_DAEMON_JAVA_OPTS",
+    "SPARK_WORKER_INSTANCES",
+    "SPARK_WORKER_CORES",
+    "SPARK_WORKER_MEMORY",
+    "SPARK_MASTER_HOST",
+    "SPARK_MASTER_PORT",
+    "SPARK_MASTER_WEBUI_PORT",
+    "SPARK_WORKER_PORT",
+    "SPARK_WORKER_WEBUI_PORT",
+    "SPARK_WORKER_DIR",
+    "SPARK_LOCAL_DIRS",
+    "SPARK_PUBLIC_DNS",
+    "SPARK_IDENT_STRING",
+    "PYSPARK_GATEWAY_PORT",
+    "PYSPARK_GATEWAY_SECRET",
 )
 
 
@@ -97,7 +110,7 @@ def group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             members.append(int(entry.name))
     return members
@@ -200,19 +213,43 @@ class StandaloneSparkCluster:
         self._install_signal_handlers()
         atexit.register(self.stop)
         try:
-            master = self._spawn(home, "master", [
-                MASTER_CLASS, "--host", HOST, "--port", "0", "--webui-port", "0",
-            ])
+            master = self._spawn(
+                home,
+                "master",
+                [
+                    MASTER_CLASS,
+                    "--host",
+                    HOST,
+                    "--port",
+                    "0",
+                    "--webui-port",
+                    "0",
+                ],
+            )
             deadline = time.monotonic() + self.start_timeout
             match = self._wait_for(master, MASTER_STARTED, 1, deadline)
             self.master_url = match.group(1)
             workers = [
-                self._spawn(home, f"worker-{index}", [
-                    WORKER_CLASS, self.master_url, "--host", HOST, "--port", "0",
-                    "--webui-port", "0", "--cores", str(self.cores_per_worker),
-                    "--memory", self.worker_memory,
-                    "--work-dir", str(self._folder(f"worker-{index}", "work")),
-                ])
+                self._spawn(
+                    home,
+                    f"worker-{index}",
+                    [
+                        WORKER_CLASS,
+                        self.master_url,
+                        "--host",
+                        HOST,
+                        "--port",
+                        "0",
+                        "--webui-port",
+                        "0",
+                        "--cores",
+                        str(self.cores_per_worker),
+                        "--memory",
+                        self.worker_memory,
+                        "--work-dir",
+                        str(self._folder(f"worker-{index}", "work")),
+                    ],
+                )
                 for index in range(1, self.workers + 1)
             ]
             for worker in workers:
@@ -271,8 +308,9 @@ class StandaloneSparkCluster:
         env = dict(os.environ if base is None else base)
         for name in ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"):
             env.pop(name, None)
-        env.update(SPARK_LOCAL_IP=HOST, PYSPARK_PYTHON=sys.executable,
-                   PYSPARK_DRIVER_PYTHON=sys.executable)
+        env.update(
+            SPARK_LOCAL_IP=HOST, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable
+        )
         return env
 
     # -- internals -------------------------------------------------------------------
@@ -302,8 +340,11 @@ class StandaloneSparkCluster:
         with open(log, "wb") as out:
             process = subprocess.Popen(
                 [str(home / "bin" / "spark-class"), *arguments],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env=self._daemon_env(home, name), cwd=self._folder(name),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self._daemon_env(home, name),
+                cwd=self._folder(name),
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=_die_with_parent,
             )

@@ -194,8 +194,9 @@ def _int(value: Any, what: str, minimum: int = 0, maximum: int = MAX_SWEEP_CREDI
     return value
 
 
-def _ints(value: Any, what: str, minimum: int = 0,
-          maximum: int = MAX_SWEEP_CREDIT) -> tuple[int, ...]:
+def _ints(
+    value: Any, what: str, minimum: int = 0, maximum: int = MAX_SWEEP_CREDIT
+) -> tuple[int, ...]:
     values = value if isinstance(value, list) else [value]
     if not values:
         raise _Invalid(f"{what} must not be empty")
@@ -275,13 +276,12 @@ def _settings(table: Mapping[str, Any], base: Settings, what: str) -> Settings:
         else base.variants
     )
     publishes = (
-        tuple(dict.fromkeys(_ints(table["publishes"], f"{what}.publishes", 0,
-                                  MAX_SWEEP_PUBLISHES)))
+        tuple(dict.fromkeys(_ints(table["publishes"], f"{what}.publishes", 0, MAX_SWEEP_PUBLISHES)))
         if "publishes" in table
         else base.publishes
     )
-    checkers = _strings(table["checkers"], f"{what}.checkers") if "checkers" in table else (
-        base.checkers
+    checkers = (
+        _strings(table["checkers"], f"{what}.checkers") if "checkers" in table else (base.checkers)
     )
     for name in checkers:
         if name not in BUILTIN and not is_registered(name):
@@ -296,17 +296,13 @@ def _settings(table: Mapping[str, Any], base: Settings, what: str) -> Settings:
     return Settings(credits, variants, publishes, checkers)
 
 
-def _family(
-    table: Any, index: int, settings: Settings, names: set[str]
-) -> FamilySpec:
+def _family(table: Any, index: int, settings: Settings, names: set[str]) -> FamilySpec:
     what = f"family[{index}]"
     if not isinstance(table, dict):
         raise _Invalid(f"{what} must be a table ([[family]])")
     kind_name = table.get("kind")
     if kind_name not in FAMILY_KINDS:
-        raise _Invalid(
-            f"{what}: kind must be one of {', '.join(FAMILY_KINDS)}, got {kind_name!r}"
-        )
+        raise _Invalid(f"{what}: kind must be one of {', '.join(FAMILY_KINDS)}, got {kind_name!r}")
     kind = FAMILY_KINDS[kind_name]
     name = table.get("name", kind_name)
     if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
@@ -316,9 +312,7 @@ def _family(
     names.add(name)
     what = f"family[{index}] ({name})"
     param_names = {p.name for p in kind.params}
-    _unknown(
-        table, frozenset({"kind", "name", "instances"}) | SETTING_KEYS | param_names, what
-    )
+    _unknown(table, frozenset({"kind", "name", "instances"}) | SETTING_KEYS | param_names, what)
     choices = []
     for p in kind.params:
         raw = table.get(p.name, p.default)
@@ -367,14 +361,22 @@ def _sweep(data: Mapping[str, Any], text: str, where: str, default_name: str) ->
         raise _Invalid("budget must be a table")
     _unknown(budget_table, BUDGET_KEYS, "budget")
     max_seconds = budget_table.get("max_seconds", DEFAULT_MAX_SECONDS)
-    if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not (
-        0 < max_seconds <= MAX_BUDGET_SECONDS
+    if (
+        isinstance(max_seconds, bool)
+        or not isinstance(max_seconds, (int, float))
+        or not (0 < max_seconds <= MAX_BUDGET_SECONDS)
     ):
-        raise _Invalid(f"budget.max_seconds must be a number in (0, {MAX_BUDGET_SECONDS:g}], "
-                       f"got {max_seconds!r}")
+        raise _Invalid(
+            f"budget.max_seconds must be a number in (0, {MAX_BUDGET_SECONDS:g}], "
+            f"got {max_seconds!r}"
+        )
     budget = Budget(
-        max_states=_int(budget_table.get("max_states", DEFAULT_MAX_STATES),
-                        "budget.max_states", 1, MAX_BUDGET_STATES),
+        max_states=_int(
+            budget_table.get("max_states", DEFAULT_MAX_STATES),
+            "budget.max_states",
+            1,
+            MAX_BUDGET_STATES,
+        ),
         max_seconds=float(max_seconds),
     )
     settings_table = data.get("settings", {})

@@ -166,8 +166,9 @@ def _error_text(exc: BaseException) -> str:
     return text[:500]
 
 
-def failure_result(case_id: str, status: str, error: str, seconds: float | None = None,
-                   states: int | None = None) -> dict[str, Any]:
+def failure_result(
+    case_id: str, status: str, error: str, seconds: float | None = None, states: int | None = None
+) -> dict[str, Any]:
     """SW-FAILURE: the result of a case that produced no verdict."""
     return {
         "case_id": case_id,
@@ -207,13 +208,14 @@ def run_case(task: CaseTask, base: FlowGraph) -> dict[str, Any]:
     except CaseTimeout:
         explored = f" ({budget.states:,} states explored)" if budget.states else ""
         return failure_result(
-            task.case_id, "timeout",
+            task.case_id,
+            "timeout",
             f"no verdict within max_seconds = {task.max_seconds:g}{explored}",
-            time.monotonic() - started, budget.states or None,
+            time.monotonic() - started,
+            budget.states or None,
         )
     except Exception as exc:  # a case's own failure becomes its row (SW-FAILURE)
-        return failure_result(task.case_id, "error", _error_text(exc),
-                              time.monotonic() - started)
+        return failure_result(task.case_id, "error", _error_text(exc), time.monotonic() - started)
     finally:
         _watchdog.disarm()
     return {

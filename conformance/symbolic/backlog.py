@@ -74,8 +74,9 @@ def stalled_chain(graph: FlowGraph) -> tuple[str, str, str] | None:
         return None
     if second.sends_per_message != 1:
         return None
-    reader, channel, queue = (graph.node(n) for n in (first.sender, first.receiver,
-                                                      second.receiver))
+    reader, channel, queue = (
+        graph.node(n) for n in (first.sender, first.receiver, second.receiver)
+    )
     if not (reader.source and reader.checks_blocked and not reader.stalled):
         return None
     if channel.source or channel.checks_blocked or channel.stalled or not queue.stalled:
@@ -85,16 +86,15 @@ def stalled_chain(graph: FlowGraph) -> tuple[str, str, str] | None:
     return reader.name, channel.name, queue.name
 
 
-def prove_stalled_backlog(
-    graph: FlowGraph, timeout_ms: int = DEFAULT_TIMEOUT_MS
-) -> BacklogTheorem:
+def prove_stalled_backlog(graph: FlowGraph, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BacklogTheorem:
     """Z3-BACKLOG for ``graph`` (see the module docstring) with one symbolic spec on both
     hops and a symbolic supply."""
     started = time.perf_counter()
     names = stalled_chain(graph)
     if names is None:
         return BacklogTheorem(
-            False, "not a checking source -> relay -> stalled sink chain",
+            False,
+            "not a checking source -> relay -> stalled sink chain",
             seconds=time.perf_counter() - started,
         )
     reader, channel, queue = names
@@ -140,9 +140,11 @@ def prove_stalled_backlog(
         )
 
     case1 = z3.And(base, i >= 1, m >= 1, floor)
-    check("backlog: the initial state satisfies the ghost facts",
-          z3.And(enc.param_constraints, i >= 1, m >= 1, floor),
-          ghost(enc.initial(), z3.IntVal(0)))
+    check(
+        "backlog: the initial state satisfies the ghost facts",
+        z3.And(enc.param_constraints, i >= 1, m >= 1, floor),
+        ghost(enc.initial(), z3.IntVal(0)),
+    )
     take_rc = TAKE << ACTION_SHIFT | rc
     for a in enc.actions:
         if z3.is_false(enc.guards[a]):
@@ -154,15 +156,24 @@ def prove_stalled_backlog(
             g_next = g + (b_d_next - b_d)
         else:
             g_next = g
-        check(f"backlog: {enc.describe(a)} keeps the ghost facts",
-              z3.And(case1, ghost(enc.x, g), enc.guards[a]), ghost(nxt, g_next), step=True)
+        check(
+            f"backlog: {enc.describe(a)} keeps the ghost facts",
+            z3.And(case1, ghost(enc.x, g), enc.guards[a]),
+            ghost(nxt, g_next),
+            step=True,
+        )
     bound = i + m * q
-    check("backlog: mailbox <= I + M*floor(I/M) in every state",
-          z3.And(case1, ghost(enc.x, g)), mailbox <= bound)
-    check("backlog: a terminal state with supply >= I + M*floor(I/M) has exactly that "
-          "backlog and the reader blocked",
-          z3.And(case1, ghost(enc.x, g), enc.terminal, supply >= bound),
-          z3.And(mailbox == bound, enc.blocked[r]))
+    check(
+        "backlog: mailbox <= I + M*floor(I/M) in every state",
+        z3.And(case1, ghost(enc.x, g)),
+        mailbox <= bound,
+    )
+    check(
+        "backlog: a terminal state with supply >= I + M*floor(I/M) has exactly that "
+        "backlog and the reader blocked",
+        z3.And(case1, ghost(enc.x, g), enc.terminal, supply >= bound),
+        z3.And(mailbox == bound, enc.blocked[r]),
+    )
     # I >= 1, M <= 0: no grants at all; ghost-free facts: every ack is counted down from
     # M (never reset) and the reader's credit is I minus what it read
 
@@ -173,22 +184,36 @@ def prove_stalled_backlog(
         )
 
     case2 = z3.And(base, i >= 1, m <= 0)
-    check("backlog (M <= 0): the initial state satisfies the counting facts",
-          z3.And(enc.param_constraints, i >= 1, m <= 0), no_grants(enc.initial()))
+    check(
+        "backlog (M <= 0): the initial state satisfies the counting facts",
+        z3.And(enc.param_constraints, i >= 1, m <= 0),
+        no_grants(enc.initial()),
+    )
     for a in enc.actions:
         if z3.is_false(enc.guards[a]):
             continue
-        check(f"backlog (M <= 0): {enc.describe(a)} keeps the counting facts",
-              z3.And(case2, no_grants(enc.x), enc.guards[a]), no_grants(enc.nexts[a]),
-              step=True)
-    check("backlog (M <= 0): mailbox <= I in every state",
-          z3.And(case2, no_grants(enc.x)), mailbox <= i)
-    check("backlog (M <= 0): a terminal state with supply >= I has backlog I, reader blocked",
-          z3.And(case2, no_grants(enc.x), enc.terminal, supply >= i),
-          z3.And(mailbox == i, enc.blocked[r]))
+        check(
+            f"backlog (M <= 0): {enc.describe(a)} keeps the counting facts",
+            z3.And(case2, no_grants(enc.x), enc.guards[a]),
+            no_grants(enc.nexts[a]),
+            step=True,
+        )
+    check(
+        "backlog (M <= 0): mailbox <= I in every state",
+        z3.And(case2, no_grants(enc.x)),
+        mailbox <= i,
+    )
+    check(
+        "backlog (M <= 0): a terminal state with supply >= I has backlog I, reader blocked",
+        z3.And(case2, no_grants(enc.x), enc.terminal, supply >= i),
+        z3.And(mailbox == i, enc.blocked[r]),
+    )
     # I <= 0: nobody ever blocks
-    check("backlog (I <= 0): a terminal state has the whole supply queued",
-          z3.And(base, i <= 0, enc.terminal), z3.And(remaining == 0, mailbox == supply))
+    check(
+        "backlog (I <= 0): a terminal state has the whole supply queued",
+        z3.And(base, i <= 0, enc.terminal),
+        z3.And(remaining == 0, mailbox == supply),
+    )
     statements = [
         f"for all I >= 1, M >= 1 and every supply P: {queue}'s mailbox <= I + M*floor(I/M) "
         f"in every reachable state; if P >= I + M*floor(I/M), every terminal state has "
@@ -196,6 +221,6 @@ def prove_stalled_backlog(
         "for all I >= 1, M <= 0: the same with I (no grant is ever sent)",
         "for all I <= 0: every terminal state has all P messages queued (no back-pressure)",
     ]
-    return BacklogTheorem(True, statements=statements, obligations=obligations,
-                          seconds=time.perf_counter() - started)
-
+    return BacklogTheorem(
+        True, statements=statements, obligations=obligations, seconds=time.perf_counter() - started
+    )

@@ -117,14 +117,20 @@ class Unrolling:
         if self.invariant is not None:
             self.solver.add(enc.at(self.invariant, t))
         if self.rank is not None:
-            self.solver.add(z3.Or(act == len(self.live),
-                                  enc.at(self.rank, t) <= enc.at(self.rank, s) - 1))
+            self.solver.add(
+                z3.Or(act == len(self.live), enc.at(self.rank, t) <= enc.at(self.rank, s) - 1)
+            )
         self.states.append(t)
         self.acts.append(act)
 
     def witness(
-        self, model: z3.ModelRef, depth: int, property_id: str, kind: str,
-        processes: tuple[str, ...] = (), detail: str = "",
+        self,
+        model: z3.ModelRef,
+        depth: int,
+        property_id: str,
+        kind: str,
+        processes: tuple[str, ...] = (),
+        detail: str = "",
     ) -> Witness:
         enc = self.enc
         actions = []
@@ -371,8 +377,9 @@ def k_induction(
         base.add(z3.Implies(literal, z3.Not(enc.at(prop, base_run.states[-1]))))
         verdict = base.check(literal)
         if verdict == z3.sat:
-            return InductionResult(False, k, failed_base=True,
-                                   seconds=time.perf_counter() - started)
+            return InductionResult(
+                False, k, failed_base=True, seconds=time.perf_counter() - started
+            )
         if verdict == z3.unknown:
             return InductionResult(False, k, unknown=True, seconds=time.perf_counter() - started)
         # step: k prop states, distinct, then a step

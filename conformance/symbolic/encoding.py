@@ -228,9 +228,7 @@ class NetworkEncoding:
         out = {}
         for a in self.actions:
             paths = all_paths(lambda a=a: net.apply(xs, a))  # type: ignore[arg-type]
-            out[a] = tuple(
-                z3.simplify(merge(paths, lambda r, i=i: r[i])) for i in range(net.size)
-            )
+            out[a] = tuple(z3.simplify(merge(paths, lambda r, i=i: r[i])) for i in range(net.size))
         return out
 
     @cached_property
@@ -256,9 +254,7 @@ class NetworkEncoding:
     def blocks_on(self) -> tuple[z3.BoolRef, ...]:
         """Per edge, "its sender is blocked on it" (``CreditNetwork.blocks_on``)."""
         net, xs = self.net, self._xs
-        return tuple(
-            truth(all_paths(lambda e=e: net.blocks_on(xs, e))) for e in range(net.n_edges)
-        )
+        return tuple(truth(all_paths(lambda e=e: net.blocks_on(xs, e))) for e in range(net.n_edges))
 
     @cached_property
     def pending(self) -> z3.BoolRef:
@@ -278,7 +274,10 @@ class NetworkEncoding:
         t = self.edge_terms[edge]
         fields = [Sym(self.x[EDGE_FIELDS * edge + f]) for f in range(EDGE_FIELDS)]
         return edge_conserved(  # type: ignore[return-value]
-            *fields, Sym(t.initial), Sym(t.more_after), t.debits  # type: ignore[arg-type]
+            *fields,
+            Sym(t.initial),
+            Sym(t.more_after),
+            t.debits,  # type: ignore[arg-type]
         ).expr
 
     def deferred_blocked(self, node: int) -> z3.BoolRef:
@@ -317,8 +316,10 @@ class NetworkEncoding:
         for sink, paths in counts.items():
             in_system = x[net.delivered_slot[sink]] + z3.Sum(
                 [z3.IntVal(0)]
-                + [paths[net.edge_ends[e][1]] * x[EDGE_FIELDS * e + DATA]
-                   for e in sorted(e for r in paths for e in net.in_edges[r])]
+                + [
+                    paths[net.edge_ends[e][1]] * x[EDGE_FIELDS * e + DATA]
+                    for e in sorted(e for r in paths for e in net.in_edges[r])
+                ]
             )
             published = z3.Sum(
                 [z3.IntVal(0)]
@@ -370,9 +371,7 @@ class NetworkEncoding:
             for e in net.out_edges[n]:
                 r = net.edge_ends[e][1]
                 t = self.edge_terms[e]
-                cf, ct, data, bumps, deferred = (
-                    x[EDGE_FIELDS * e + f] for f in range(EDGE_FIELDS)
-                )
+                cf, ct, data, bumps, deferred = (x[EDGE_FIELDS * e + f] for f in range(EDGE_FIELDS))
                 m = t.more_after
                 options = [
                     m <= 0,
@@ -434,10 +433,13 @@ class NetworkEncoding:
         elif all(len(edges) <= 1 for edges in net.out_edges):
             # with cycles but no fan-out, every take forwards exactly one message: the
             # messages in the system are the publishes read
-            supply = [term(self.symbolic_graph.nodes[n].publishes) - x[slot]
-                      for n, slot in net.remaining_slot.items()]
+            supply = [
+                term(self.symbolic_graph.nodes[n].publishes) - x[slot]
+                for n, slot in net.remaining_slot.items()
+            ]
             out["messages"] = z3.Sum(
-                [z3.IntVal(0)] + [x[EDGE_FIELDS * e + DATA] for e in range(net.n_edges)]
+                [z3.IntVal(0)]
+                + [x[EDGE_FIELDS * e + DATA] for e in range(net.n_edges)]
                 + [x[slot] for slot in net.delivered_slot.values()]
             ) == z3.Sum([z3.IntVal(0)] + supply)
         return out

@@ -111,8 +111,7 @@ def houdini(
 
     def mentioning(ids: set[int], narrow: bool = True) -> dict[str, z3.BoolRef]:
         return {
-            n: f for n, f in lemmas.items()
-            if lemma_vars[n] & ids and not (narrow and n in wide)
+            n: f for n, f in lemmas.items() if lemma_vars[n] & ids and not (narrow and n in wide)
         }
 
     changed = True
@@ -295,9 +294,7 @@ def quiescent_substitution(enc: NetworkEncoding, edge: int) -> list[tuple[z3.Exp
     return [(enc.x[base + f], z3.IntVal(0)) for f in (DATA, BUMPS, DEFERRED)]
 
 
-def derive_condition(
-    enc: NetworkEncoding, inv: InvariantProof, edge: int
-) -> EdgeCondition:
+def derive_condition(enc: NetworkEncoding, inv: InvariantProof, edge: int) -> EdgeCondition:
     """Z3-CONDITION: eliminate the state from the edge lemma (Z3-EDGE-LEMMA) restricted to
     a quiescent edge whose receiver is not blocked. What remains is a formula over the
     edge's ``I`` and ``M``: exactly the specs for which such an edge never leaves its
@@ -390,25 +387,37 @@ def prove_deadlock_freedom(
     never = [f"never-blocked[{name}]" for name in enc.edge_names]
     if all(n in inv.lemmas for n in never):
         ob = _obligation(
-            "terminal => no pending work", z3.And(context, enc.terminal),
-            z3.Not(enc.pending), enc, timeout_ms,
+            "terminal => no pending work",
+            z3.And(context, enc.terminal),
+            z3.Not(enc.pending),
+            enc,
+            timeout_ms,
         )
         return DeadlockProof(
-            ob.status == PROVED, "never-blocked", [ob], condition,
+            ob.status == PROVED,
+            "never-blocked",
+            [ob],
+            condition,
             seconds=time.perf_counter() - started,
         )
     if termination is None or not termination.proved:
         return DeadlockProof(
-            False, "", reason="no rule applies: the graph has cycles and may block",
+            False,
+            "",
+            reason="no rule applies: the graph has cycles and may block",
             seconds=time.perf_counter() - started,
         )
     if not any(net.stalled):
         obligations = edge_lemma_obligations(enc, inv, cond, timeout_ms)
-        obligations.append(_obligation(
-            "terminal, nobody blocked => no pending work",
-            z3.And(context, enc.terminal, *(z3.Not(b) for b in enc.blocked)),
-            z3.Not(enc.pending), enc, timeout_ms,
-        ))
+        obligations.append(
+            _obligation(
+                "terminal, nobody blocked => no pending work",
+                z3.And(context, enc.terminal, *(z3.Not(b) for b in enc.blocked)),
+                z3.Not(enc.pending),
+                enc,
+                timeout_ms,
+            )
+        )
         if all(o.status == PROVED for o in obligations):
             return DeadlockProof(
                 True, "edge-lemma", obligations, condition, seconds=time.perf_counter() - started
@@ -421,7 +430,10 @@ def prove_deadlock_freedom(
         timeout_ms,
     )
     return DeadlockProof(
-        ob.status == PROVED, "terminal", [ob], condition,
+        ob.status == PROVED,
+        "terminal",
+        [ob],
+        condition,
         reason="" if ob.status == PROVED else "a terminal invariant state is bad",
         seconds=time.perf_counter() - started,
     )
@@ -444,7 +456,11 @@ def edge_lemma_obligations(
             data == 0, z3.And(z3.BoolVal(bool(net.checks[receiver])), enc.blocked[receiver])
         )
         hyp = z3.And(
-            enc.param_constraints, condition, *own, bumps == 0, would_take,
+            enc.param_constraints,
+            condition,
+            *own,
+            bumps == 0,
+            would_take,
             z3.Not(enc.blocked[receiver]),
         )
         out.append(
@@ -485,11 +501,13 @@ def prove_dead_set_sound(
         verdict, _ = check_valid(
             z3.And(context, enc.guards[a]), enc.at(dead, enc.nexts[a]), timeout_ms
         )
-        out.append(Obligation(f"{enc.describe(a)} keeps the dead set", verdict,
-                              time.perf_counter() - t))
+        out.append(
+            Obligation(f"{enc.describe(a)} keeps the dead set", verdict, time.perf_counter() - t)
+        )
     t = time.perf_counter()
     verdict, _ = check_valid(
-        context, z3.And(*(z3.Implies(m, b) for m, b in zip(members, enc.blocked, strict=True))),
+        context,
+        z3.And(*(z3.Implies(m, b) for m, b in zip(members, enc.blocked, strict=True))),
         timeout_ms,
     )
     out.append(Obligation("members are blocked", verdict, time.perf_counter() - t))

@@ -212,8 +212,7 @@ def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> Pro
 def never_blocked_candidates(enc: NetworkEncoding) -> dict[str, z3.BoolRef]:
     """Candidate lemmas "the sender of this edge is never blocked on it"."""
     return {
-        f"never-blocked[{name}]": z3.Not(enc.blocks_on[e])
-        for e, name in enumerate(enc.edge_names)
+        f"never-blocked[{name}]": z3.Not(enc.blocks_on[e]) for e, name in enumerate(enc.edge_names)
     }
 
 
@@ -233,7 +232,8 @@ def _state_properties_by_invariant(
 def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     enc_all = NetworkEncoding(graph, Credits.CONCRETE, symbolic_supply=True)
     inv = houdini(
-        enc_all, enc_all.lemmas() | never_blocked_candidates(enc_all),
+        enc_all,
+        enc_all.lemmas() | never_blocked_candidates(enc_all),
         timeout_ms=options.timeout_ms,
     )
     verdicts = _state_properties_by_invariant(enc_all, inv, options, "for every supply")
@@ -312,7 +312,9 @@ def _settle_by_search(
             continue
         if bmc.complete:
             report.verdicts[pid] = Verdict(
-                pid, PROVED, "bmc-complete",
+                pid,
+                PROVED,
+                "bmc-complete",
                 f"every run of this graph ends within {bmc.searched} steps",
             )
             continue
@@ -326,8 +328,9 @@ def _settle_by_search(
         if ki.proved:
             report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction")
         elif bmc.unknown:
-            reached = (f"no counterexample within {bmc.searched} steps; "
-                       if bmc.searched >= 0 else "")
+            reached = (
+                f"no counterexample within {bmc.searched} steps; " if bmc.searched >= 0 else ""
+            )
             report.verdicts[pid] = Verdict(
                 pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
             )
@@ -352,10 +355,16 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
         condition = z3.And(*per_edge) if per_edge else z3.BoolVal(True)
         deadlock = prove_deadlock_freedom(enc, inv, termination, condition, options.timeout_ms)
         texts = sorted({condition_text(t.debits) for t in terms})
-        report.condition = "every edge: " + "; ".join(
-            texts if len(texts) == 1 else [f"(k={t.debits}) " + condition_text(t.debits)
-                                           for t in terms]
-        ) if terms else "none"
+        report.condition = (
+            "every edge: "
+            + "; ".join(
+                texts
+                if len(texts) == 1
+                else [f"(k={t.debits}) " + condition_text(t.debits) for t in terms]
+            )
+            if terms
+            else "none"
+        )
         outside = [
             (enc.edge_names[e], _just_outside(enc, graph, per_edge, e))
             for e in range(len(per_edge))
@@ -364,7 +373,9 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
         condition = z3.And(*(t.initial <= 0 for t in terms)) if terms else z3.BoolVal(True)
         small = z3.And(*(_small(t) for t in terms)) if terms else z3.BoolVal(True)
         inv_c = houdini(
-            enc, enc.lemmas() | never_blocked_candidates(enc), assume=condition,
+            enc,
+            enc.lemmas() | never_blocked_candidates(enc),
+            assume=condition,
             timeout_ms=options.timeout_ms,
         )
         deadlock = prove_deadlock_freedom(enc, inv_c, None, condition, options.timeout_ms)
@@ -373,8 +384,10 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     report.deadlock = deadlock
     if deadlock.proved:
         report.verdicts[NO_DEADLOCK] = Verdict(
-            NO_DEADLOCK, PROVED, deadlock.rule, f"for all credit specs satisfying: "
-            f"{report.condition}; all supplies"
+            NO_DEADLOCK,
+            PROVED,
+            deadlock.rule,
+            f"for all credit specs satisfying: {report.condition}; all supplies",
         )
     else:
         report.verdicts[NO_DEADLOCK] = Verdict(
@@ -412,17 +425,25 @@ def _just_outside(
             continue
         own = graph.edges[f].credit
         keep = z3.And(term.initial == own.initial, term.more_after == own.more_after)
-        satisfied = z3.is_true(z3.simplify(z3.substitute(
-            per_edge[f], (term.initial, z3.IntVal(own.initial)),
-            (term.more_after, z3.IntVal(own.more_after)))))
+        satisfied = z3.is_true(
+            z3.simplify(
+                z3.substitute(
+                    per_edge[f],
+                    (term.initial, z3.IntVal(own.initial)),
+                    (term.more_after, z3.IntVal(own.more_after)),
+                )
+            )
+        )
         parts.append(keep if satisfied else z3.And(per_edge[f], _small(term)))
     return z3.And(*parts)
 
 
 def _small(term: EdgeTerms) -> z3.BoolRef:
     return z3.And(
-        term.initial >= -1, term.initial <= BOUNDARY_MAX_CREDIT,
-        term.more_after >= -1, term.more_after <= BOUNDARY_MAX_CREDIT,
+        term.initial >= -1,
+        term.initial <= BOUNDARY_MAX_CREDIT,
+        term.more_after >= -1,
+        term.more_after <= BOUNDARY_MAX_CREDIT,
     )
 
 
@@ -451,9 +472,7 @@ def _boundary(
     done: dict[str, Witness] = {}
     orbits = _edge_images(enc.graph)
     for edge, region in outside:
-        image = next(
-            ((phi, done[src]) for src, phi in orbits.get(edge, []) if src in done), None
-        )
+        image = next(((phi, done[src]) for src, phi in orbits.get(edge, []) if src in done), None)
         if image is not None:
             witness = map_witness(image[1], image[0])
         else:
@@ -501,8 +520,7 @@ def network_automorphisms(graph: FlowGraph) -> list[dict[str, str]]:
         return []
     names = graph.node_names
     return [
-        {names[frame[j]]: names[j] for j in range(len(names))}
-        for frame in symmetry.node_frames[1:]
+        {names[frame[j]]: names[j] for j in range(len(names))} for frame in symmetry.node_frames[1:]
     ]
 
 
@@ -536,7 +554,9 @@ def _symbolic_violations(
         if pid not in report.verdicts:
             status = UNKNOWN if bmc.unknown else NONE_FOUND
             report.verdicts[pid] = Verdict(
-                pid, status, "bmc",
+                pid,
+                status,
+                "bmc",
                 f"not implied by the invariant; no counterexample within {depth} steps "
                 f"with credits in [-1, {BOUNDARY_MAX_CREDIT}]",
             )
@@ -560,11 +580,15 @@ def summary(report: ProveReport) -> dict[str, Any]:
         "condition_exact": report.condition_exact,
         "invariant": sorted(report.invariant.lemmas),
         "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
-        "ranking": report.termination.rank if report.termination and
-        report.termination.proved else None,
-        "max_steps": str(report.termination.initial_rank) if report.termination and
-        report.termination.proved else None,
-        "bmc": None if report.bmc is None else {
+        "ranking": report.termination.rank
+        if report.termination and report.termination.proved
+        else None,
+        "max_steps": str(report.termination.initial_rank)
+        if report.termination and report.termination.proved
+        else None,
+        "bmc": None
+        if report.bmc is None
+        else {
             "depth": report.depth,
             "searched": report.bmc.searched,
             "complete": report.bmc.complete,
@@ -582,7 +606,9 @@ def summary(report: ProveReport) -> dict[str, Any]:
             }
             for c in report.boundary
         ],
-        "backlog": None if report.backlog is None else {
+        "backlog": None
+        if report.backlog is None
+        else {
             "proved": report.backlog.proved,
             "statements": report.backlog.statements,
         },

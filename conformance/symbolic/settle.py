@@ -89,7 +89,9 @@ def apply_settlement(report: dict[str, Any], settlement: Settlement) -> dict[str
 
 
 def settle_open_check(
-    report: dict[str, Any], graph: FlowGraph, options: CheckOptions,
+    report: dict[str, Any],
+    graph: FlowGraph,
+    options: CheckOptions,
     seconds: float = DEFAULT_SETTLE_SECONDS,
 ) -> dict[str, Any]:
     """EXP-SETTLE for ``check``'s summary ``report`` of ``graph``: tried only when the

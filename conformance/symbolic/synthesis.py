@@ -111,8 +111,7 @@ def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions())
     p = options.prove
     graph = prepare_graph(
         graph,
-        CheckOptions(credit=p.credit, publishes=p.publishes,
-                     all_check_blocked=p.all_check_blocked),
+        CheckOptions(credit=p.credit, publishes=p.publishes, all_check_blocked=p.all_check_blocked),
     )
     if options.goal == MAILBOX:
         if options.bound is None:
@@ -152,17 +151,24 @@ def _deadlock_free(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResu
     if verdict == z3.unsat:
         bad = [n for n, e in zip(names, graph.edges, strict=True) if e.credit.more_after <= 0]
         return SynthesisResult(
-            DEADLOCK_FREE, NONE, "condition",
-            explanation=(f"no I in [1, {options.max_credit or 'oo'}] satisfies the condition "
-                         f"{conditions[0].text}" + (f"; {', '.join(bad)} never grant (M <= 0)"
-                                                    if bad else "")),
+            DEADLOCK_FREE,
+            NONE,
+            "condition",
+            explanation=(
+                f"no I in [1, {options.max_credit or 'oo'}] satisfies the condition "
+                f"{conditions[0].text}"
+                + (f"; {', '.join(bad)} never grant (M <= 0)" if bad else "")
+            ),
         )
     model = opt.model()
-    initials = {n: model.eval(t.initial).as_long() for n, t in zip(names, enc.edge_terms,
-                                                                    strict=True)}
+    initials = {
+        n: model.eval(t.initial).as_long() for n, t in zip(names, enc.edge_terms, strict=True)
+    }
     chosen = _with_initials(graph, initials)
     result = SynthesisResult(
-        DEADLOCK_FREE, FOUND, "condition",
+        DEADLOCK_FREE,
+        FOUND,
+        "condition",
         credits={_edge_name(e): e.credit for e in chosen.edges},
         explanation=f"smallest I satisfying {conditions[0].text} on "
         + ("each edge" if options.per_edge else "every edge (one I)"),
@@ -187,10 +193,17 @@ def _deadlock_witness(graph: FlowGraph, options: SynthesisOptions) -> Counterexa
     enc = NetworkEncoding(graph, Credits.CONCRETE, symbolic_supply=True)
     inv = houdini(enc, enc.lemmas(), timeout_ms=options.prove.timeout_ms)
     small = z3.And([z3.BoolVal(True)] + [v <= BOUNDARY_MAX_SUPPLY for v in enc.params.values()])
-    bmc = bounded_check(enc, BmcOptions(
-        depth=options.prove.depth or DEFAULT_BOUNDARY_DEPTH, properties=(), assume=small,
-        invariant=inv.formula, timeout_ms=options.prove.timeout_ms, shorten_ms=3_000,
-    ))
+    bmc = bounded_check(
+        enc,
+        BmcOptions(
+            depth=options.prove.depth or DEFAULT_BOUNDARY_DEPTH,
+            properties=(),
+            assume=small,
+            invariant=inv.formula,
+            timeout_ms=options.prove.timeout_ms,
+            shorten_ms=3_000,
+        ),
+    )
     witness = bmc.witnesses.get(NO_DEADLOCK)
     if witness is None:
         # credits too large for a short run: every run terminates (Z3-RANK), so a
@@ -222,8 +235,7 @@ def _model_run_deadlock(graph: FlowGraph) -> Counterexample | None:
     else:
         return None
     blocked = tuple(
-        name for n, name in enumerate(system.process_names)
-        if system.network.is_blocked(state, n)
+        name for n, name in enumerate(system.process_names) if system.network.is_blocked(state, n)
     )
     pending = system.pending_work(state)
     if not blocked and not pending:
@@ -247,12 +259,20 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
         opt.maximize(i)
     beyond: Counterexample | None = None
     beyond_credits: dict[str, CreditSpec] = {}
-    prove_options = replace(options.prove, credit=None, symbolic=False,
-                            mailbox_bound=options.bound if not lowest else None)
+    prove_options = replace(
+        options.prove,
+        credit=None,
+        symbolic=False,
+        mailbox_bound=options.bound if not lowest else None,
+    )
     for rounds in range(1, options.max_rounds + 1):
         if opt.check() != z3.sat:
             return SynthesisResult(
-                goal, NONE, "cegis", rounds=rounds, beyond=beyond,
+                goal,
+                NONE,
+                "cegis",
+                rounds=rounds,
+                beyond=beyond,
                 beyond_credits=beyond_credits,
                 explanation=f"every I in [1, {top}] was refuted",
             )
@@ -263,10 +283,16 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
         verdict = report.verdicts[wanted].status
         if verdict == "proved" and not report.counterexamples:
             return SynthesisResult(
-                goal, FOUND, "cegis", credits={_edge_name(e): e.credit for e in chosen.edges},
+                goal,
+                FOUND,
+                "cegis",
+                credits={_edge_name(e): e.credit for e in chosen.edges},
                 explanation=("smallest" if lowest else "largest") + " I not refuted, proved "
-                "for the graph's supply", proof=report, beyond=beyond,
-                beyond_credits=beyond_credits, rounds=rounds,
+                "for the graph's supply",
+                proof=report,
+                beyond=beyond,
+                beyond_credits=beyond_credits,
+                rounds=rounds,
             )
         if report.counterexamples:
             beyond = report.primary()
@@ -274,12 +300,23 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
             opt.add(i != candidate)
             continue
         return SynthesisResult(
-            goal, UNKNOWN, "cegis", rounds=rounds, beyond=beyond, beyond_credits=beyond_credits,
+            goal,
+            UNKNOWN,
+            "cegis",
+            rounds=rounds,
+            beyond=beyond,
+            beyond_credits=beyond_credits,
             explanation=f"I = {candidate}: neither proved nor refuted ({verdict})",
         )
-    return SynthesisResult(goal, UNKNOWN, "cegis", rounds=options.max_rounds, beyond=beyond,
-                           beyond_credits=beyond_credits,
-                           explanation=f"no answer within {options.max_rounds} rounds")
+    return SynthesisResult(
+        goal,
+        UNKNOWN,
+        "cegis",
+        rounds=options.max_rounds,
+        beyond=beyond,
+        beyond_credits=beyond_credits,
+        explanation=f"no answer within {options.max_rounds} rounds",
+    )
 
 
 def _mailbox(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResult:
@@ -305,19 +342,24 @@ def _mailbox(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResult:
         form = "I"
     opt.maximize(i)
     if opt.check() != z3.sat:
-        return SynthesisResult(MAILBOX, NONE, "closed-form",
-                               explanation=f"even I = 1 gives a backlog {form} above {bound}")
+        return SynthesisResult(
+            MAILBOX,
+            NONE,
+            "closed-form",
+            explanation=f"even I = 1 gives a backlog {form} above {bound}",
+        )
     best = opt.model()[i].as_long()
     chosen = _with_initials(graph, dict.fromkeys((_edge_name(e) for e in graph.edges), best))
     result = SynthesisResult(
-        MAILBOX, FOUND, "closed-form",
+        MAILBOX,
+        FOUND,
+        "closed-form",
         credits={_edge_name(e): e.credit for e in chosen.edges},
         explanation=f"largest I with the proved stalled-queue backlog {form} <= {bound} "
         "(Z3-BACKLOG, every supply)",
     )
     if options.max_credit is None or best < options.max_credit:
-        above = _with_initials(graph, dict.fromkeys((_edge_name(e) for e in graph.edges),
-                                                    best + 1))
+        above = _with_initials(graph, dict.fromkeys((_edge_name(e) for e in graph.edges), best + 1))
         backlog = (best + 1) + (m * ((best + 1) // m) if m >= 1 else 0)
         result.beyond = _model_run_over(above.with_publishes(backlog), bound)
         result.beyond_credits = {_edge_name(e): e.credit for e in above.edges}
@@ -333,8 +375,9 @@ def _model_run_over(graph: FlowGraph, bound: int) -> Counterexample | None:
     run: Run = [(None, state)]
     for _ in range(MAX_WITNESS_STEPS):
         if MAILBOX_BOUND in system.violations(state):
-            finding = Finding(MAILBOX_BOUND, "invariant", run,
-                              detail=system.explain(state, MAILBOX_BOUND))
+            finding = Finding(
+                MAILBOX_BOUND, "invariant", run, detail=system.explain(state, MAILBOX_BOUND)
+            )
             return Counterexample(system, finding)
         nexts = system.successors(state)
         if not nexts:

@@ -95,9 +95,7 @@ def finding_from_witness(
 
 def blocked_names(system: CheckedNetwork, state: Sequence[int]) -> tuple[str, ...]:
     net = system.network
-    return tuple(
-        system.process_names[n] for n in range(net.n_nodes) if net.is_blocked(state, n)
-    )
+    return tuple(system.process_names[n] for n in range(net.n_nodes) if net.is_blocked(state, n))
 
 
 def map_witness(witness: Witness, phi: Mapping[str, str]) -> Witness:
@@ -129,9 +127,11 @@ def map_witness(witness: Witness, phi: Mapping[str, str]) -> Witness:
     actions = []
     for a in witness.actions:
         step = net.decode(a)
-        actions.append(target_net.encode(
-            Step(step.kind, phi[step.node], phi[step.peer] if step.peer else None)
-        ))
+        actions.append(
+            target_net.encode(
+                Step(step.kind, phi[step.node], phi[step.peer] if step.peer else None)
+            )
+        )
     return Witness(
         graph=mapped,
         property_id=witness.property_id,

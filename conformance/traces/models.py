@@ -19,7 +19,10 @@ from creditflow.model.system import TransitionSystem
 
 
 def model_trace(
-    system: TransitionSystem, finding: Finding, model: str, subject: Mapping[str, Any],
+    system: TransitionSystem,
+    finding: Finding,
+    model: str,
+    subject: Mapping[str, Any],
     source: str,
 ) -> dict[str, Any]:
     run = finding.path + finding.continuation
@@ -43,8 +46,12 @@ def model_trace(
 
 
 def write_model_trace(
-    system: TransitionSystem, finding: Finding, path: str | Path, model: str,
-    subject: Mapping[str, Any], source: str,
+    system: TransitionSystem,
+    finding: Finding,
+    path: str | Path,
+    model: str,
+    subject: Mapping[str, Any],
+    source: str,
 ) -> Path:
     """Write the counterexample before anything reports it (exit codes come after)."""
     return write_document(model_trace(system, finding, model, subject, source), path)

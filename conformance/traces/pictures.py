@@ -120,8 +120,13 @@ def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
     ``path + continuation``, every process blocked forever there marked, and which ones
     were blocked forever first."""
     run = finding.path + finding.continuation
-    return deadlock_dot(system, run[-1][1], finding.final_processes or finding.processes,
-                        title, first=finding.processes)
+    return deadlock_dot(
+        system,
+        run[-1][1],
+        finding.final_processes or finding.processes,
+        title,
+        first=finding.processes,
+    )
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:

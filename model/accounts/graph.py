@@ -33,8 +33,7 @@ from creditflow.model.network.graph import MAX_EDGES, MAX_NODES
 DEFAULT_LIMIT = 100
 
 NODE_ATTRIBUTES = frozenset(
-    {"reads", "batch", "account", "stalled", "may_crash", "timer", "role", "label",
-     "description"}
+    {"reads", "batch", "account", "stalled", "may_crash", "timer", "role", "label", "description"}
 )
 EDGE_ATTRIBUTES = frozenset({"events", "label", "description"})
 GRAPH_ATTRIBUTES = frozenset({"name", "description", "limit", "max_hops", "label"})
@@ -153,8 +152,7 @@ MAX_ACTOR_VALUE = 1_000_000
 def _int(value: object, what: str, minimum: int) -> int:
     number = as_int(value, what, minimum, ActorGraphError)
     if number > MAX_ACTOR_VALUE:
-        raise ActorGraphError(f"{what} {number} exceeds the maximum {MAX_ACTOR_VALUE} "
-                              "(IN-LIMITS)")
+        raise ActorGraphError(f"{what} {number} exceeds the maximum {MAX_ACTOR_VALUE} (IN-LIMITS)")
     return number
 
 
@@ -236,8 +234,11 @@ def actor_graph_from_networkx(g: nx.Graph, name: str = "actors") -> ActorGraph:
 def seed_example(fanout: int = 9, limit: int = 5, reads: int = 1) -> ActorGraph:
     """The worked example of Syndicate's flow-control note: reader A (threshold
     ``limit``) -> dataspace D -> O1..O``fanout``."""
-    g = nx.DiGraph(name=f"seed-a-d-o{fanout}", limit=limit,
-                   description="A reads a socket; D fans every event out to the O's")
+    g = nx.DiGraph(
+        name=f"seed-a-d-o{fanout}",
+        limit=limit,
+        description="A reads a socket; D fans every event out to the O's",
+    )
     g.add_node("A", reads=reads, role="relay input loop")
     g.add_node("D", role="dataspace")
     for i in range(1, fanout + 1):

@@ -183,15 +183,16 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
                 limit=model.limit,
                 peak_potential=peak,
                 read_potential=max(
-                    (model.reader_batch[r] * send_potential(model.reader_actor[r], 0)
-                     for r in readers),
+                    (
+                        model.reader_batch[r] * send_potential(model.reader_actor[r], 0)
+                        for r in readers
+                    ),
                     default=0,
                 ),
                 timer_potential=sum(model.timer[t] * send_potential(t, 0) for t in armed),
                 held=sum(held_by_actor.values()),
                 transitive_fanout=max(
-                    (model.reader_batch[r] * transitive(model.reader_actor[r], 0)
-                     for r in readers),
+                    (model.reader_batch[r] * transitive(model.reader_actor[r], 0) for r in readers),
                     default=0,
                 ),
             )

@@ -115,9 +115,7 @@ class AccountsModel:
         account_index = {a: i for i, a in enumerate(self.account_names)}
         self.reader_actor = tuple(self.actor_index[r] for r in graph.readers)
         self.reader_of_actor = {a: r for r, a in enumerate(self.reader_actor)}
-        self.reader_account = tuple(
-            account_index[graph.actor(r).account] for r in graph.readers
-        )
+        self.reader_account = tuple(account_index[graph.actor(r).account] for r in graph.readers)
         self.reader_batch = tuple(graph.actor(r).batch for r in graph.readers)
         self.out = tuple(
             tuple((self.actor_index[s.receiver], s.events) for s in graph.successors(n))
@@ -216,8 +214,11 @@ class AccountsModel:
                 r = waiting[0]
                 b.waiters[account] = waiting[1:]
                 b.readers[r] = b.readers[r]._replace(phase=READY)
-                b.obs.append(Observation("wake", name, 0, b.debt[account],
-                                         self.actor_names[self.reader_actor[r]]))
+                b.obs.append(
+                    Observation(
+                        "wake", name, 0, b.debt[account], self.actor_names[self.reader_actor[r]]
+                    )
+                )
             elif not b.permit[account]:
                 b.permit[account] = True
                 b.obs.append(Observation("notify", name, 0, b.debt[account]))
@@ -262,13 +263,15 @@ class AccountsModel:
         who = self.actor_names[self.reader_actor[r]]
         if b.permit[account]:
             b.permit[account] = False
-            b.obs.append(Observation("permit", self.account_names[account], 0,
-                                     b.debt[account], who))
+            b.obs.append(
+                Observation("permit", self.account_names[account], 0, b.debt[account], who)
+            )
         else:
             b.readers[r] = b.readers[r]._replace(phase=WAITING)
             b.waiters[account] = (*b.waiters[account], r)
-            b.obs.append(Observation("suspend", self.account_names[account], 0,
-                                     b.debt[account], who))
+            b.obs.append(
+                Observation("suspend", self.account_names[account], 0, b.debt[account], who)
+            )
         return b.outcome()
 
     def turn(self, state: AccountsState, x: int) -> Outcome:
@@ -283,8 +286,9 @@ class AccountsModel:
         timer_account = actor.timer_account
         if timer_account < 0 and actor.timer_left > 0:
             timer_account = loan.account
-        b.actors[x] = actor._replace(mailbox=actor.mailbox[1:], held=loan,
-                                     timer_account=timer_account)
+        b.actors[x] = actor._replace(
+            mailbox=actor.mailbox[1:], held=loan, timer_account=timer_account
+        )
         self._send(b, x, loan)
         return b.outcome()
 

@@ -49,8 +49,9 @@ class AlarmProperties:
             if any(cs.blocked_by != sources for _, cs, _ in live):
                 bad.append(CLUSTER)
             # AL-BLOCK-ON-PUBLISH: blocked only after a content frame under an alarm
-            if any(cs.state == BLOCKED and not (cs.should_block and cs.blocked_by)
-                   for _, cs, _ in live):
+            if any(
+                cs.state == BLOCKED and not (cs.should_block and cs.blocked_by) for _, cs, _ in live
+            ):
                 bad.append(BLOCK_ON_PUBLISH)
             # AL-UNBLOCKED: connection.blocked stands only while some source is alarmed,
             # and the throttle remembers it was sent
@@ -96,9 +97,7 @@ class AlarmProperties:
         for n in range(m.n_nodes):
             before_on = bool(state.alarms & alarm_bit(n, MEMORY))
             after_on = bool(after.alarms & alarm_bit(n, MEMORY))
-            checked = (kind == TICK and index == n) or (
-                kind == SET_WATERMARK and index // 64 == n
-            )
+            checked = (kind == TICK and index == n) or (kind == SET_WATERMARK and index // 64 == n)
             if checked:
                 # AL-WATERMARK: at a check the alarm is exactly used > limit
                 if after_on != watermark_alarm(after.used[n], after.limit[n]):

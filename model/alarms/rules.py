@@ -33,13 +33,34 @@ NO_NOTICE, GOT_BLOCKED, GOT_UNBLOCKED = 0, 1, 2
 
 #: Action kinds; an action is ``kind << ACTION_SHIFT | index`` (a node or a connection;
 #: SET_WATERMARK: ``node * 64 + value``).
-(MEM_UP, MEM_DOWN, TICK, SET_WATERMARK, DISK_SET, DISK_CLEAR, NODE_DOWN, PUBLISH, READ_FRAME,
- DELIVER, CONSUME) = range(11)
+(
+    MEM_UP,
+    MEM_DOWN,
+    TICK,
+    SET_WATERMARK,
+    DISK_SET,
+    DISK_CLEAR,
+    NODE_DOWN,
+    PUBLISH,
+    READ_FRAME,
+    DELIVER,
+    CONSUME,
+) = range(11)
 ACTION_SHIFT = 20
-ACTION_NAMES = ("mem_up", "mem_down", "tick", "set_watermark", "disk_set", "disk_clear",
-                "node_down", "publish", "read_frame", "deliver", "consume")
-ENVIRONMENT = frozenset({MEM_UP, MEM_DOWN, TICK, SET_WATERMARK, DISK_SET, DISK_CLEAR,
-                         NODE_DOWN})
+ACTION_NAMES = (
+    "mem_up",
+    "mem_down",
+    "tick",
+    "set_watermark",
+    "disk_set",
+    "disk_clear",
+    "node_down",
+    "publish",
+    "read_frame",
+    "deliver",
+    "consume",
+)
+ENVIRONMENT = frozenset({MEM_UP, MEM_DOWN, TICK, SET_WATERMARK, DISK_SET, DISK_CLEAR, NODE_DOWN})
 CLIENT = frozenset({PUBLISH, CONSUME})
 BROKER = frozenset({READ_FRAME, DELIVER})
 
@@ -174,8 +195,19 @@ class AlarmModel:
             alarms=alarms,
             queue=0,
             conns=tuple(
-                ConnState(s.publishes, 0, 0, RUNNING, 0, False, False, NO_NOTICE, True, 0,
-                          s.consumes and not s.starts_later)
+                ConnState(
+                    s.publishes,
+                    0,
+                    0,
+                    RUNNING,
+                    0,
+                    False,
+                    False,
+                    NO_NOTICE,
+                    True,
+                    0,
+                    s.consumes and not s.starts_later,
+                )
                 for s in self.specs
             ),
         )
@@ -233,9 +265,19 @@ class AlarmModel:
 
     def apply(self, state: AlarmState, action: int) -> Outcome:
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
-        step = (self.mem_up, self.mem_down, self.tick, self.set_watermark, self.disk_set,
-                self.disk_clear, self.node_down, self.publish, self.read_frame,
-                self.deliver, self.consume)[kind]
+        step = (
+            self.mem_up,
+            self.mem_down,
+            self.tick,
+            self.set_watermark,
+            self.disk_set,
+            self.disk_clear,
+            self.node_down,
+            self.publish,
+            self.read_frame,
+            self.deliver,
+            self.consume,
+        )[kind]
         outcome = step(state, index)
         return Outcome(self.received(outcome.state, outcome.notices), outcome.notices)
 
@@ -285,8 +327,9 @@ class AlarmModel:
             cs = cs._replace(state=BLOCKED)
             if not cs.sent:
                 if self.specs[i].capability:
-                    out.append(Notice("connection.blocked", self.specs[i].name,
-                                      self.reason(cs.blocked_by)))
+                    out.append(
+                        Notice("connection.blocked", self.specs[i].name, self.reason(cs.blocked_by))
+                    )
                 cs = cs._replace(sent=True)
         return cs
 
@@ -309,8 +352,9 @@ class AlarmModel:
     def reason(sources: int) -> str:
         return "low on " + " & ".join(SOURCE_NAMES[s] for s in (MEMORY, DISK) if sources & s)
 
-    def _alarm_changed(self, state: AlarmState, node: int, source: int, on: bool,
-                       out: list[Notice]) -> AlarmState:
+    def _alarm_changed(
+        self, state: AlarmState, node: int, source: int, on: bool, out: list[Notice]
+    ) -> AlarmState:
         """AL-CLUSTER: set or clear ``(node, source)``; duplicates are ignored; every
         reader is told whether *any* node still has ``source`` (``conserve_resources``);
         2008 profile: AL-CHANNEL-FLOW instead."""
@@ -332,8 +376,13 @@ class AlarmModel:
             for i, cs in enumerate(conns):
                 if self.specs[i].node == node and cs.flow_active == on:
                     conns[i] = cs._replace(flow_active=not on)
-                    out.append(Notice("channel.flow", self.specs[i].name,
-                                      "active=false" if on else "active=true"))
+                    out.append(
+                        Notice(
+                            "channel.flow",
+                            self.specs[i].name,
+                            "active=false" if on else "active=true",
+                        )
+                    )
         return state._replace(conns=tuple(conns))
 
     # -- environment steps ------------------------------
@@ -447,11 +496,13 @@ class AlarmModel:
         for cs, spec in zip(state.conns, self.specs, strict=True):
             if state.up[spec.node] and (cs.to_publish > 0 or cs.read < cs.written):
                 return True
-        return state.queue > 0 and any(
-            s.consumes and state.up[s.node] for s in self.specs
-        ) or any(
-            s.consumes and not cs.consuming and state.up[s.node]
-            for cs, s in zip(state.conns, self.specs, strict=True)
+        return (
+            state.queue > 0
+            and any(s.consumes and state.up[s.node] for s in self.specs)
+            or any(
+                s.consumes and not cs.consuming and state.up[s.node]
+                for cs, s in zip(state.conns, self.specs, strict=True)
+            )
         )
 
     def settle(self, state: AlarmState) -> tuple[AlarmState, list[Notice]]:

@@ -60,9 +60,7 @@ class CheckedAlarms(StepChecked):
                 if s.alarms & alarm_bit(n, src)
             ),
             "queue": s.queue,
-            "connection_state": {
-                n: reported_state(c) for n, c in zip(names, s.conns, strict=True)
-            },
+            "connection_state": {n: reported_state(c) for n, c in zip(names, s.conns, strict=True)},
             "frames_unread": {n: c.written - c.read for n, c in zip(names, s.conns, strict=True)},
             "consumed": {n: c.consumed for n, c in zip(names, s.conns, strict=True)},
         }

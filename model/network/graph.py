@@ -126,8 +126,9 @@ class FlowGraph:
         if publishes < 0:
             raise GraphError(f"publishes must be >= 0, got {publishes}")
         if publishes > MAX_PUBLISHES:
-            raise GraphError(f"publishes {publishes} exceeds the maximum {MAX_PUBLISHES} "
-                             "(IN-LIMITS)")
+            raise GraphError(
+                f"publishes {publishes} exceeds the maximum {MAX_PUBLISHES} (IN-LIMITS)"
+            )
         return replace(
             self,
             nodes=tuple(replace(n, publishes=publishes) if n.source else n for n in self.nodes),
@@ -173,8 +174,9 @@ def _unknown(keys: Iterable[str], allowed: frozenset[str], what: str) -> None:
 def check_credit(spec: CreditSpec, what: str) -> CreditSpec:
     """IN-LIMITS: both numbers of a credit spec within ±:data:`MAX_CREDIT`."""
     if abs(spec.initial) > MAX_CREDIT or abs(spec.more_after) > MAX_CREDIT:
-        raise GraphError(f"{what} {list(spec)} exceeds the maximum |credit| {MAX_CREDIT} "
-                         "(IN-LIMITS)")
+        raise GraphError(
+            f"{what} {list(spec)} exceeds the maximum |credit| {MAX_CREDIT} (IN-LIMITS)"
+        )
     return spec
 
 
@@ -211,10 +213,13 @@ def _edge_credit(attrs: Mapping[str, object], default: CreditSpec | None, what: 
     if "initial_credit" in attrs or "more_credit_after" in attrs:
         if "initial_credit" not in attrs or "more_credit_after" not in attrs:
             raise GraphError(f"{what}: give both initial_credit and more_credit_after")
-        return check_credit(CreditSpec(
-            _int(attrs["initial_credit"], f"{what} initial_credit"),
-            _int(attrs["more_credit_after"], f"{what} more_credit_after"),
-        ), f"{what} credit")
+        return check_credit(
+            CreditSpec(
+                _int(attrs["initial_credit"], f"{what} initial_credit"),
+                _int(attrs["more_credit_after"], f"{what} more_credit_after"),
+            ),
+            f"{what} credit",
+        )
     if default is None:
         raise GraphError(f"{what} has no credit spec (set 'credit': [I, M] or a graph default)")
     return default
@@ -231,19 +236,14 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
     if g.number_of_nodes() == 0:
         raise GraphError("the graph has no nodes")
     if g.number_of_nodes() > MAX_NODES:
-        raise GraphError(f"{g.number_of_nodes()} nodes exceed the maximum {MAX_NODES} "
-                         "(IN-LIMITS)")
+        raise GraphError(f"{g.number_of_nodes()} nodes exceed the maximum {MAX_NODES} (IN-LIMITS)")
     if g.number_of_edges() > MAX_EDGES:
-        raise GraphError(f"{g.number_of_edges()} edges exceed the maximum {MAX_EDGES} "
-                         "(IN-LIMITS)")
+        raise GraphError(f"{g.number_of_edges()} edges exceed the maximum {MAX_EDGES} (IN-LIMITS)")
     _unknown(g.graph.keys(), GRAPH_ATTRIBUTES, "graph")
     graph_name = _name(g.graph.get("name") or name, "the graph name")
-    default_credit = (
-        _credit(g.graph["credit"], "graph credit") if "credit" in g.graph else None
-    )
+    default_credit = _credit(g.graph["credit"], "graph credit") if "credit" in g.graph else None
     default_publishes = (
-        _limited(_int(g.graph["publishes"], "graph publishes", 0), "graph publishes",
-                 MAX_PUBLISHES)
+        _limited(_int(g.graph["publishes"], "graph publishes", 0), "graph publishes", MAX_PUBLISHES)
         if "publishes" in g.graph
         else DEFAULT_PUBLISHES
     )
@@ -263,8 +263,9 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
         has_publishes = "publishes" in attrs
         source = _bool(attrs["source"], f"{what} source") if "source" in attrs else has_publishes
         publishes = (
-            _limited(_int(attrs["publishes"], f"{what} publishes", 0), f"{what} publishes",
-                     MAX_PUBLISHES)
+            _limited(
+                _int(attrs["publishes"], f"{what} publishes", 0), f"{what} publishes", MAX_PUBLISHES
+            )
             if has_publishes
             else default_publishes
         )

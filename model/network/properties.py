@@ -133,9 +133,7 @@ def violations(
     found = []
     if not all(pair_conserved(state, e) for e in graph.edges):
         found.append(CONSERVATION)
-    if any(
-        ps.deferred and not cf.is_blocked(ps) for ps in state.processes.values()
-    ):
+    if any(ps.deferred and not cf.is_blocked(ps) for ps in state.processes.values()):
         found.append(DEFERRED_IMPLIES_BLOCKED)
     if not all(in_flight_bounded(graph, state, e) for e in graph.edges):
         found.append(IN_FLIGHT_BOUND)

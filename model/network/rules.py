@@ -79,8 +79,10 @@ class NetworkState:
 
     def __hash__(self) -> int:
         return hash(
-            tuple(tuple(sorted(m.items())) for m in (self.data, self.grants, self.supply,
-                                                     self.consumed))
+            tuple(
+                tuple(sorted(m.items()))
+                for m in (self.data, self.grants, self.supply, self.consumed)
+            )
             + tuple(sorted(self.processes.items(), key=lambda kv: kv[0]))
         )
 
@@ -167,8 +169,9 @@ def forward(graph: FlowGraph, state: NetworkState, node: str) -> NetworkState:
     return replace(state, processes=_put(state.processes, node, ps), data=data)
 
 
-def _deliver_grants(state: NetworkState, granter: str, emitted: tuple[cf.Grant, ...]
-                    ) -> dict[Pair, tuple[int, ...]]:
+def _deliver_grants(
+    state: NetworkState, granter: str, emitted: tuple[cf.Grant, ...]
+) -> dict[Pair, tuple[int, ...]]:
     """NET-FIFO: every ``bump_credit`` ``granter`` sent joins the end of its pair's FIFO."""
     grants = dict(state.grants)
     for peer, amount in emitted:
@@ -245,9 +248,7 @@ def pending_work(graph: FlowGraph, state: NetworkState) -> bool:
     """Work that a non-stalled process still has to do: unread publishes or waiting
     messages (the "work pending" of PROP-NO-DEADLOCK's terminal kind)."""
     return any(
-        state.supply.get(n.name, 0) or mailbox(state, n.name)
-        for n in graph.nodes
-        if not n.stalled
+        state.supply.get(n.name, 0) or mailbox(state, n.name) for n in graph.nodes if not n.stalled
     )
 
 

@@ -41,12 +41,28 @@ from creditflow.model.paging.state import (
 )
 
 READER, CHANNEL, QUEUE = "reader", "channel", "queue"
-READ, CHANNEL_TAKE, QUEUE_TAKE, STORE_TAKE, QUEUE_BUMP, SELF_BUMP, CHANNEL_BUMP, \
-    READER_BUMP, CONSUME = range(9)
-ACTION_NAMES = ("read", "take(channel<-reader)", "take(queue<-channel)", "store_take",
-                "bump_credit(queue<-store)", "bump_reduce_memory_use",
-                "bump_credit(channel<-queue)", "bump_credit(reader<-channel)",
-                "basic_get(no ack)")
+(
+    READ,
+    CHANNEL_TAKE,
+    QUEUE_TAKE,
+    STORE_TAKE,
+    QUEUE_BUMP,
+    SELF_BUMP,
+    CHANNEL_BUMP,
+    READER_BUMP,
+    CONSUME,
+) = range(9)
+ACTION_NAMES = (
+    "read",
+    "take(channel<-reader)",
+    "take(queue<-channel)",
+    "store_take",
+    "bump_credit(queue<-store)",
+    "bump_reduce_memory_use",
+    "bump_credit(channel<-queue)",
+    "bump_credit(reader<-channel)",
+    "basic_get(no ack)",
+)
 SHIFT = 20
 
 
@@ -72,7 +88,10 @@ class NetworkBounds(NamedTuple):
 CHAIN_BOUNDS = NetworkBounds(
     workload=((5000, False),) * 5,
     profile=DEFAULT_PROFILE.with_settings(
-        store_credit=CreditSpec(2, 1), segment_entries=2, io_batch_size=1, gc_threshold=0,
+        store_credit=CreditSpec(2, 1),
+        segment_entries=2,
+        io_batch_size=1,
+        gc_threshold=0,
         read_batch=2,
     ),
 )
@@ -104,10 +123,10 @@ class PagingNetwork:
         self.config = Config(bounds.profile, bounds.durable)
 
     def initial(self) -> ChainState:
-        queue = paging.set_ram_duration_target(self.config, initial_state(),
-                                               self.bounds.duration).state
-        return ChainState(cf.INITIAL, len(self.bounds.workload), 0, cf.INITIAL, 0, (), (),
-                          queue)
+        queue = paging.set_ram_duration_target(
+            self.config, initial_state(), self.bounds.duration
+        ).state
+        return ChainState(cf.INITIAL, len(self.bounds.workload), 0, cf.INITIAL, 0, (), (), queue)
 
     # -- actions ------------------------------------------------------------------------
 
@@ -138,24 +157,36 @@ class PagingNetwork:
         spec = self.bounds.credit
         cfg = self.config
         if kind == READ:
-            return s._replace(reader=cf.send(s.reader, CHANNEL, spec), left=s.left - 1,
-                              to_channel=s.to_channel + 1, last=())
+            return s._replace(
+                reader=cf.send(s.reader, CHANNEL, spec),
+                left=s.left - 1,
+                to_channel=s.to_channel + 1,
+                last=(),
+            )
         if kind == CHANNEL_TAKE:
             # rabbit_channel acks the reader on receipt, then delivers (CF-ACK, CF-SEND)
             channel, grants = cf.ack(s.channel, READER, spec)
             channel = cf.send(channel, QUEUE, spec)
-            return s._replace(channel=channel, to_channel=s.to_channel - 1,
-                              to_queue=s.to_queue + 1,
-                              grants_to_reader=s.grants_to_reader + _amounts(grants), last=())
+            return s._replace(
+                channel=channel,
+                to_channel=s.to_channel - 1,
+                to_queue=s.to_queue + 1,
+                grants_to_reader=s.grants_to_reader + _amounts(grants),
+                last=(),
+            )
         if kind == QUEUE_TAKE:
             # the queue acks the channel on receipt (its grant is deferred while the
             # queue is blocked by msg_store credit), then enqueues
             credit, grants = cf.ack(s.queue.credit, CHANNEL, spec)
             size, persistent = self.bounds.workload[s.queue.next_seq_id]
             done = paging.basic_publish(cfg, s.queue._replace(credit=credit), size, persistent)
-            return self._with_queue(s._replace(to_queue=s.to_queue - 1,
-                                               grants_to_channel=s.grants_to_channel
-                                               + _amounts(grants)), done)
+            return self._with_queue(
+                s._replace(
+                    to_queue=s.to_queue - 1,
+                    grants_to_channel=s.grants_to_channel + _amounts(grants),
+                ),
+                done,
+            )
         if kind == STORE_TAKE:
             return self._with_queue(s, paging.store_take(cfg, s.queue, param, 1))
         if kind == QUEUE_BUMP:
@@ -164,8 +195,12 @@ class PagingNetwork:
             return self._with_queue(s, paging.handle_bump_reduce_memory_use(cfg, s.queue))
         if kind == CHANNEL_BUMP:
             channel, grants = cf.handle_bump(s.channel, QUEUE, s.grants_to_channel[0])
-            return s._replace(channel=channel, grants_to_channel=s.grants_to_channel[1:],
-                              grants_to_reader=s.grants_to_reader + _amounts(grants), last=())
+            return s._replace(
+                channel=channel,
+                grants_to_channel=s.grants_to_channel[1:],
+                grants_to_reader=s.grants_to_reader + _amounts(grants),
+                last=(),
+            )
         if kind == READER_BUMP:
             reader, _ = cf.handle_bump(s.reader, CHANNEL, s.grants_to_reader[0])
             return s._replace(reader=reader, grants_to_reader=s.grants_to_reader[1:], last=())
@@ -173,13 +208,13 @@ class PagingNetwork:
 
     def _with_queue(self, s: ChainState, done: Batch | Step) -> ChainState:
         reports = done.reports if isinstance(done, Batch) else (done.report,)
-        grants = tuple(amount for report in reports for peer, amount in report.grants
-                       if peer == CHANNEL)
+        grants = tuple(
+            amount for report in reports for peer, amount in report.grants if peer == CHANNEL
+        )
         queue = done.state
         if queue.disk_reads or queue.disk_writes:
             queue = queue._replace(disk_reads=0, disk_writes=0)
-        return s._replace(queue=queue, grants_to_channel=s.grants_to_channel + grants,
-                          last=reports)
+        return s._replace(queue=queue, grants_to_channel=s.grants_to_channel + grants, last=reports)
 
     def successors(self, s: ChainState) -> list[tuple[int, ChainState]]:
         return [(a, self.step(s, a)) for a in self.enabled(s)]
@@ -199,15 +234,35 @@ class PagingNetwork:
     def _hops_conserved(self, s: ChainState) -> str | None:
         spec = self.bounds.credit
         for name, sender, receiver, peer_s, peer_r, data, grants in (
-            ("reader->channel", s.reader, s.channel, CHANNEL, READER, s.to_channel,
-             s.grants_to_reader),
-            ("channel->queue", s.channel, s.queue.credit, QUEUE, CHANNEL, s.to_queue,
-             s.grants_to_channel),
+            (
+                "reader->channel",
+                s.reader,
+                s.channel,
+                CHANNEL,
+                READER,
+                s.to_channel,
+                s.grants_to_reader,
+            ),
+            (
+                "channel->queue",
+                s.channel,
+                s.queue.credit,
+                QUEUE,
+                CHANNEL,
+                s.to_queue,
+                s.grants_to_channel,
+            ),
         ):
             deferred = sum(1 for p, _ in receiver.deferred if p == peer_r)
-            if not edge_conserved(sender.credit_from.get(peer_s, spec.initial),
-                                  receiver.credit_to.get(peer_r, spec.more_after),
-                                  data, len(grants), deferred, spec.initial, spec.more_after):
+            if not edge_conserved(
+                sender.credit_from.get(peer_s, spec.initial),
+                receiver.credit_to.get(peer_r, spec.more_after),
+                data,
+                len(grants),
+                deferred,
+                spec.initial,
+                spec.more_after,
+            ):
                 return f"credit not conserved on {name}"
         return None
 
@@ -223,12 +278,21 @@ class PagingNetwork:
         return check(self.bounds.profile, s.queue, s.last).get(property_id, "")
 
     def blocked_mask(self, s: ChainState) -> int:
-        return (bool(s.reader.blocked) | bool(s.channel.blocked) << 1
-                | bool(s.queue.credit.blocked) << 2)
+        return (
+            bool(s.reader.blocked)
+            | bool(s.channel.blocked) << 1
+            | bool(s.queue.credit.blocked) << 2
+        )
 
     def pending_work(self, s: ChainState) -> bool:
-        return bool(s.left or s.to_channel or s.to_queue or s.grants_to_channel
-                    or s.grants_to_reader or s.queue.has_paging_work())
+        return bool(
+            s.left
+            or s.to_channel
+            or s.to_queue
+            or s.grants_to_channel
+            or s.grants_to_reader
+            or s.queue.has_paging_work()
+        )
 
     def render(self, s: ChainState) -> Mapping[str, Any]:
         q = s.queue
@@ -241,8 +305,11 @@ class PagingNetwork:
             "reader_credit": credit(s.reader),
             "channel_credit": credit(s.channel),
             "queue_store_credit": tuple(q.store_credit(i) for i in range(len(STORE_NAMES))),
-            "blocked": frozenset(n for n, ps in ((READER, s.reader), (CHANNEL, s.channel),
-                                                 (QUEUE, q.credit)) if ps.blocked),
+            "blocked": frozenset(
+                n
+                for n, ps in ((READER, s.reader), (CHANNEL, s.channel), (QUEUE, q.credit))
+                if ps.blocked
+            ),
             "deferred": {CHANNEL: len(s.channel.deferred), QUEUE: len(q.credit.deferred)},
             "in_flight": (s.to_channel, s.to_queue),
             "grants_in_flight": (s.grants_to_reader, s.grants_to_channel),
@@ -261,9 +328,14 @@ def is_chain_throttled(s: ChainState) -> bool:
     the channel; the channel is blocked and holds a grant it owes the reader; the reader
     is blocked and has publishes left."""
     queue_blocked = any(p in STORE_NAMES for p in s.queue.credit.blocked)
-    return (queue_blocked and any(p == CHANNEL for p, _ in s.queue.credit.deferred)
-            and bool(s.channel.blocked) and any(p == READER for p, _ in s.channel.deferred)
-            and bool(s.reader.blocked) and s.left > 0)
+    return (
+        queue_blocked
+        and any(p == CHANNEL for p, _ in s.queue.credit.deferred)
+        and bool(s.channel.blocked)
+        and any(p == READER for p, _ in s.channel.deferred)
+        and bool(s.reader.blocked)
+        and s.left > 0
+    )
 
 
 def chain_witness(system: PagingNetwork, result: Any) -> list[tuple[int | None, ChainState]] | None:

@@ -89,8 +89,7 @@ def _publish(w: Work, size: int, persistent: bool, props_bytes: int) -> Report:
         w.persistent_bytes += size
     w.next_seq_id += 1
     maybe_reduce_memory_use(w)
-    return w.cut("publish", placed="q4" if q3_was_empty else "q1",
-                 q3_was_empty=q3_was_empty)
+    return w.cut("publish", placed="q4" if q3_was_empty else "q1", q3_was_empty=q3_was_empty)
 
 
 def _queue_out(w: Work) -> Msg | None:
@@ -429,8 +428,7 @@ def basic_publish(
     return Batch(w.freeze(), tuple(w.reports))
 
 
-def basic_get(cfg: Config, st: PagingState, ack_required: bool = True,
-              count: int = 1) -> Batch:
+def basic_get(cfg: Config, st: PagingState, ack_required: bool = True, count: int = 1) -> Batch:
     """PG-QUEUE-PROCESS: ``count`` times ``basic.get``: PG-FETCH, then PG-HEAD-CHECK."""
     w = Work(cfg, st, "fetch")
     delivered = []

@@ -62,8 +62,9 @@ def push_alphas_to_betas(w: Work, quota: int, stats: list[int]) -> int:
     the queue is blocked by msg_store credit (PG-A2B-BLOCKED). Returns the quota left;
     ``stats[0]`` counts moves, ``stats[1]`` moves made while blocked (always 0)."""
 
-    def run(source_out: Callable[[], Msg], source: object, consume: Callable[[Msg], None],
-            quota: int) -> int:
+    def run(
+        source_out: Callable[[], Msg], source: object, consume: Callable[[Msg], None], quota: int
+    ) -> int:
         while True:
             if quota == 0 or w.target is None or w.target >= w.ram_msg_count:
                 return quota

@@ -44,7 +44,7 @@ def _conserved(st: PagingState) -> str | None:
     if any(not 0 <= s < st.next_seq_id for s in seqs):
         return "a seq id was never published"
     if len(seqs) + st.removed != st.next_seq_id:
-        return (f"{st.next_seq_id} published != {len(seqs)} held + {st.removed} removed")
+        return f"{st.next_seq_id} published != {len(seqs)} held + {st.removed} removed"
     return None
 
 
@@ -72,8 +72,15 @@ def _counters(st: PagingState) -> str | None:
     ready = st.ready()
     pending = st.pending_acks()
     held = ready + pending
-    for name in ("len", "bytes", "unacked_bytes", "persistent_count", "persistent_bytes",
-                 "ram_msg_count", "ram_bytes"):
+    for name in (
+        "len",
+        "bytes",
+        "unacked_bytes",
+        "persistent_count",
+        "persistent_bytes",
+        "ram_msg_count",
+        "ram_bytes",
+    ):
         if getattr(st, name) < 0:
             return f"{name} < 0"
     if st.ram_msg_count > st.len:
@@ -129,13 +136,18 @@ def _kinds(st: PagingState) -> str | None:
 
     return (
         bad(st.q1 + st.q4, lambda m: m.in_ram, "q1/q4 hold only alphas")
-        or bad(st.delta, lambda m: not m.in_ram and m.index_on_disk,
-               "delta holds only messages on disk")
-        or bad(st.rpa, lambda m: m.in_ram and not m.embedded,
-               "ram_pending_ack holds msg_store bodies in RAM")
+        or bad(
+            st.delta,
+            lambda m: not m.in_ram and m.index_on_disk,
+            "delta holds only messages on disk",
+        )
+        or bad(
+            st.rpa,
+            lambda m: m.in_ram and not m.embedded,
+            "ram_pending_ack holds msg_store bodies in RAM",
+        )
         or bad(st.dpa, lambda m: not m.in_ram, "disk_pending_ack holds bodies not in RAM")
-        or bad(st.qpa, lambda m: m.in_ram and m.embedded,
-               "qi_pending_ack holds embedded bodies")
+        or bad(st.qpa, lambda m: m.in_ram and m.embedded, "qi_pending_ack holds embedded bodies")
     )
 
 
@@ -146,10 +158,19 @@ def _credit(profile: PagingProfile, st: PagingState) -> str | None:
         credit_to = store.credit.credit_to.get("queue", spec.more_after)
         if any(b != spec.more_after for b in store.bumps):
             return f"{STORE_NAMES[i]}: a grant of other than {spec.more_after}"
-        if not edge_conserved(credit_from, credit_to, store.pending, len(store.bumps), 0,
-                              spec.initial, spec.more_after):
-            return (f"queue->{STORE_NAMES[i]} credit not conserved: credit {credit_from}, "
-                    f"{store.pending} writes, {len(store.bumps)} grants in flight")
+        if not edge_conserved(
+            credit_from,
+            credit_to,
+            store.pending,
+            len(store.bumps),
+            0,
+            spec.initial,
+            spec.more_after,
+        ):
+            return (
+                f"queue->{STORE_NAMES[i]} credit not conserved: credit {credit_from}, "
+                f"{store.pending} writes, {len(store.bumps)} grants in flight"
+            )
     blocked = credit_blocked_by_stores(profile, st)
     if blocked != {p for p in st.credit.blocked if p in STORE_NAMES}:
         return "the queue's blocked set disagrees with its msg_store credit"
@@ -158,8 +179,11 @@ def _credit(profile: PagingProfile, st: PagingState) -> str | None:
 
 def credit_blocked_by_stores(profile: PagingProfile, st: PagingState) -> set[str]:
     """CF-SEND: the stores whose credit the queue spent down to 0 or below."""
-    return {name for name, c in st.credit.credit_from.items()
-            if name in STORE_NAMES and c <= 0 and profile.store_credit.blocks}
+    return {
+        name
+        for name, c in st.credit.credit_from.items()
+        if name in STORE_NAMES and c <= 0 and profile.store_credit.blocks
+    }
 
 
 def _continuation(profile: PagingProfile, st: PagingState) -> str | None:
@@ -197,9 +221,11 @@ def _transition(profile: PagingProfile, st: PagingState, report: Report) -> dict
         expected_quota = min(p.a2b_chunk, cap) if cap is not None else p.a2b_chunk
         if p.quota != expected_quota or moved > p.quota:
             found[QUOTA] = f"a2b moved {moved} with quota {p.quota} of chunk {p.a2b_chunk}"
-        if p.b2d_moved and (p.b2d_chunk < profile.io_batch_size
-                            or (cap is not None and p.b2d_moved > cap)
-                            or p.b2d_moved > p.b2d_chunk):
+        if p.b2d_moved and (
+            p.b2d_chunk < profile.io_batch_size
+            or (cap is not None and p.b2d_moved > cap)
+            or p.b2d_moved > p.b2d_chunk
+        ):
             found[QUOTA] = f"b2d moved {p.b2d_moved} of chunk {p.b2d_chunk}"
         if p.alpha_moves_while_blocked:
             found[NO_A2B_WHILE_BLOCKED] = f"{p.alpha_moves_while_blocked} alphas moved blocked"
@@ -208,16 +234,17 @@ def _transition(profile: PagingProfile, st: PagingState, report: Report) -> dict
         if profile.self_bump and p.need_more and not p.blocked_after and not p.waiting_after:
             found[CONTINUATION] = "work left, not blocked, and no continuation outstanding"
     if report.op == "target" and report.reduced is not None:
-        should = st.target is not None and (report.old_target is None
-                                            or st.target < report.old_target)
+        should = st.target is not None and (
+            report.old_target is None or st.target < report.old_target
+        )
         if report.reduced != should:
-            found[TARGET] = (f"target {report.old_target} -> {st.target}: "
-                             f"reduced={report.reduced}")
+            found[TARGET] = f"target {report.old_target} -> {st.target}: reduced={report.reduced}"
     return found
 
 
-def check(profile: PagingProfile, st: PagingState,
-          reports: Iterable[Report] = ()) -> dict[str, str]:
+def check(
+    profile: PagingProfile, st: PagingState, reports: Iterable[Report] = ()
+) -> dict[str, str]:
     """Every violated property id with a one-line explanation (empty if all hold)."""
     found: dict[str, str] = {}
     for pid, fn in _STATE_CHECKS.items():
@@ -230,8 +257,9 @@ def check(profile: PagingProfile, st: PagingState,
     return found
 
 
-def violations(profile: PagingProfile, st: PagingState,
-               reports: Iterable[Report] = ()) -> tuple[str, ...]:
+def violations(
+    profile: PagingProfile, st: PagingState, reports: Iterable[Report] = ()
+) -> tuple[str, ...]:
     """The ids of the PROP-PG properties violated by ``st`` (and the operation's reports)."""
     found = check(profile, st, reports)
     return tuple(pid for pid in ALL_PROPERTIES if pid in found)

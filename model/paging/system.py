@@ -36,8 +36,17 @@ from creditflow.model.paging.state import (
 )
 
 PUBLISH, GET, ACK, REQUEUE, TARGET, RATES, STORE, BUMP, SELF_BUMP = range(9)
-ACTION_NAMES = ("publish", "basic_get", "ack", "requeue", "target", "rates", "store_take",
-                "bump_credit", "bump_reduce_memory_use")
+ACTION_NAMES = (
+    "publish",
+    "basic_get",
+    "ack",
+    "requeue",
+    "target",
+    "rates",
+    "store_take",
+    "bump_credit",
+    "bump_reduce_memory_use",
+)
 SHIFT = 20
 
 
@@ -61,7 +70,10 @@ SMALL_BOUNDS = Bounds(
     kinds=((5000, False), (100, True)),
     publishes=3,
     profile=DEFAULT_PROFILE.with_settings(
-        store_credit=CreditSpec(2, 1), segment_entries=2, io_batch_size=1, gc_threshold=1,
+        store_credit=CreditSpec(2, 1),
+        segment_entries=2,
+        io_batch_size=1,
+        gc_threshold=1,
         read_batch=2,
     ),
     rates=(Rates(), Rates(0.0, 1.0, 1.0, 0.0)),
@@ -192,19 +204,25 @@ class PagingSystem:
             return tuple(m.seq for m in msgs)
 
         return {
-            "q1": seqs(st.q1), "q2": seqs(st.q2), "q3": seqs(st.q3), "q4": seqs(st.q4),
+            "q1": seqs(st.q1),
+            "q2": seqs(st.q2),
+            "q3": seqs(st.q3),
+            "q4": seqs(st.q4),
             "delta": seqs(st.delta),
             "delta_range": (st.delta_start, st.delta_end),
-            "ram_pending_ack": seqs(st.rpa), "disk_pending_ack": seqs(st.dpa),
+            "ram_pending_ack": seqs(st.rpa),
+            "disk_pending_ack": seqs(st.dpa),
             "qi_pending_ack": seqs(st.qpa),
             "in_ram": frozenset(m.seq for m in st.ready() + st.pending_acks() if m.in_ram),
-            "len": st.len, "ram_msg_count": st.ram_msg_count,
+            "len": st.len,
+            "ram_msg_count": st.ram_msg_count,
             "target": st.target,
             "store_credit": tuple(st.store_credit(i) for i in range(len(STORE_NAMES))),
             "blocked": frozenset(st.credit.blocked),
             "store_pending": tuple(s.pending for s in st.stores),
             "grants_in_flight": tuple(len(s.bumps) for s in st.stores),
-            "waiting_bump": st.waiting_bump, "self_bumps": st.self_bumps,
+            "waiting_bump": st.waiting_bump,
+            "self_bumps": st.self_bumps,
             "removed": st.removed,
         }
 

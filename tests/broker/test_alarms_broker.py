@@ -31,8 +31,9 @@ def _run_scenarios(workdir):
     with PrivateBroker(workdir) as broker:
         for empty_body in (False, True):
             expected, visited = model_alarm_run(BEFORE, AFTER, empty_body)
-            actual = broker_alarm_run(broker, BEFORE, AFTER, expected.checkpoints,
-                                      empty_body=empty_body)
+            actual = broker_alarm_run(
+                broker, BEFORE, AFTER, expected.checkpoints, empty_body=empty_body
+            )
             out[empty_body] = (expected, visited, actual)
     return out
 
@@ -54,7 +55,11 @@ def test_model_prediction_satisfies_the_alarm_properties(runs):
         assert all(properties.violations(s) == () for s in visited)
     expected = runs[False][0]
     assert [c.states[PUBLISHER] for c in expected.checkpoints] == [
-        "running", "blocking", "blocking", "blocked", "running"
+        "running",
+        "blocking",
+        "blocking",
+        "blocked",
+        "running",
     ]
 
 

@@ -90,12 +90,14 @@ def test_suspended_queue_blocks_reader_through_channel(private_broker, agent, tm
         assert a.processes[qpid].mailbox_len >= stalled_edge.data
         assert a.processes[qpid].name == "'obs.stalled'"
         reader, channel = chain["chain"][0]["pid"], chain["chain"][1]["pid"]
-        conns = json.loads(private_broker.ctl("list_connections", "pid", "state",
-                                              "--formatter", "json"))
+        conns = json.loads(
+            private_broker.ctl("list_connections", "pid", "state", "--formatter", "json")
+        )
         states = {_nums(c["pid"]): c["state"] for c in conns}
         assert states[_nums(reader)] == "flow"
-        chans = json.loads(private_broker.ctl("list_channels", "pid", "connection",
-                                              "--formatter", "json"))
+        chans = json.loads(
+            private_broker.ctl("list_channels", "pid", "connection", "--formatter", "json")
+        )
         owner = {_nums(c["pid"]): _nums(c["connection"]) for c in chans}
         assert owner[_nums(channel)] == _nums(reader)
         g = to_graph(a)
@@ -116,8 +118,9 @@ def test_suspended_queue_blocks_reader_through_channel(private_broker, agent, tm
     assert after is not None, "still blocked after resume"
     assert all(e.holds for e in after.edges if e.complete)
     assert after.violations == []
-    conns = json.loads(private_broker.ctl("list_connections", "pid", "state",
-                                          "--formatter", "json"))
+    conns = json.loads(
+        private_broker.ctl("list_connections", "pid", "state", "--formatter", "json")
+    )
     assert all(c["state"] in ("running", "flow") for c in conns)
     conn.close()
 
@@ -139,8 +142,11 @@ def _mutations(doc):
     altered = copy.deepcopy(base)
     altered["events"][a][5] += 7
     out.append(("altered ack spec", altered, lambda d, a=a: d.index == a))
-    s = next(i for i, e in enumerate(ev) if e[3] == "send" and e[2] == ev[i + 1][2]
-             and ev[i + 1][3] == "block")
+    s = next(
+        i
+        for i, e in enumerate(ev)
+        if e[3] == "send" and e[2] == ev[i + 1][2] and ev[i + 1][3] == "block"
+    )
     swapped = copy.deepcopy(base)
     e1, e2 = swapped["events"][s], swapped["events"][s + 1]
     swapped["events"][s], swapped["events"][s + 1] = e2, e1
@@ -156,8 +162,9 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
     params = private_broker.connection_parameters()
     box = {}
     out = tmp_path / "trace.json"
-    summary = record(agent, out, during=lambda: box.setdefault(
-        "w", run_workload(agent, params, 10_000)))
+    summary = record(
+        agent, out, during=lambda: box.setdefault("w", run_workload(agent, params, 10_000))
+    )
     w = box["w"]
     assert sum(w["published"]) == 10_000 and w["confirmed"] == w["published"]
     assert w["nacked"] == [0, 0, 0] and not w["errors"]
@@ -166,8 +173,9 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
     assert q["cf.transient"] == w["published"][1]
     assert q["cf.fan2"] == w["published"][2] == q["cf.fan1"] + w["consumed_fan1"]
     during = analyse(w["snapshot_during"])  # kept in w for _live_differences
-    assert any(c["chain"][-1]["role"] == "queue" and "suspended" in c["root_cause"]
-               for c in during.chains)
+    assert any(
+        c["chain"][-1]["role"] == "queue" and "suspended" in c["root_cause"] for c in during.chains
+    )
     assert during.violations == []
     doc = json.loads(out.read_text())
     res = validate(doc)
@@ -175,8 +183,9 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
     assert res.stats["send"] >= 10_000 and res.stats["block"] > 0 and res.stats["bump"] > 0
     assert summary["events_between_cuts"] == res.events
     _live_differences(doc, w, res)
-    done = subprocess.run([*CLI, "observe", "validate", str(out)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [*CLI, "observe", "validate", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     for name, bad, ok in _mutations(doc):
         r = validate(bad)
@@ -189,17 +198,21 @@ def _live_differences(doc, w, res):
     ev = window(doc)
     # channels live only as long as their connections: take roles from the cut taken
     # during the stall as well as from the first and last cuts
-    roles = {p["pid"]: p["role_hint"]
-             for snap in (doc["first"], w["snapshot_during"], doc["last"])
-             for p in snap["processes"]}
+    roles = {
+        p["pid"]: p["role_hint"]
+        for snap in (doc["first"], w["snapshot_during"], doc["last"])
+        for p in snap["processes"]
+    }
     # OBS-DIFF-PEER-DOWN: publishers' connections close inside the window
     assert res.stats.get("peer_down", 0) > 0
     # OBS-DIFF-STORE: one msg_store write per persistent publish, none for transient ones
     store_sends = [e for e in ev if e[3] == "send" and [e[5], e[6]] == [4000, 800]]
     assert len(store_sends) == w["published"][0]
     assert {roles.get(e[4]) for e in store_sends} == {"rabbit_msg_store"}
-    assert any(p["role_hint"] == "rabbit_msg_store" and p["name"] == "msg_store_persistent"
-               for p in doc["last"]["processes"])  # OBS-PROCESS
+    assert any(
+        p["role_hint"] == "rabbit_msg_store" and p["name"] == "msg_store_persistent"
+        for p in doc["last"]["processes"]
+    )  # OBS-PROCESS
     # OBS-DIFF-CHANNEL: a channel acks its reader, then sends to every queue the
     # publish is routed to (NET-TAKE's order): after each ack, as many sends as queues
     # (a channel is what acks and sends with the default spec: readers only send, queues
@@ -217,7 +230,7 @@ def _live_differences(doc, w, res):
     for pid, seq in per.items():
         if pid not in first_cut:
             assert seq[0] == "ack", (pid, seq[:5])  # born in the window: ack comes first
-        seq = seq[seq.index("ack"):] if "ack" in seq else []  # the window may cut a step
+        seq = seq[seq.index("ack") :] if "ack" in seq else []  # the window may cut a step
         groups = []
         for kind in seq:
             if kind == "ack":
@@ -233,8 +246,11 @@ def _live_differences(doc, w, res):
     gaps = 0
     for pid in per:
         mine = [e for e in ev if e[2] == pid and e[3] in ("ack", "send")]
-        gaps += sum(1 for a, b in zip(mine, mine[1:], strict=False)
-                    if a[3] == "ack" and b[3] == "send" and pos[id(b)] - pos[id(a)] > 1)
+        gaps += sum(
+            1
+            for a, b in zip(mine, mine[1:], strict=False)
+            if a[3] == "ack" and b[3] == "send" and pos[id(b)] - pos[id(a)] > 1
+        )
     assert gaps > 0
 
 
@@ -245,7 +261,8 @@ def test_in_flight_classification_on_the_node(agent):
     got = agent.eval(
         "Me = self(), D = fun(SWP) -> {'$gen_cast', {deliver, {delivery, false, false, Me, "
         "m, 1, flow}, SWP}} end, cf_observe:classify([D(true), D(false), "
-        "{bump_credit, {Me, 200}}, hello], buffer, #{}).")
+        "{bump_credit, {Me, 200}}, hello], buffer, #{})."
+    )
     kinds = {(k, where): n for k, _peer, where, n in got}
     assert kinds == {("data", "buffer"): 3, ("grant", "buffer"): 200}
 
@@ -255,15 +272,20 @@ def test_client_death_leaves_nothing_suspended_or_traced(private_broker, agent):
     or while tracing leaves no process suspended and no trace pattern behind."""
     victim = ObserveAgent(NodeTarget.of_broker(private_broker)).start()
     victim.trace_start(victim.workdir / "ev.jsonl")
-    holder = threading.Thread(target=lambda: pytest.raises(ObserveError, victim.snapshot,
-                                                           60_000, 30_000), daemon=True)
+    holder = threading.Thread(
+        target=lambda: pytest.raises(ObserveError, victim.snapshot, 60_000, 30_000), daemon=True
+    )
     holder.start()
     assert _wait(lambda: agent.suspended(), timeout=10), "the held snapshot suspended nothing"
     victim.kill()
     assert _wait(lambda: agent.suspended() == [], timeout=10)
     traced = agent.eval("erlang:trace_info({credit_flow, send, 2}, traced).")
-    assert _wait(lambda: agent.eval("erlang:trace_info({credit_flow, send, 2}, traced).")
-                 == ["traced", False], timeout=10), traced
+    assert _wait(
+        lambda: (
+            agent.eval("erlang:trace_info({credit_flow, send, 2}, traced).") == ["traced", False]
+        ),
+        timeout=10,
+    ), traced
     holder.join(timeout=10)
 
 
@@ -279,8 +301,12 @@ def test_connection_failures_exit_3(private_broker, tmp_path):
         (["--node", "no-at-sign", "--cookie-file", str(cookie)], "NAME@HOST"),
     ]
     for args, word in cases:
-        done = subprocess.run([*CLI, "observe", "snapshot", *args, "--epmd-port", env_port],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [*CLI, "observe", "snapshot", *args, "--epmd-port", env_port],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 3, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and word in lines[0], lines
@@ -292,9 +318,25 @@ def test_broker_stopped_mid_recording_exit_3(private_broker, tmp_path):
     env_port = private_broker.erl_environment()["ERL_EPMD_PORT"]
     cookie = Path(private_broker.erl_environment()["HOME"]) / ".erlang.cookie"
     proc = subprocess.Popen(
-        [*CLI, "observe", "record", "--node", private_broker.node, "--cookie-file",
-         str(cookie), "--epmd-port", env_port, "--seconds", "30", "--out",
-         str(tmp_path / "t.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            *CLI,
+            "observe",
+            "record",
+            "--node",
+            private_broker.node,
+            "--cookie-file",
+            str(cookie),
+            "--epmd-port",
+            env_port,
+            "--seconds",
+            "30",
+            "--out",
+            str(tmp_path / "t.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)
     private_broker.stop()
     _out, err = proc.communicate(timeout=90)

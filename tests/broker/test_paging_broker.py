@@ -22,15 +22,15 @@ from creditflow.conformance.inputs.paging_scenarios import load_scenario
 pytestmark = pytest.mark.xdist_group("broker")
 
 #: the scenarios the issue asks for, plus the embedding boundary
-BROKER_SCENARIOS = ("small-embedded", "large-tight-credit", "mixed-pending-acks",
-                    "embed-boundary")
+BROKER_SCENARIOS = ("small-embedded", "large-tight-credit", "mixed-pending-acks", "embed-boundary")
 
 
 def test_paging_on_a_real_broker(private_broker, tmp_path, monkeypatch):
     """PG-OBSERVE: the four scenarios on one broker, then every check on their comparisons
     (one function: the comparisons are computed once)."""
-    comparisons = {name: compare_on_broker(private_broker, load_scenario(name))
-                   for name in BROKER_SCENARIOS}
+    comparisons = {
+        name: compare_on_broker(private_broker, load_scenario(name)) for name in BROKER_SCENARIOS
+    }
     for name in BROKER_SCENARIOS:
         check_agreement(comparisons[name], name)
     check_large_messages_stop_paging_when_blocked(comparisons)
@@ -48,6 +48,8 @@ def check_agreement(c, name):
     assert not c.diffs, name + ":\n" + "\n".join(str(d) for d in c.diffs[:20])
     assert all(o.how == "settled" for o in c.observations), name
     assert any(o.after_pass is not None for o in c.observations), name
+
+
 def check_large_messages_stop_paging_when_blocked(comparisons):
     """PG-A2B-BLOCKED, PG-CREDIT on the broker itself: after the first pass of target 0,
     exactly 10 of 40 large messages are betas and the queue is blocked by the transient
@@ -85,8 +87,14 @@ def check_a_wrong_prediction_is_caught(comparisons):
     credit bound differ (in credit, and in what the first pass moved)."""
     c = comparisons["large-tight-credit"]
     wrong = load_scenario("large-tight-credit")
-    wrong = wrong.__class__(**{**wrong.__dict__, "config": wrong.config._replace(
-        profile=wrong.profile.with_settings(store_credit=(20, 10)))})
+    wrong = wrong.__class__(
+        **{
+            **wrong.__dict__,
+            "config": wrong.config._replace(
+                profile=wrong.profile.with_settings(store_credit=(20, 10))
+            ),
+        }
+    )
     diffs = compare(wrong, c.observations).diffs
     fields = {d.field for d in diffs}
     assert {"credit", "q3", "q4"} <= fields and fields <= set(COMPARED)
@@ -109,8 +117,11 @@ def check_cli_against_broker(private_broker, tmp_path, monkeypatch):
 
     monkeypatch.setattr("creditflow.adapters.rabbitmq.broker.PrivateBroker", Shared)
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["paging", "embed-boundary", "--against-broker",
-                                       "--out", str(out)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        ["paging", "embed-boundary", "--against-broker", "--out", str(out)],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert "agrees" in result.output and cli_paging is not None
     doc = json.loads(out.read_text())
@@ -130,7 +141,6 @@ def check_erlang_session_evaluates_and_reports_errors(private_broker):
             session.eval("1 +.")
         with pytest.raises(BrokerError, match="failed"):
             session.eval("erlang:error(boom).")
-        assert session.eval('io:format("~s~n", [atom_to_list(node())]), ok.') \
-            == private_broker.node
+        assert session.eval('io:format("~s~n", [atom_to_list(node())]), ok.') == private_broker.node
     with pytest.raises(BrokerError, match="not running"):
         session.eval("1.")

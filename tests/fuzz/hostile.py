@@ -34,8 +34,7 @@ def run_cli(args: list[str], cwd: Path, allowed: tuple[str, ...] = ()) -> Any:
     finally:
         os.chdir(old)
     exc = result.exception
-    assert exc is None or isinstance(exc, SystemExit), (
-        f"creditflow {' '.join(args)} raised {exc!r}")
+    assert exc is None or isinstance(exc, SystemExit), f"creditflow {' '.join(args)} raised {exc!r}"
     assert result.exit_code in DOCUMENTED, (result.exit_code, result.stderr)
     err = result.stderr
     assert "Traceback" not in err and "Traceback" not in result.stdout
@@ -49,8 +48,24 @@ def run_cli(args: list[str], cwd: Path, allowed: tuple[str, ...] = ()) -> Any:
 
 
 HOSTILE_VALUES = [
-    None, "false", "true", [], {}, -1, 0, 1.5, "x" * 300, "../../etc/passwd", "/abs/path",
-    "a\x00b", "a\nb\x1b[31m", True, [[[]]], {"id": None}, "9" * 30, -(10**17),
+    None,
+    "false",
+    "true",
+    [],
+    {},
+    -1,
+    0,
+    1.5,
+    "x" * 300,
+    "../../etc/passwd",
+    "/abs/path",
+    "a\x00b",
+    "a\nb\x1b[31m",
+    True,
+    [[[]]],
+    {"id": None},
+    "9" * 30,
+    -(10**17),
 ]
 
 
@@ -88,10 +103,22 @@ def mutated_json(draw: Any, doc: Any) -> bytes:
     random place, a deleted key, a duplicated key, deep nesting, a huge integer, NaN or
     Infinity, binary junk, or a truncation."""
     paths = paths_of(doc)
-    kind = draw(st.sampled_from([
-        "value", "value", "delete", "duplicate", "deep", "bigint", "nan", "junk", "truncate",
-        "empty",
-    ]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "value",
+                "value",
+                "delete",
+                "duplicate",
+                "deep",
+                "bigint",
+                "nan",
+                "junk",
+                "truncate",
+                "empty",
+            ]
+        )
+    )
     text = json.dumps(doc)
     if kind == "value":
         at = draw(st.sampled_from(paths))
@@ -107,17 +134,17 @@ def mutated_json(draw: Any, doc: Any) -> bytes:
         at = draw(st.sampled_from(paths))
         depth = draw(st.sampled_from([60, 1000, 100_000]))
         nested = "[" * depth + "1" + "]" * depth
-        marker = "\"@@DEEP@@\""
+        marker = '"@@DEEP@@"'
         return json.dumps(_set(doc, at, "@@DEEP@@")).replace(marker, nested).encode()
     if kind == "bigint":
         at = draw(st.sampled_from(paths))
         digits = draw(st.sampled_from([19, 400, 5000]))
-        marker = "\"@@INT@@\""
+        marker = '"@@INT@@"'
         return json.dumps(_set(doc, at, "@@INT@@")).replace(marker, "9" * digits).encode()
     if kind == "nan":
         at = draw(st.sampled_from(paths))
         literal = draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999"]))
-        return json.dumps(_set(doc, at, "@@N@@")).replace("\"@@N@@\"", literal).encode()
+        return json.dumps(_set(doc, at, "@@N@@")).replace('"@@N@@"', literal).encode()
     if kind == "junk":
         return draw(st.binary(min_size=1, max_size=64))
     if kind == "truncate":

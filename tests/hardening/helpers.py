@@ -37,8 +37,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 def run(*args: str, cwd: Path, timeout: float = 60, **kw: object) -> subprocess.CompletedProcess:
     """Run ``creditflow ARGS`` as a real subprocess."""
-    return subprocess.run([*CF, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, **kw)  # type: ignore[call-overload]
+    return subprocess.run(
+        [*CF, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kw
+    )  # type: ignore[call-overload]
 
 
 def one_error_line(stderr: str) -> str:
@@ -95,12 +96,15 @@ def files_under(folder: Path) -> set[Path]:
 
 def graph_json(name: str, deadlocks: bool = True) -> str:
     """cycle2 (deadlocks with credit 1,1) under another name, as node-link JSON."""
-    return json.dumps({
-        "directed": True, "multigraph": False,
-        "graph": {"name": name, "credit": [1, 1] if deadlocks else [2, 1]},
-        "nodes": [{"id": "A", "source": True, "publishes": 4}, {"id": "B"}],
-        "edges": [{"source": "A", "target": "B"}, {"source": "B", "target": "A"}],
-    })
+    return json.dumps(
+        {
+            "directed": True,
+            "multigraph": False,
+            "graph": {"name": name, "credit": [1, 1] if deadlocks else [2, 1]},
+            "nodes": [{"id": "A", "source": True, "publishes": 4}, {"id": "B"}],
+            "edges": [{"source": "A", "target": "B"}, {"source": "B", "target": "A"}],
+        }
+    )
 
 
 def graph_graphml(name: str) -> str:
@@ -125,8 +129,9 @@ def graph_graphml(name: str) -> str:
 
 def graph_dot(name: str) -> str:
     quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-    return (f'digraph "{quoted}" {{ credit="1,1"; A [source=true, publishes=4]; B; '
-            'A -> B; B -> A; }\n')
+    return (
+        f'digraph "{quoted}" {{ credit="1,1"; A [source=true, publishes=4]; B; A -> B; B -> A; }}\n'
+    )
 
 
 def actor_graph_json(name: str) -> str:

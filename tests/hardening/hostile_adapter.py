@@ -51,8 +51,7 @@ def misbehave(req: dict) -> str | None:
     if base == "blank-lines":
         forever(b"\n" * 1024, 0.001)
     if base == "huge-line":
-        write(b'{"id":' + str(rid).encode() + b',"ok":true,"pad":"' + b"y" * 10_000_000
-              + b'"}\n')
+        write(b'{"id":' + str(rid).encode() + b',"ok":true,"pad":"' + b"y" * 10_000_000 + b'"}\n')
         time.sleep(3600)
     if base == "deep":
         return f'{{"id":{rid},"ok":true,"state":{"[" * 100_000 + "]" * 100_000}}}'
@@ -61,10 +60,14 @@ def misbehave(req: dict) -> str | None:
     if base == "non-object":
         return "[1, 2, 3]"
     if base == "wrong-types":
-        return json.dumps({"id": rid, "ok": True, "state": {"credit_from": [], "credit_to": 3,
-                                                            "blocked": {"x": 1},
-                                                            "deferred": "no"},
-                           "emitted": 7})
+        return json.dumps(
+            {
+                "id": rid,
+                "ok": True,
+                "state": {"credit_from": [], "credit_to": 3, "blocked": {"x": 1}, "deferred": "no"},
+                "emitted": 7,
+            }
+        )
     if base == "escape":
         sys.stderr.write("\x1b[2J\x1b[31mred alert\x1b]0;owned\x07\r\x1b[1Aevil\n")
         sys.stderr.flush()

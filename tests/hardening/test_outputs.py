@@ -44,8 +44,13 @@ def test_any_name_becomes_one_safe_component(name):
     assert stem not in (".", "..") and not stem.startswith(".")
     assert len(stem) <= MAX_STEM + 11
     assert derived_path("out", name, ".itf.json").parent == Path("out")
-    if set(name) <= SAFE and name and name[0] not in "._" and name[-1] not in "._" \
-            and len(name) <= MAX_STEM:
+    if (
+        set(name) <= SAFE
+        and name
+        and name[0] not in "._"
+        and name[-1] not in "._"
+        and len(name) <= MAX_STEM
+    ):
         assert stem == name
 
 
@@ -69,8 +74,11 @@ def _name(kind: str, tmp_path: Path) -> str:
     return str(tmp_path / "abs-victim" / "x") if name == "@ABS@" else name
 
 
-FORMATS = {"json": (".json", graph_json), "graphml": (".graphml", graph_graphml),
-           "dot": (".dot", graph_dot)}
+FORMATS = {
+    "json": (".json", graph_json),
+    "graphml": (".graphml", graph_graphml),
+    "dot": (".dot", graph_dot),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_NAMES))
@@ -115,8 +123,9 @@ def test_other_writers_sanitise_hostile_names(tmp_path, monkeypatch, command):
             args = ["accounts", "check", "g.json", "--json"]
         else:
             (work / "g.json").write_text(graph_json(name))
-            args = [command, "g.json", "--json"] + (["--depth", "8"] if command == "prove"
-                                                   else ["--max-credit", "1", "--depth", "6"])
+            args = [command, "g.json", "--json"] + (
+                ["--depth", "8"] if command == "prove" else ["--max-credit", "1", "--depth", "6"]
+            )
         before = files_under(tmp_path)
         code, out, err = invoke(*args)
         assert code in DOCUMENTED and "Traceback" not in err
@@ -132,9 +141,15 @@ def test_accounts_conform_names_its_divergence_safely(tmp_path, monkeypatch):
     work.mkdir()
     monkeypatch.chdir(work)
     (work / "g.json").write_text(actor_graph_json("../../escaped"))
-    code, out, err = invoke("accounts", "conform", "--adapter-cmd",
-                            f"{sys.executable} -m creditflow.adapters.reference.accounts "
-                            "--mutant strict-check", "--graph", "g.json", "--json")
+    code, out, err = invoke(
+        "accounts",
+        "conform",
+        "--adapter-cmd",
+        f"{sys.executable} -m creditflow.adapters.reference.accounts --mutant strict-check",
+        "--graph",
+        "g.json",
+        "--json",
+    )
     assert code == 1, err
     trace = Path(json.loads(out)["trace"])
     assert trace.parent == Path("counterexamples") and (work / trace).is_file()
@@ -166,8 +181,9 @@ def test_explicit_paths_are_atomic_and_do_not_follow_a_final_symlink(tmp_path, m
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (tmp_path / "t.itf.json").symlink_to(victim)
-    code, _, _ = invoke("check", "cycle2", "--credit", "1,1", "--trace-out", "t.itf.json",
-                        "--dot-out", "pic/p.dot")
+    code, _, _ = invoke(
+        "check", "cycle2", "--credit", "1,1", "--trace-out", "t.itf.json", "--dot-out", "pic/p.dot"
+    )
     assert code == 10
     assert victim.read_text() == "precious\n"
     assert json.loads((tmp_path / "t.itf.json").read_text())["#meta"]["format"] == "ITF"
@@ -223,8 +239,12 @@ def test_write_atomic_refuses_and_never_leaves_a_partial_file(tmp_path):
     target.write_text("old")
     (tmp_path / "plain").write_text("a file")
     (tmp_path / "dir.json").mkdir()
-    for bad in (tmp_path / "plain" / "t.json", tmp_path / "dir.json",
-                tmp_path / ("y" * 300), Path(str(tmp_path / "nul") + "\x00.json")):
+    for bad in (
+        tmp_path / "plain" / "t.json",
+        tmp_path / "dir.json",
+        tmp_path / ("y" * 300),
+        Path(str(tmp_path / "nul") + "\x00.json"),
+    ):
         with pytest.raises(OutputError) as info:
             write_atomic(bad, "x")
         assert "\n" not in str(info.value) and str(info.value).isprintable()

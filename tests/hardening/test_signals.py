@@ -50,8 +50,9 @@ def _interrupt(tmp_path: Path, args: list[str], signum: int, ready) -> tuple[str
     with out.open("w") as o, err.open("w") as e:
         proc = subprocess.Popen([*CF, *args], cwd=tmp_path, stdout=o, stderr=e)
         try:
-            _wait_for(lambda: proc.poll() is not None
-                      or (_policy_in_force(proc.pid) and ready(proc)))
+            _wait_for(
+                lambda: proc.poll() is not None or (_policy_in_force(proc.pid) and ready(proc))
+            )
             assert proc.poll() is None, f"finished before the signal: {err.read_text()}"
             below = descendants(proc.pid)
             sent = time.monotonic()
@@ -84,9 +85,21 @@ def _after(seconds: float):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_check(tmp_path, signum):
     """SIG-POLICY: a long exploration stops with 130/143, not 1 or 10."""
-    _, line, _ = _interrupt(tmp_path, ["check", "fanout", "--credit", "5,1", "--publishes",
-                                       "400", "--no-reduction", "--no-symmetry"],
-                            signum, _after(0.7))
+    _, line, _ = _interrupt(
+        tmp_path,
+        [
+            "check",
+            "fanout",
+            "--credit",
+            "5,1",
+            "--publishes",
+            "400",
+            "--no-reduction",
+            "--no-symmetry",
+        ],
+        signum,
+        _after(0.7),
+    )
     assert "nothing was saved" in line
 
 
@@ -95,8 +108,11 @@ def test_conform_prints_its_seed_and_kills_adapter_and_grandchild(tmp_path):
     adapter and its grandchild are gone."""
     pidfile = tmp_path / "pids"
     out, line, below = _interrupt(
-        tmp_path, ["conform", "--adapter-cmd", hostile_adapter("slow", pidfile)],
-        signal.SIGTERM, lambda proc: pidfile.exists())
+        tmp_path,
+        ["conform", "--adapter-cmd", hostile_adapter("slow", pidfile)],
+        signal.SIGTERM,
+        lambda proc: pidfile.exists(),
+    )
     seed = out.splitlines()[0].removeprefix("creditflow conform: seed ")
     assert seed.isdigit() and f"seed {seed} (rerun with --seed {seed})" in line
     pids = list(map(int, pidfile.read_text().split()))
@@ -106,17 +122,24 @@ def test_conform_prints_its_seed_and_kills_adapter_and_grandchild(tmp_path):
 def test_replay_kills_the_adapter_group(tmp_path):
     """SIG-CHILDREN: SIGINT during replay: exit 130, adapter and grandchild gone."""
     pidfile = tmp_path / "pids"
-    _, _, _ = _interrupt(tmp_path, ["replay", str(TRACE), "--adapter-cmd",
-                                    hostile_adapter("slow", pidfile)],
-                         signal.SIGINT, lambda proc: pidfile.exists())
+    _, _, _ = _interrupt(
+        tmp_path,
+        ["replay", str(TRACE), "--adapter-cmd", hostile_adapter("slow", pidfile)],
+        signal.SIGINT,
+        lambda proc: pidfile.exists(),
+    )
     assert gone(list(map(int, pidfile.read_text().split())))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_prove_interrupts_z3(tmp_path, signum):
     """SIG-Z3: a signal inside a long Z3 call ends it at once; no verdict, no trace."""
-    out, _, _ = _interrupt(tmp_path, ["prove", "cycle3", "--credit", "2,1", "--publishes",
-                                      "30", "--depth", "300"], signum, _after(1.5))
+    out, _, _ = _interrupt(
+        tmp_path,
+        ["prove", "cycle3", "--credit", "2,1", "--publishes", "30", "--depth", "300"],
+        signum,
+        _after(1.5),
+    )
     assert "result:" not in out and not (tmp_path / "counterexamples").exists()
 
 
@@ -124,17 +147,21 @@ def test_prove_interrupts_z3(tmp_path, signum):
 def test_check_interrupts_its_settlement(tmp_path, signum):
     """SIG-Z3, EXP-SETTLE: `check` past its budget is proving (about 4 s of Z3 on this
     graph); a signal then ends it at once: 130/143, one line, no verdict, no trace."""
-    out, _, _ = _interrupt(tmp_path, ["check", "cycle3", "--credit", "2,1", "--publishes",
-                                      "30", "--max-states", "50", "--json"],
-                           signum, _after(2.0))
+    out, _, _ = _interrupt(
+        tmp_path,
+        ["check", "cycle3", "--credit", "2,1", "--publishes", "30", "--max-states", "50", "--json"],
+        signum,
+        _after(2.0),
+    )
     assert out == "" and not (tmp_path / "counterexamples").exists()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_while_starting(tmp_path, signum):
     """SIG-POLICY before the command runs (imports): one line, 130/143."""
-    proc = subprocess.Popen([*CF, "check", "cycle2"], cwd=tmp_path, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [*CF, "check", "cycle2"], cwd=tmp_path, stderr=subprocess.PIPE, text=True
+    )
     _wait_for(lambda: proc.poll() is not None or _catches(proc.pid, signal.SIGTERM))
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=20)
@@ -144,17 +171,20 @@ def test_while_starting(tmp_path, signum):
 
 def _catches(pid: int, signum: int) -> bool:
     status = Path(f"/proc/{pid}/status").read_text()
-    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:"))
-                 .split()[1], 16)
+    caught = int(
+        next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16
+    )
     return bool(caught & (1 << (signum - 1)))
 
 
 def test_accounts_conform(tmp_path):
     """SIG-POLICY for accounts conform: 143, its seed, the adapter subprocess gone."""
     _, line, below = _interrupt(
-        tmp_path, ["accounts", "conform", "--adapter-cmd", ACCOUNTS, "--runs", "1000000",
-                   "--seed", "7"],
-        signal.SIGTERM, lambda proc: bool(descendants(proc.pid)) and time.sleep(0.5) is None)
+        tmp_path,
+        ["accounts", "conform", "--adapter-cmd", ACCOUNTS, "--runs", "1000000", "--seed", "7"],
+        signal.SIGTERM,
+        lambda proc: bool(descendants(proc.pid)) and time.sleep(0.5) is None,
+    )
     assert "seed 7" in line and below
 
 
@@ -167,8 +197,9 @@ def test_a_command_stops_only_the_children_it_started():
     before = children.track(subprocess.Popen(["sleep", "60"], start_new_session=True))
     try:
         pidfile = Path(f"/tmp/cf-hostile-{time.monotonic_ns()}")
-        code, _, _ = invoke("replay", str(TRACE), "--adapter-cmd",
-                            hostile_adapter("grandchild", pidfile))
+        code, _, _ = invoke(
+            "replay", str(TRACE), "--adapter-cmd", hostile_adapter("grandchild", pidfile)
+        )
         assert code == 0
         assert gone(list(map(int, pidfile.read_text().split())))
         pidfile.unlink()

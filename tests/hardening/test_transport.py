@@ -34,8 +34,7 @@ CORPUS_TRACE = ROOT / "conformance" / "corpus" / "credit_flow" / "cf13-disabled-
 
 
 def _adapter(mode: str, timeout: float = 0.5, **kw: object) -> SubprocessAdapter:
-    return SubprocessAdapter([sys.executable, str(HOSTILE), mode], name=mode, timeout=timeout,
-                             **kw)  # type: ignore[arg-type]
+    return SubprocessAdapter([sys.executable, str(HOSTILE), mode], name=mode, timeout=timeout, **kw)  # type: ignore[arg-type]
 
 
 def _fail_on_first_op(mode: str, timeout: float = 0.5) -> tuple[AdapterFailure, float]:
@@ -96,8 +95,9 @@ def test_no_response_crashes_the_driver(mode):
 
 def test_stderr_escapes_are_neutralised_on_the_command_line(tmp_path):
     """AD-TRANSPORT-STDERR: ESC/CSI/OSC/BEL/CR from the adapter never reach our terminal."""
-    code, _, err = invoke("conform", "--adapter-cmd", hostile_adapter("escape"),
-                          "--seed", "1", "--out", str(tmp_path))
+    code, _, err = invoke(
+        "conform", "--adapter-cmd", hostile_adapter("escape"), "--seed", "1", "--out", str(tmp_path)
+    )
     assert code == 3
     line = one_error_line(err)
     assert "\x1b" not in err and "\x07" not in err and "\r" not in err
@@ -107,8 +107,9 @@ def test_stderr_escapes_are_neutralised_on_the_command_line(tmp_path):
 def test_no_grandchild_survives_replay(tmp_path):
     """AD-TRANSPORT-GROUP: an adapter's grandchild is killed when replay ends normally."""
     pidfile = tmp_path / "pids"
-    code, out, err = invoke("replay", str(CORPUS_TRACE), "--adapter-cmd",
-                            hostile_adapter("grandchild", pidfile))
+    code, out, err = invoke(
+        "replay", str(CORPUS_TRACE), "--adapter-cmd", hostile_adapter("grandchild", pidfile)
+    )
     assert code == 0, out + err
     adapter_pid, grandchild_pid = map(int, pidfile.read_text().split())
     assert gone([adapter_pid, grandchild_pid])
@@ -117,8 +118,9 @@ def test_no_grandchild_survives_replay(tmp_path):
 def test_group_is_killed_after_a_failure():
     """AD-TRANSPORT-GROUP: a failing adapter's whole group is gone after close."""
     pidfile = Path(f"/tmp/cf-hostile-{time.monotonic_ns()}")
-    adapter = SubprocessAdapter([sys.executable, str(HOSTILE), "grandchild", str(pidfile)],
-                                name="g", timeout=0.5)
+    adapter = SubprocessAdapter(
+        [sys.executable, str(HOSTILE), "grandchild", str(pidfile)], name="g", timeout=0.5
+    )
     try:
         pids = list(map(int, pidfile.read_text().split()))
         assert all(alive(p) for p in pids) and adapter._proc.pid in children.live_pids()
@@ -132,9 +134,11 @@ def test_group_is_killed_after_a_failure():
 @pytest.mark.parametrize("command", ["conform", "replay", "accounts"])
 def test_bad_timeouts_are_usage_errors(command, value):
     """AD-TRANSPORT-DEADLINE: --timeout must be finite and in range: exit 2."""
-    args = {"conform": ["conform", "--adapter", "reference"],
-            "replay": ["replay", str(CORPUS_TRACE), "--adapter", "reference"],
-            "accounts": ["accounts", "conform", "--adapter", "reference"]}[command]
+    args = {
+        "conform": ["conform", "--adapter", "reference"],
+        "replay": ["replay", str(CORPUS_TRACE), "--adapter", "reference"],
+        "accounts": ["accounts", "conform", "--adapter", "reference"],
+    }[command]
     code, out, err = invoke(*args, f"--timeout={value}")
     assert code == 2 and "--timeout" in one_error_line(err) and not out
 
@@ -142,16 +146,20 @@ def test_bad_timeouts_are_usage_errors(command, value):
 @pytest.mark.parametrize("command", ["conform", "replay", "accounts"])
 def test_an_unbalanced_quote_in_adapter_cmd_is_a_usage_error(command):
     """AD-TRANSPORT-DEADLINE (the command line): an unbalanced quote is exit 2."""
-    args = {"conform": ["conform"], "replay": ["replay", str(CORPUS_TRACE)],
-            "accounts": ["accounts", "conform"]}[command]
+    args = {
+        "conform": ["conform"],
+        "replay": ["replay", str(CORPUS_TRACE)],
+        "accounts": ["accounts", "conform"],
+    }[command]
     code, _, err = invoke(*args, "--adapter-cmd", "python3 'adapter.py")
     assert code == 2 and "No closing quotation" in one_error_line(err)
 
 
 def test_a_hostile_adapter_in_json_mode_still_gives_one_json_object(tmp_path):
     """AD-TRANSPORT-PARSE through the CLI: exit 3, one JSON object on stdout."""
-    code, out, err = invoke("replay", str(CORPUS_TRACE), "--adapter-cmd",
-                            hostile_adapter("huge-int"), "--json")
+    code, out, err = invoke(
+        "replay", str(CORPUS_TRACE), "--adapter-cmd", hostile_adapter("huge-int"), "--json"
+    )
     assert code == 3 and "Traceback" not in err
     report = json.loads(out)
     assert report["counts"]["adapter-failure"] == 1

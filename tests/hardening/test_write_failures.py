@@ -30,7 +30,10 @@ def _in_mount(options: str, folder: Path, *args: str) -> subprocess.CompletedPro
     script = 'mount -t tmpfs -o "$1" tmpfs "$2" && shift 2 && exec "$@"'
     return subprocess.run(
         [unshare, "-rm", "sh", "-c", script, "sh", options, str(folder), *CF, *args],
-        cwd=folder.parent, capture_output=True, text=True, timeout=120,
+        cwd=folder.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -68,9 +71,19 @@ def test_conform_divergence_is_not_lost_on_an_unwritable_out(tmp_path, monkeypat
     it is printed with the trace on stdout; exit 1 (the verdict's)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plain").write_text("")
-    code, out, err = invoke("conform", "--adapter", "mutant:ack-off-by-one", "--seed", "1",
-                            "--max-examples", "50", "--phase", "process-ops",
-                            "--out", "plain/traces")
+    code, out, err = invoke(
+        "conform",
+        "--adapter",
+        "mutant:ack-off-by-one",
+        "--seed",
+        "1",
+        "--max-examples",
+        "50",
+        "--phase",
+        "process-ops",
+        "--out",
+        "plain/traces",
+    )
     assert code == 1, out + err
     assert "DIVERGENCE found by" in out and "TRACE NOT WRITTEN" in out
     assert "is not a folder" in one_error_line(err)
@@ -80,9 +93,14 @@ def test_accounts_conform_divergence_is_not_lost(tmp_path, monkeypatch):
     """OUT-FAILURE for accounts conform (its --trace-out under a regular file)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "file").write_text("")
-    code, out, err = invoke("accounts", "conform", "--adapter-cmd",
-                            f"{ACCOUNTS_SERVER} --mutant strict-check",
-                            "--trace-out", "file/t.itf.json")
+    code, out, err = invoke(
+        "accounts",
+        "conform",
+        "--adapter-cmd",
+        f"{ACCOUNTS_SERVER} --mutant strict-check",
+        "--trace-out",
+        "file/t.itf.json",
+    )
     assert code == 1
     assert "DIVERGENCE after" in out and "TRACE NOT WRITTEN" in out
     assert "is not a folder" in one_error_line(err)

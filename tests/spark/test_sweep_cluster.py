@@ -74,9 +74,21 @@ def sweep_rows(out: Path) -> list[dict[str, Any]]:
 
 def run_sweep(master: str, out: Path, env: dict[str, str]) -> dict[str, Any]:
     proc = subprocess.run(
-        [CREDITFLOW, "sweep", "smoke", "--master", master, "--out", str(out),
-         "--no-progress", "--json"],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            CREDITFLOW,
+            "sweep",
+            "smoke",
+            "--master",
+            master,
+            "--out",
+            str(out),
+            "--no-progress",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -151,7 +163,9 @@ def test_cluster_stops_when_its_process_is_signalled(tmp_path, signum):
     process can catch, the daemons get SIGTERM from the kernel (PR_SET_PDEATHSIG)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SIGNALLED, str(tmp_path / "cluster")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -172,12 +186,20 @@ def test_cluster_stops_when_its_process_is_signalled(tmp_path, signum):
     assert processes_mentioning(str(tmp_path / "cluster")) == []
 
 
-@pytest.mark.parametrize(("master", "loopback"), [
-    ("local[*]", True), ("spark://127.0.0.1:7077", True), ("spark://localhost:7077", True),
-    ("spark://[::1]:7077", True), ("spark://127.0.0.2:7077", True),
-    ("spark://head:7077", False), ("spark://10.0.0.5:7077", False),
-    ("spark://127.0.0.1:7077,10.0.0.5:7077", False), ("yarn", False),
-])
+@pytest.mark.parametrize(
+    ("master", "loopback"),
+    [
+        ("local[*]", True),
+        ("spark://127.0.0.1:7077", True),
+        ("spark://localhost:7077", True),
+        ("spark://[::1]:7077", True),
+        ("spark://127.0.0.2:7077", True),
+        ("spark://head:7077", False),
+        ("spark://10.0.0.5:7077", False),
+        ("spark://127.0.0.1:7077,10.0.0.5:7077", False),
+        ("yarn", False),
+    ],
+)
 def test_loopback_masters(master, loopback):
     """SW-CLUSTER: which masters make the driver bind to 127.0.0.1."""
     assert is_loopback(master) is loopback

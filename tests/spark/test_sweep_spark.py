@@ -60,8 +60,9 @@ edges = 3
 """
 
 
-def sweep_file(tmp_path: Path, name: str = "small", max_seconds: float = 20,
-               extra: str = "") -> Path:
+def sweep_file(
+    tmp_path: Path, name: str = "small", max_seconds: float = 20, extra: str = ""
+) -> Path:
     path = tmp_path / f"{name}.toml"
     path.write_text(SMALL.format(name=name, max_seconds=max_seconds, extra=extra))
     return path
@@ -72,7 +73,8 @@ def spark():
     """A real local Spark session (local[2]); Spark's Python workers can import
     tests.sweep_plugins (the repository root is on their PYTHONPATH)."""
     assert shutil.which("java") or os.environ.get("JAVA_HOME"), (
-        "Java is missing: the Spark tests need a JDK >= 17 (scripts/setup.sh installs it)")
+        "Java is missing: the Spark tests need a JDK >= 17 (scripts/setup.sh installs it)"
+    )
     from creditflow.conformance.sweep.spark import start_spark
 
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
@@ -96,7 +98,9 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
     row per case with the explorer's verdicts (and Z3's, SW-CHECKER) and a replayable
     trace per counterexample; Spark SQL reads the rows; a rerun runs nothing; a lost part
     file's cases (and only those) run again."""
-    path = sweep_file(tmp_path, extra=textwrap.dedent("""
+    path = sweep_file(
+        tmp_path,
+        extra=textwrap.dedent("""
         [[family]]
         kind = "layered"
         name = "proved"
@@ -104,7 +108,8 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
         credits = { specs = [[1, 1]] }
         variants = ["all-check"]
         checkers = ["prove"]
-    """))
+    """),
+    )
     out = tmp_path / "out"
     result = cli("sweep", str(path), "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
@@ -112,31 +117,39 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
     cases, _ = expand(load_sweep(path))
     assert report["written"] == report["cases"] == len(cases)
     assert report["master"] == "local[2]"
-    assert pq.read_schema(next((out / "results").glob("*.parquet"))).remove_metadata() == (
-        schema())
+    assert pq.read_schema(next((out / "results").glob("*.parquet"))).remove_metadata() == (schema())
     rows = {r["case_id"]: r for r in rows_of(out)}
     assert set(rows) == {c.case_id for c in cases}
     verdicts = set()
     for case in cases:
         row = rows[case.case_id]
-        system, explored = check_graph(case_graph(case.graph.graph, case.task),
-                                       CheckOptions(max_states=case.task.max_states))
+        system, explored = check_graph(
+            case_graph(case.graph.graph, case.task), CheckOptions(max_states=case.task.max_states)
+        )
         expected = summary(system, explored)
         if case.task.checker == "prove":
             assert (row["verdict"], row["states"], row["deadlock"]) == ("holds", None, False)
             assert expected["deadlock"] is False and expected["complete"]
             continue
         assert (row["states"], row["deadlock"], row["complete"]) == (
-            expected["states"], expected["deadlock"], expected["complete"])
+            expected["states"],
+            expected["deadlock"],
+            expected["complete"],
+        )
         assert (row["nodes"], row["cycles"], row["variant"]) == (
-            case.graph.features["nodes"], case.graph.features["cycles"], case.task.variant)
+            case.graph.features["nodes"],
+            case.graph.features["cycles"],
+            case.task.variant,
+        )
         assert row["attempt"] == 1 and row["run_id"] == report["run_id"]
         verdicts.add(row["verdict"])
         if row["shortest_counterexample"] is not None:
             trace = out / row["trace_path"]
             replayed = replay_network_trace(trace)
-            assert read_document(trace)["#meta"]["creditflow"]["length"] == (
-                row["shortest_counterexample"])
+            assert (
+                read_document(trace)["#meta"]["creditflow"]["length"]
+                == (row["shortest_counterexample"])
+            )
             assert len(replayed.states) - 1 >= row["shortest_counterexample"]
         else:
             assert row["trace_path"] is None
@@ -145,8 +158,7 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
     frame = spark.spark.read.parquet(str(out / "results"))
     assert frame.count() == len(cases)
     by_verdict = {r["verdict"]: r["count"] for r in frame.groupBy("verdict").count().collect()}
-    assert by_verdict == {v: sum(1 for r in rows.values() if r["verdict"] == v)
-                          for v in verdicts}
+    assert by_verdict == {v: sum(1 for r in rows.values() if r["verdict"] == v) for v in verdicts}
 
     parts = sorted((out / "results").glob("*.parquet"))
     again = cli("sweep", str(path), "--out", str(out), "--json")
@@ -197,8 +209,7 @@ def test_crashes_errors_and_timeouts_are_rows(spark, tmp_path):
     """)
     path = sweep_file(tmp_path, "faulty", max_seconds=1, extra=extra)
     out = tmp_path / "out"
-    result = cli("sweep", str(path), "--out", str(out), "--json",
-                 "--plugin", "tests.sweep_plugins")
+    result = cli("sweep", str(path), "--out", str(out), "--json", "--plugin", "tests.sweep_plugins")
     assert result.exit_code == 3, result.output
     rows = rows_of(out)
     cases, _ = expand(load_sweep(path, plugins=["tests.sweep_plugins"]))
@@ -210,15 +221,24 @@ def test_crashes_errors_and_timeouts_are_rows(spark, tmp_path):
     assert by_family["raisy"] == {"error"}
     assert by_family["spinny"] == {"timeout"}
     assert not {"crashed", "error", "timeout"} & (
-        by_family["broker"] | by_family["dag"] | by_family["cyc"])
+        by_family["broker"] | by_family["dag"] | by_family["cyc"]
+    )
     crashed = next(r for r in rows if r["verdict"] == "crashed")
     assert crashed["error"].startswith("task failed: ") and "crashed" in crashed["error"]
     assert "\n" not in crashed["error"]
     timeout = next(r for r in rows if r["verdict"] == "timeout")
     assert 1.0 <= timeout["seconds"] < 5 and timeout["states"] > 0
 
-    retried = cli("sweep", str(path), "--out", str(out), "--retry-failed", "--json",
-                  "--plugin", "tests.sweep_plugins")
+    retried = cli(
+        "sweep",
+        str(path),
+        "--out",
+        str(out),
+        "--retry-failed",
+        "--json",
+        "--plugin",
+        "tests.sweep_plugins",
+    )
     assert retried.exit_code == 3
     failed = sum(1 for r in rows if r["verdict"] in ("crashed", "error", "timeout"))
     assert json.loads(retried.stdout.strip().splitlines()[-1])["written"] == failed
@@ -230,7 +250,8 @@ def test_a_case_that_ignores_its_alarm_is_killed_and_recorded(spark, tmp_path):
     """SW-BUDGET, SW-FAILURE: a case no signal stops is killed at its hard limit; the
     engine isolates it and records a timeout; its batch-mate still gets a verdict."""
     path = tmp_path / "deaf.toml"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         name = "deaf"
         [budget]
         max_seconds = 0.2
@@ -244,10 +265,20 @@ def test_a_case_that_ignores_its_alarm_is_killed_and_recorded(spark, tmp_path):
         edges = 2
         [[family]]
         kind = "layered"
-    """))
+    """)
+    )
     out = tmp_path / "out"
-    result = cli("sweep", str(path), "--out", str(out), "--batch-size", "1", "--json",
-                 "--plugin", "tests.sweep_plugins:deaf_on_cycles")
+    result = cli(
+        "sweep",
+        str(path),
+        "--out",
+        str(out),
+        "--batch-size",
+        "1",
+        "--json",
+        "--plugin",
+        "tests.sweep_plugins:deaf_on_cycles",
+    )
     assert result.exit_code == 0, result.output
     rows = {r["kind"]: r for r in rows_of(out)}
     assert rows["random-cyclic"]["verdict"] == "timeout"
@@ -262,9 +293,20 @@ def test_replay_corpus(spark, tmp_path):
     its worker or raises gives crashed and error rows (exit 3); one row per file."""
     corpus = tmp_path / "corpus"
     for preset in ("cycle2", "cycle3", "stalled-queue"):
-        assert cli("check", preset, "--credit", "1,1", "--all-check-blocked", "--trace-out",
-                   str(corpus / f"{preset}.itf.json"), "--dot-out",
-                   str(tmp_path / f"{preset}.dot")).exit_code == 10
+        assert (
+            cli(
+                "check",
+                preset,
+                "--credit",
+                "1,1",
+                "--all-check-blocked",
+                "--trace-out",
+                str(corpus / f"{preset}.itf.json"),
+                "--dot-out",
+                str(tmp_path / f"{preset}.dot"),
+            ).exit_code
+            == 10
+        )
     doc = read_document(corpus / "cycle3.itf.json")
     doc["states"][-1]["#meta"] = {"index": len(doc["states"]) - 1}
     first_var = next(v for v in doc["vars"] if not v.startswith("mbt::"))
@@ -276,17 +318,32 @@ def test_replay_corpus(spark, tmp_path):
     assert result.exit_code == 1, result.output
     rows = {Path(r["path"]).name: r for r in pq.read_table(out).to_pylist()}
     assert {n: r["status"] for n, r in rows.items()} == {
-        "cycle2.itf.json": "ok", "cycle3.itf.json": "ok", "stalled-queue.itf.json": "ok",
-        "tampered.itf.json": "diverged", "broken.itf.json": "bad-trace"}
+        "cycle2.itf.json": "ok",
+        "cycle3.itf.json": "ok",
+        "stalled-queue.itf.json": "ok",
+        "tampered.itf.json": "diverged",
+        "broken.itf.json": "bad-trace",
+    }
     assert "states[" in rows["tampered.itf.json"]["message"]
-    assert rows["cycle2.itf.json"]["steps"] == read_document(
-        corpus / "cycle2.itf.json")["#meta"]["creditflow"]["length"]
+    assert (
+        rows["cycle2.itf.json"]["steps"]
+        == read_document(corpus / "cycle2.itf.json")["#meta"]["creditflow"]["length"]
+    )
 
     shutil.copy(corpus / "cycle2.itf.json", corpus / "crash-me.itf.json")
     shutil.copy(corpus / "cycle2.itf.json", corpus / "boom.itf.json")
     out2 = tmp_path / "replayed2"
-    result = cli("replay-corpus", str(corpus), "--out", str(out2), "--json",
-                 "--replay", "tests.sweep_plugins:replay_or_crash", "--batch-size", "3")
+    result = cli(
+        "replay-corpus",
+        str(corpus),
+        "--out",
+        str(out2),
+        "--json",
+        "--replay",
+        "tests.sweep_plugins:replay_or_crash",
+        "--batch-size",
+        "3",
+    )
     assert result.exit_code == 3, result.output
     rows = {Path(r["path"]).name: r for r in pq.read_table(out2).to_pylist()}
     assert len(rows) == 7
@@ -303,22 +360,38 @@ def test_replay_corpus_against_adapters(spark, tmp_path):
     mutant it diverges on exactly the traces its expectations file lists."""
     corpus = ROOT / "conformance" / "corpus"
     traces = sorted(corpus.glob("**/*.itf.json"))
-    result = cli("replay-corpus", str(corpus), "--replay", "adapter:rabbitmq",
-                 "--out", str(tmp_path / "real"), "--json")
+    result = cli(
+        "replay-corpus",
+        str(corpus),
+        "--replay",
+        "adapter:rabbitmq",
+        "--out",
+        str(tmp_path / "real"),
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     rows = pq.read_table(tmp_path / "real").to_pylist()
     assert sorted(r["path"] for r in rows) == [str(t) for t in traces]
     assert {r["status"] for r in rows} == {"ok"} and all(r["steps"] > 0 for r in rows)
 
     mutant = "peer-down-no-unblock"
-    expected = json.loads((ROOT / "conformance" / "expectations" /
-                           f"mutant-{mutant}.json").read_text())["known_divergences"]
-    result = cli("replay-corpus", str(corpus), "--replay", f"adapter:mutant:{mutant}",
-                 "--out", str(tmp_path / "mutant"), "--json")
+    expected = json.loads(
+        (ROOT / "conformance" / "expectations" / f"mutant-{mutant}.json").read_text()
+    )["known_divergences"]
+    result = cli(
+        "replay-corpus",
+        str(corpus),
+        "--replay",
+        f"adapter:mutant:{mutant}",
+        "--out",
+        str(tmp_path / "mutant"),
+        "--json",
+    )
     assert result.exit_code == 1, result.output
     rows = pq.read_table(tmp_path / "mutant").to_pylist()
-    diverged = {Path(r["path"]).name.removesuffix(".itf.json"): r for r in rows
-                if r["status"] == "diverged"}
+    diverged = {
+        Path(r["path"]).name.removesuffix(".itf.json"): r for r in rows if r["status"] == "diverged"
+    }
     assert set(diverged) == set(expected)
     assert all("peer_down" in r["message"] for r in diverged.values())
 
@@ -331,6 +404,7 @@ def test_bad_input_is_exit_2_without_starting_spark(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         f"creditflow: error: {bad}: family[0]: kind must be one of broker, random-dag, "
-        "random-cyclic, layered, got 'ring'"]
+        "random-cyclic, layered, got 'ring'"
+    ]
     result = CliRunner().invoke(main, ["replay-corpus", str(tmp_path), "--replay", "nope"])
     assert result.exit_code == 2 and "unknown replay function 'nope'" in result.stderr

@@ -32,9 +32,19 @@ kind = "random-cyclic"
 
 def fresh_env() -> dict[str, str]:
     """This machine's environment without anything that would make Spark work by luck."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_IP",
-                        "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "SPARK_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "PYSPARK_PYTHON",
+            "PYSPARK_DRIVER_PYTHON",
+            "SPARK_LOCAL_IP",
+            "PYSPARK_GATEWAY_PORT",
+            "PYSPARK_GATEWAY_SECRET",
+            "SPARK_HOME",
+        )
+    }
     return env
 
 
@@ -43,9 +53,24 @@ def test_cli_runs_spark_quietly_in_a_fresh_process(tmp_path):
     starts Spark itself and prints nothing of Spark's on stderr."""
     (tmp_path / "tiny.toml").write_text(TINY)
     proc = subprocess.run(
-        [sys.executable, "-m", "creditflow.conformance.sweep", "sweep", "tiny.toml",
-         "--out", "out", "--master", "local[1]", "--no-progress", "--json"],
-        cwd=tmp_path, env=fresh_env(), capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "creditflow.conformance.sweep",
+            "sweep",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--master",
+            "local[1]",
+            "--no-progress",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=fresh_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
@@ -62,12 +87,32 @@ def test_spark_submit_runs_a_sweep(tmp_path):
     (tmp_path / "tiny.toml").write_text(TINY)
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     entry = ROOT / "conformance" / "sweep" / "__main__.py"
-    env = {**fresh_env(), "PYSPARK_PYTHON": sys.executable,
-           "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {
+        **fresh_env(),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
     proc = subprocess.run(
-        [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-         str(entry), "sweep", "tiny.toml", "--out", "out", "--json", "--no-progress"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        [
+            str(submit),
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(entry),
+            "sweep",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--json",
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

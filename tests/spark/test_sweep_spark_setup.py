@@ -43,7 +43,7 @@ def test_old_java_is_refused(tmp_path, monkeypatch):
     """SW-ENGINE: Java 11 is refused with the version Spark needs."""
     fake = tmp_path / "bin" / "java"
     fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
     fake.chmod(0o755)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(SparkSetupError, match="is Java 11; Spark 4 needs Java >= 17"):
@@ -72,9 +72,11 @@ def test_shipped_package_imports_from_the_zip(tmp_path):
 
     site = os.path.dirname(os.path.dirname(networkx.__file__))
     proc = subprocess.run(
-        [sys.executable, "-S", "-c", f"import sys; sys.path.append({site!r})\n" + probe,
-         str(path)],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        [sys.executable, "-S", "-c", f"import sys; sys.path.append({site!r})\n" + probe, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.stdout.strip() == "ok", proc.stderr
 
