@@ -9,10 +9,13 @@ on two cores). The tests sharing one Spark session (``xdist_group("spark")``) ge
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from creditflow.adapters.rabbitmq.broker import PrivateBroker
+from tests.json_schemas import check_cli_result
 
 
 @pytest.fixture(scope="module")
@@ -36,3 +39,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = (mark.args[:1] or [mark.kwargs.get("name")])[0]
             if group in SINGLE_PROCESS_GROUPS:
                 item.add_marker(SINGLE_PROCESS_GROUPS[group])
+
+
+@pytest.fixture(autouse=True)
+def json_outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OUT-JSON-SCHEMA: every ``--json`` output a test makes through CliRunner is
+    validated against its published schema in spec/schemas/ (tests/json_schemas.py)."""
+    invoke = CliRunner.invoke
+
+    def invoke_and_validate(
+        self: CliRunner, cli: Any, args: Any = None, *a: Any, **kw: Any
+    ) -> Result:
+        result = invoke(self, cli, args, *a, **kw)
+        words = [args] if isinstance(args, str) else list(args or ())
+        check_cli_result(words, result.exit_code, result.stdout)
+        return result
+
+    monkeypatch.setattr(CliRunner, "invoke", invoke_and_validate)

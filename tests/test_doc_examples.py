@@ -14,7 +14,7 @@ from tests.console_examples import ROOT, ConsoleExample, examples, run_example, 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXAMPLES = examples(PAGES)
 #: at most this many blocks may be marked as not run
-MAX_NOT_RUN = 5
+MAX_NOT_RUN = 4
 
 
 def marks(example: ConsoleExample) -> list[pytest.MarkDecorator]:
@@ -58,5 +58,22 @@ def test_a_drifted_example_fails(tmp_path: Path) -> None:
 
 
 def test_ellipsis_timings_and_exit_codes(tmp_path: Path) -> None:
-    source = "$ printf 'a\\nb 0.47 s\\nc\\n'; false\na\n...\nc\n$ echo $?\n1\n$ echo 'took 12.3 ms'\ntook 1 s\n"
-    assert run_example(ConsoleExample(ROOT / "README.md", 1, split_commands(source)), tmp_path) == []
+    source = "\n".join(
+        [
+            "$ printf 'a\\nb 0.47 s\\nc\\n'; false",
+            "a",
+            "...",
+            "c",
+            "$ echo $?",
+            "1",
+            "$ echo 'took 12.3 ms'",
+            "took 1 s",
+        ]
+    )
+    example = ConsoleExample(ROOT / "README.md", 1, split_commands(source))
+    assert run_example(example, tmp_path) == []
+
+
+def test_a_wrong_exit_code_fails(tmp_path: Path) -> None:
+    example = ConsoleExample(ROOT / "README.md", 1, split_commands("$ false\n$ echo $?\n0\n"))
+    assert run_example(example, tmp_path) != []

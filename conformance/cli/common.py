@@ -87,7 +87,8 @@ class Saver:
             return None
 
     def annotate(self, report: dict[str, Any]) -> dict[str, Any]:
-        """Add the failures (and any unsaved trace) to a ``--json`` report."""
+        """Add the failures (and any unsaved trace) to a ``--json`` report: the two optional
+        keys every schema of spec/schemas/ allows (OUT-JSON-SCHEMA)."""
         if self.errors:
             report["write_errors"] = [str(e) for e in self.errors]
             unsaved = {str(e.path): _document(e.payload) for e in self.errors if _is_trace(e)}

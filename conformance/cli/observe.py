@@ -210,8 +210,9 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
         path = itf_out or f"{trace}.divergence.itf.json"
         saved = saver.attempt(itf.write_document, shrunk_itf(doc, result.divergence), path)
         d = result.divergence
-        click.echo(f"divergence at event {d.index}: {d.rule}: {d.detail}", err=not as_json)
-        click.echo(f"trace: {saved or 'NOT WRITTEN'}", err=not as_json)
+        # with --json, stdout holds the JSON document alone (OUT-JSON-SCHEMA)
+        click.echo(f"divergence at event {d.index}: {d.rule}: {d.detail}", err=as_json)
+        click.echo(f"trace: {saved or 'NOT WRITTEN'}", err=as_json)
     if as_json:
         click.echo(json.dumps(result.as_dict()))
     elif result.ok:
