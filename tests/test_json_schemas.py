@@ -148,11 +148,13 @@ def test_a_missing_key_an_unknown_key_and_a_wrong_type_are_drift(
     assert all(fails("check", d) for d in (missing, unknown, wrong_type, nested))
 
 
-def test_check_and_prove_may_carry_a_scope(check_output: dict[str, Any]) -> None:
-    assert not fails("check", {**check_output, "scope": {"supply": "every"}})
-    assert not fails("check", {**check_output, "scope": {"supply": 3}})
+def test_check_carries_its_scope(check_output: dict[str, Any]) -> None:
+    """SCOPE-JSON: the supply asked about is "every", a number or a number per source."""
+    for supply in ("every", 3, {"reader": 3}):
+        assert not fails("check", {**check_output, "scope": {"supply": supply}})
     assert fails("check", {**check_output, "scope": {"supply": "some"}})
     assert fails("check", {**check_output, "scope": {}})
+    assert fails("check", {k: v for k, v in check_output.items() if k != "scope"})
 
 
 def test_json_lines_are_validated_line_by_line() -> None:
