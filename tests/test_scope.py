@@ -202,3 +202,29 @@ def test_directed_witnesses_agree_with_the_explorer(graph, data):
     assert bound.steps <= explored <= finding.length
     if finding.length == bound.steps:
         assert explored == finding.length
+
+
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=4, acyclic=True))
+def test_every_supply_answers_agree_with_the_explorer(graph):
+    """SCOPE-ORDER against the explorer on random acyclic graphs: "holds for every
+    supply" is never contradicted by an exploration of supplies 1..3, and a deadlock
+    claimed shortest for every supply has exactly that length for its own supply."""
+    answer = answer_every_supply(graph, CheckOptions(), 30)
+    assert answer is not None
+    if answer.proved:
+        for supply in (1, 2, 3):
+            _, result = check_graph(graph.with_publishes(supply), CheckOptions())
+            assert result.complete and not result.findings, supply
+        return
+    cex = answer.counterexample
+    if cex is None or cex.finding.property_id != NO_DEADLOCK:
+        return
+    exact = _with_supply(graph, cex.publishes)
+    _, result = check_graph(exact, CheckOptions(stop_at_deadlock=True))
+    explored = result.findings[NO_DEADLOCK].length
+    assert explored <= cex.finding.length
+    if "shortest for every supply" in cex.finding.detail:
+        assert explored == cex.finding.length

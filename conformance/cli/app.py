@@ -384,7 +384,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     out.print(f"[bold]{escape(report['claim'])}[/bold]")
     if report.get("decided_by"):
         methods = ", ".join(sorted(set(report["decided_by"].values()) - {"not checked"}))
-        out.print(f"decided without exploring ({escape(methods)}) in {report['seconds']:.2f} s")
+        out.print(f"decided for every supply ({escape(methods)}) in {report['seconds']:.2f} s")
     else:
         out.print(
             f"{report['states']:,} states, {report['transitions']:,} transitions in "
