@@ -23,6 +23,8 @@ from creditflow.conformance.cli.common import (
     PolicyGroup,
     Saver,
     console,
+    credit_settings_options,
+    credits_from_options,
     fail,
     output_path,
 )
@@ -94,6 +96,7 @@ def presets() -> None:
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
+@credit_settings_options
 @click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
 @click.option(
     "--all-check-blocked",
@@ -154,6 +157,9 @@ def presets() -> None:
 def check(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
     all_check_blocked: bool,
     mailbox_bound: int | None,
@@ -181,7 +187,9 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
