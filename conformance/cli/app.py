@@ -220,10 +220,9 @@ def check(
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
-        run = primary.path + primary.continuation
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
-            f"{primary.length} steps; state after {len(run) - 1} steps"
+            f"{primary.length} steps"
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
@@ -338,7 +337,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {', '.join(later)})"
+            who += f" (later also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )
