@@ -28,12 +28,13 @@ from creditflow.conformance.cli.common import (
     fail,
     output_path,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
-from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.traces.network import network_trace, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
@@ -232,6 +233,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
+        if primary is not None:
+            print_steps(network_trace(system, primary, graph))
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 

@@ -27,6 +27,7 @@ from creditflow.conformance.cli.common import (
     fail,
     output_path,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -214,6 +215,8 @@ def prove(
         click.echo(json.dumps(saver.annotate(out)))
     else:
         _print(report, out)
+        if primary is not None:
+            print_steps(network_trace(primary.system, primary.finding, graph))
         saver.show_unsaved()
     saver.exit(exit_code(report))
 
