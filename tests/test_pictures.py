@@ -64,10 +64,13 @@ def test_terminal_deadlock_marks_every_victim() -> None:
 
 
 def test_check_title_names_the_violating_step(tmp_path) -> None:
-    """EXP-PICTURE through ``check``: the picture's title is "after 4 steps" and no
-    later state; the text names the reader as blocked forever later."""
+    """EXP-PICTURE through ``check`` exploring the preset's supply: the picture's title
+    is "after 4 steps" and no later state; the text names the reader as blocked
+    forever later."""
     trace = tmp_path / "sq.itf.json"
-    result = CliRunner().invoke(main, ["check", "stalled-queue", "--trace-out", str(trace)])
+    result = CliRunner().invoke(
+        main, ["check", "stalled-queue", "--graph-supply", "--trace-out", str(trace)]
+    )
     assert result.exit_code == 10, result.output
     dot = (tmp_path / "sq.dot").read_text()
     assert "after 4 steps" in dot and "state after" not in dot

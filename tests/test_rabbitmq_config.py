@@ -324,22 +324,24 @@ def test_cli_config_and_overrides(tmp_path: Path) -> None:
 
 
 def test_prove_and_synth_take_the_config(tmp_path: Path) -> None:
-    """IN-CONFIG on prove and synth: under msg_store_credit_disc_bound {2,0} prove's
-    counterexample carries the file's credits per role, and synth finds that no
-    InitialCredit helps an edge that never grants; a refused file exits 2 with its line;
-    ``prove --symbolic`` excludes --config."""
+    """IN-CONFIG on prove and synth: under credit_flow_default_credit {3,1} prove's
+    stalled-queue counterexample carries the file's credits; under
+    msg_store_credit_disc_bound {2,0} synth finds that no InitialCredit helps the store
+    edge, which never grants; a refused file exits 2 with its line; ``prove --symbolic``
+    excludes --config."""
     runner = CliRunner()
-    config = write(tmp_path, "[{rabbit, [{msg_store_credit_disc_bound, {2, 0}}]}].\n")
-    common = ["rabbitmq-publish", "--config", str(config), "--publishes", "3", "--json"]
-    proved = runner.invoke(main, ["prove", *common, "--trace-out", str(tmp_path / "p.itf.json")])
+    default = write(tmp_path, "[{rabbit, [{credit_flow_default_credit, {3, 1}}]}].\n", "d.config")
+    proved = runner.invoke(
+        main,
+        ["prove", "stalled-queue", "--config", str(default), "--publishes", "10", "--json"]
+        + ["--trace-out", str(tmp_path / "p.itf.json")],
+    )
     assert proved.exit_code == 10, proved.output
     cex = json.loads(proved.stdout)["counterexample"]
-    assert cex["processes"] == ["queue"]
-    assert cex["credits"] == {
-        "reader->channel": [400, 200],
-        "channel->queue": [400, 200],
-        "queue->msg_store": [2, 0],
-    }
+    assert cex["processes"] == ["channel"]
+    assert cex["credits"] == {"reader->channel": [3, 1], "channel->queue": [3, 1]}
+    config = write(tmp_path, "[{rabbit, [{msg_store_credit_disc_bound, {2, 0}}]}].\n")
+    common = ["rabbitmq-publish", "--config", str(config), "--publishes", "3", "--json"]
     synthesised = runner.invoke(main, ["synth", *common])
     assert synthesised.exit_code == 10, synthesised.output
     assert json.loads(synthesised.stdout)["status"] == "none"
