@@ -1,21 +1,28 @@
 """Fuzzing the Erlang-term reader of config files (IN-ERLANG-TERMS, IN-CONFIG,
 IN-ONE-LINE): arbitrary bytes, and mutations of a real advanced.config, never raise
 anything but the one error type, :class:`ConfigFileError`, whose text is one line
-``FILE:LINE: problem`` or ``FILE: problem``. Derandomized, no example database."""
+``FILE:LINE: problem`` or ``FILE: problem``; through the CLI, `check --config` and
+`show` (TRACE-STEPS) keep the promises of IN-ONE-LINE. Derandomized, no example
+database."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.inputs.rabbitmq_config import (
     ConfigFileError,
     CreditSettings,
     load_credit_config,
 )
+from creditflow.conformance.traces.network import network_trace
+from tests.fuzz.hostile import mutated_json, run_cli
 
 FUZZ = settings(
     max_examples=300,
@@ -32,6 +39,17 @@ SEED = b"""%% advanced.config
            {tags, ['q a', $a, 16#FF, 1_000, -2.5e3, [a | b]]}]},
  {kernel, [{net_ticktime, 60}]}].
 """
+
+
+def _network_trace() -> dict:
+    """A credit-network counterexample: stalled-queue's, as ``check`` writes it."""
+    system, result = check_graph(load_preset("stalled-queue"), CheckOptions(stop_at_deadlock=True))
+    finding = result.primary()
+    assert finding is not None
+    return json.loads(json.dumps(network_trace(system, finding, "stalled-queue")))
+
+
+NETWORK_TRACE = _network_trace()
 #: Pieces of Erlang syntax the mutations splice in.
 PIECES = [
     b"{",
@@ -129,3 +147,33 @@ def test_generated_terms(term: bytes) -> None:
     """IN-ERLANG-TERMS: well-formed generated terms as rabbit's default credit are read
     (a pair of integers), or refused in one line (any other shape, IN-INT)."""
     _load(b"[{rabbit, [{credit_flow_default_credit, " + term + b"}]}].\n", ".config")
+
+
+CLI_FUZZ = settings(FUZZ, max_examples=40)
+
+
+def _run_cli_on(data: bytes, name: str, args: list[str]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        (cwd / name).write_bytes(data)
+        return run_cli([a.replace("@", name) for a in args], cwd, ("counterexamples",)).exit_code
+
+
+@CLI_FUZZ
+@given(st.lists(st.tuples(st.integers(0, len(SEED)), st.sampled_from(PIECES)), max_size=3))
+def test_check_with_a_mutated_config(edits: list[tuple[int, bytes]]) -> None:
+    """IN-CONFIG, IN-ONE-LINE through the CLI: `check --config` with a mutated file ends
+    with a documented exit code, one stderr line for bad input, no traceback."""
+    data = SEED.replace(b"{400, 200}", b"{2, 1}").replace(b"{4000, 800}", b"{2, 1}")
+    for at, piece in edits:
+        data = data[:at] + piece + data[at:]
+    args = ["check", "stalled-queue", "--config", "@", "--publishes", "3", "--no-prove"]
+    assert _run_cli_on(data, "advanced.config", args) in {0, 2, 4, 10}
+
+
+@CLI_FUZZ
+@given(mutated_json(NETWORK_TRACE))
+def test_show_a_mutated_network_trace(data: bytes) -> None:
+    """TRACE-STEPS, TRACE-REPLAY, IN-ONE-LINE: `show` of a mutated credit-network trace
+    lists it (when it still replays) or refuses it in one line, exit 2."""
+    assert _run_cli_on(data, "t.itf.json", ["show", "@"]) in {0, 2}
