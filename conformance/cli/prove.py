@@ -239,6 +239,8 @@ def scope_text(report: ProveReport) -> str:
     primary = report.primary()
     if primary is not None:
         return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+    if report.result == "proved" and report.symbolic:
+        return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
         return f"holds for {asked}"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
@@ -293,6 +295,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
                     f"{report.condition} (and every supply), rule {dl.method}"
                 )
             )
+        if report.conditions and report.own_outside:
+            con.print(
+                "[red]the graph's own credits fall outside it[/red]: "
+                + escape(", ".join(f"{k} {v}" for k, v in report.own_outside.items()))
+                + " (`creditflow check` without --symbolic gives the deadlock)"
+            )
+        elif report.conditions:
+            con.print("the graph's own credits satisfy it on every edge")
         for cond in report.conditions[:1]:
             how = "proved equivalent to" if cond.readable_equivalent else "NOT proved equivalent to"
             con.print(

@@ -19,6 +19,7 @@ shape (Z3-BACKLOG). Nothing here prints: the CLI renders the :class:`ProveReport
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +181,9 @@ class ProveReport:
 
     #: SCOPE-SUPPLY: the question asked (every supply, or the graph's own supplies)
     every_supply: bool = False
+    #: Z3-OWN-CREDITS (symbolic mode): the edges whose own spec in the graph falls
+    #: outside the derived condition, with that spec
+    own_outside: dict[str, CreditSpec] = field(default_factory=dict)
     #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
     #: EXP-DIRECTED; ``None`` when not computed)
     step_bound: int | None = None
@@ -336,6 +340,13 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
     )
 
 
+def within_condition(spec: CreditSpec, debits: int) -> bool:
+    """Z3-CONDITION for one concrete spec: ``I <= 0`` or ``M >= 1`` and
+    ``M − gcd(k, M) < I`` (Z3-OWN-CREDITS)."""
+    i, m = spec
+    return i <= 0 or (m >= 1 and m - math.gcd(debits, m) < i)
+
+
 def run_reads(system: CheckedNetwork) -> dict[str, int]:
     """The supply per source of a replayed run's graph (what the run read)."""
     return {n.name: n.publishes for n in system.graph.nodes if n.source}
@@ -449,6 +460,7 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     )
     termination = prove_termination(enc, inv, options.timeout_ms)
     report = ProveReport(graph, True, verdicts, inv, termination)
+    report.every_supply = True  # Z3-SYMBOLIC-CREDITS: supplies are symbolic
     terms = enc.edge_terms
     if termination.proved and not any(enc.net.stalled):
         report.conditions = [derive_condition(enc, inv, e) for e in range(enc.net.n_edges)]
@@ -470,6 +482,11 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
             (enc.edge_names[e], _just_outside(enc, graph, per_edge, e))
             for e in range(len(per_edge))
         ]
+        report.own_outside = {
+            name: e.credit
+            for name, e in zip(enc.edge_names, graph.edges, strict=True)
+            if not within_condition(e.credit, e.sends_per_message)
+        }
     else:
         condition = z3.And(*(t.initial <= 0 for t in terms)) if terms else z3.BoolVal(True)
         small = z3.And(*(_small(t) for t in terms)) if terms else z3.BoolVal(True)
@@ -702,6 +719,7 @@ def summary(report: ProveReport) -> dict[str, Any]:
         "deadlock_rule": report.deadlock.rule if report.deadlock else None,
         "condition": report.condition,
         "condition_exact": report.condition_exact,
+        "own_credits_outside": {k: list(v) for k, v in report.own_outside.items()},
         "invariant": sorted(report.invariant.lemmas),
         "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
         "ranking": report.termination.rank
