@@ -134,3 +134,25 @@ def test_check_and_prove_print_the_steps(tmp_path: Path, command: str) -> None:
     length = json.loads(trace.read_text())["#meta"]["creditflow"]["length"]
     assert f"== after step {length}: PROP-NO-DEADLOCK" in done.stdout
     assert "reader reads publish 1" in done.stdout
+
+
+def test_show_reads_the_option_form_of_older_traces(tmp_path: Path) -> None:
+    """TRACE-STEPS, TRACE-OPTIONS: a trace whose picks are written as Quint options
+    (``{"tag": "Some", ...}``, earlier versions) lists the same steps."""
+    doc = stalled_queue_doc()
+    plain = tmp_path / "plain.itf.json"
+    plain.write_text(json.dumps(doc))
+    for state in doc["states"]:
+        picks = state["mbt::nondetPicks"]
+        state["mbt::nondetPicks"] = {
+            name: {"tag": "Some", "value": picks[name]}
+            if name in picks
+            else {"tag": "None", "value": {}}
+            for name in ("node", "peer")
+        }
+    options = tmp_path / "options.itf.json"
+    options.write_text(json.dumps(doc))
+    shown = [CliRunner().invoke(main, ["show", str(p)]) for p in (plain, options)]
+    assert [r.exit_code for r in shown] == [0, 0], shown[1].output
+    assert shown[0].stdout.splitlines()[1:] == shown[1].stdout.splitlines()[1:]
+    assert "channel takes from reader; grants 1 to reader" in shown[1].stdout

@@ -50,8 +50,8 @@ class Term:
     @property
     def items(self) -> tuple[Term, ...]:
         """The elements of a tuple or proper list (empty for other kinds)."""
-        if self.kind in ("tuple", "list"):
-            return self.value  # type: ignore[return-value]
+        if self.kind in ("tuple", "list") and isinstance(self.value, tuple):
+            return self.value
         return ()
 
     def describe(self) -> str:
@@ -130,7 +130,9 @@ def _unescape(quoted: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Token:
+class Token:
+    """One token: its kind (a group name of the tokenizer), its text and its line."""
+
     kind: str
     text: str
     line: int
@@ -145,9 +147,9 @@ def _number_error(literal: str) -> str | None:
     return None
 
 
-def tokenize(text: str, where: str) -> list[_Token]:
+def tokenize(text: str, where: str) -> list[Token]:
     """The tokens of ``text`` (comments and blanks dropped), each with its line."""
-    tokens: list[_Token] = []
+    tokens: list[Token] = []
     pos, line, end = 0, 1, len(text)
     while pos < end:
         m = _TOKEN.match(text, pos)
@@ -165,14 +167,14 @@ def tokenize(text: str, where: str) -> list[_Token]:
                 where, line, f"{piece} is a variable; a config file holds only terms"
             )
         if kind not in ("space", "comment"):
-            tokens.append(_Token(kind, piece, line))
+            tokens.append(Token(kind, piece, line))
         line += piece.count("\n")
         pos = m.end()
     return tokens
 
 
 class _Parser:
-    def __init__(self, tokens: list[_Token], where: str, last_line: int) -> None:
+    def __init__(self, tokens: list[Token], where: str, last_line: int) -> None:
         self.tokens = tokens
         self.pos = 0
         self.where = where
@@ -183,17 +185,17 @@ class _Parser:
             line = self.peek().line if self.pos < len(self.tokens) else self.last_line
         return TermSyntaxError(self.where, line, problem)
 
-    def peek(self) -> _Token:
+    def peek(self) -> Token:
         if self.pos >= len(self.tokens):
             raise self.error("the term ends too early (unterminated, or no full stop)")
         return self.tokens[self.pos]
 
-    def take(self) -> _Token:
+    def take(self) -> Token:
         token = self.peek()
         self.pos += 1
         return token
 
-    def expect(self, text: str, after: str) -> _Token:
+    def expect(self, text: str, after: str) -> Token:
         token = self.take()
         if token.text != text or token.kind not in ("punct", "stop"):
             raise self.error(f"expected {text!r} {after}, found {token.text!r}", token.line)
@@ -254,7 +256,7 @@ class _Parser:
             raise self.error("a full stop where a term was expected", line)
         raise self.error(f"unexpected {text!r} where a term was expected", line)
 
-    def term_char(self, token: _Token) -> int:
+    def term_char(self, token: Token) -> int:
         body = token.text[1:]
         if body.startswith("\\"):
             return ord(self.unescape("'" + body + "'", token.line))

@@ -88,12 +88,14 @@ def _credit_value(term: Term, key: str, where: str) -> CreditSpec:
             f"{where}:{term.line}: {key} must be {{InitialCredit, MoreCreditAfter}}, "
             f"got {term.describe()}"
         )
+    numbers: list[int] = []
     for item, name in zip(items, ("InitialCredit", "MoreCreditAfter"), strict=True):
-        if item.kind != "integer":
+        if item.kind != "integer" or not isinstance(item.value, int):
             raise ConfigFileError(
                 f"{where}:{item.line}: {key}: {name} must be an integer, got {item.describe()}"
             )
-    spec = CreditSpec(int(items[0].value), int(items[1].value))  # type: ignore[call-overload]
+        numbers.append(item.value)
+    spec = CreditSpec(numbers[0], numbers[1])
     try:
         return check_credit(spec, key)
     except GraphError as exc:

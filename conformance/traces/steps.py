@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from creditflow.conformance.inputs.graphs import graph_from_node_link
-from creditflow.conformance.inputs.itf import TraceFormatError, decoded_states
+from creditflow.conformance.inputs.itf import TraceFormatError, decoded_states, pick_value
 from creditflow.model.network.graph import GraphError
 
 #: TRACE-STEPS: the longest block of steps recognised as repeating.
@@ -181,10 +181,11 @@ def network_witness(doc: Mapping[str, Any], where: str = "trace") -> Witness:
     steps: list[Step] = []
     for number in range(1, len(states)):
         before, after = states[number - 1], states[number]
-        picks = after.get("mbt::nondetPicks") or {}
+        picks = after.get("mbt::nondetPicks")
+        picks = picks if isinstance(picks, Mapping) else {}
         action = str(after.get("mbt::actionTaken"))
-        node = str(picks.get("node", ""))
-        peer = picks.get("peer")
+        node = str(pick_value(picks, "node") or "")
+        peer = pick_value(picks, "peer")
         publish = None
         if action == "read":
             publish = supply.get(node, 0) - int(after.get("publishes_left", {}).get(node, 0))
@@ -233,10 +234,13 @@ def generic_steps(doc: Mapping[str, Any]) -> list[StepRun]:
     repeated steps compressed."""
     steps: list[Step] = []
     for number, state in enumerate(decoded_states(doc)[1:], start=1):
-        picks = state.get("mbt::nondetPicks") or {}
+        picks = state.get("mbt::nondetPicks")
         picks = picks if isinstance(picks, Mapping) else {}
-        actor = picks.get("node", picks.get("proc", ""))
-        rest = ", ".join(f"{k}={v}" for k, v in picks.items() if k not in ("node", "proc"))
+        values = {k: pick_value(picks, k) for k in picks}
+        actor = values.get("node") or values.get("proc") or ""
+        rest = ", ".join(
+            f"{k}={v}" for k, v in values.items() if k not in ("node", "proc") and v is not None
+        )
         steps.append(
             Step(number, str(state.get("mbt::actionTaken", "?")), str(actor), rest or None)
         )
