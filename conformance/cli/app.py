@@ -23,11 +23,14 @@ from creditflow.conformance.cli.common import (
     PolicyGroup,
     Saver,
     console,
+    credit_settings_options,
+    credits_from_options,
     fail,
     graph_supply_option,
     output_path,
     supply_text,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
     check_graph,
@@ -44,7 +47,7 @@ from creditflow.conformance.symbolic.every_supply import (
     answer_summary,
 )
 from creditflow.conformance.symbolic.prove import supply_value
-from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.traces.network import network_trace, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph, GraphError
@@ -107,6 +110,7 @@ def presets() -> None:
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
+@credit_settings_options
 @click.option(
     "--publishes",
     type=click.IntRange(min=0),
@@ -172,6 +176,9 @@ def presets() -> None:
 def check(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
     graph_supply: bool,
     all_check_blocked: bool,
@@ -202,7 +209,9 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
@@ -249,10 +258,9 @@ def check(
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
-        run = primary.path + primary.continuation
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
-            f"{primary.length} steps; state after {len(run) - 1} steps"
+            f"{primary.length} steps"
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
@@ -262,6 +270,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
+        if primary is not None and system is not None:
+            print_steps(network_trace(system, primary, graph))
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
@@ -422,7 +432,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {', '.join(later)})"
+            who += f" (later also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )
