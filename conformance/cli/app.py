@@ -311,7 +311,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     table = Table(title=f"creditflow check {report['source']}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
-    table.add_column("shortest counterexample", justify="right")
+    table.add_column("counterexample (steps)", justify="right")
     lengths = report["counterexample_lengths"]
     for pid, holds in report["properties"].items():
         verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
