@@ -39,7 +39,8 @@ def prove(*args: str) -> tuple[int, dict]:
 @pytest.mark.parametrize("initial", [1, 7, 400, 4000])
 def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path, initial):
     """SCOPE-DAG, `{I,0}`: RabbitMQ's ack countdown starts at 0 and never grants; the
-    reader is blocked forever after exactly I reads, whatever the preset's supply (4)."""
+    reader is blocked forever after exactly I reads, whatever the preset's supply (4);
+    SCOPE-TEXT says so, SCOPE-SHORTEST: the length meets Z3-STEP-BOUND."""
     code, report = check(
         "rabbitmq-publish", "--credit", f"{initial},0", "--trace-out", str(tmp_path / "t.itf.json")
     )
@@ -185,7 +186,8 @@ def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:
 def test_directed_witnesses_agree_with_the_explorer(graph, data):
     """EXP-DIRECTED and Z3-STEP-BOUND against the explorer on random acyclic graphs:
     a directed run replays, its supply deadlocks for the explorer too, never in more
-    steps, and where the run meets the bound the explorer's shortest is that length."""
+    steps, and where the run meets the bound the explorer's shortest is that length
+    (SCOPE-SHORTEST)."""
     bound = step_bound(graph)
     if bound.steps is None:
         return
@@ -202,3 +204,29 @@ def test_directed_witnesses_agree_with_the_explorer(graph, data):
     assert bound.steps <= explored <= finding.length
     if finding.length == bound.steps:
         assert explored == finding.length
+
+
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=4, acyclic=True))
+def test_every_supply_answers_agree_with_the_explorer(graph):
+    """SCOPE-ORDER against the explorer on random acyclic graphs: "holds for every
+    supply" is never contradicted by an exploration of supplies 1..3, and a deadlock
+    claimed shortest for every supply has exactly that length for its own supply."""
+    answer = answer_every_supply(graph, CheckOptions(), 30)
+    assert answer is not None
+    if answer.proved:
+        for supply in (1, 2, 3):
+            _, result = check_graph(graph.with_publishes(supply), CheckOptions())
+            assert result.complete and not result.findings, supply
+        return
+    cex = answer.counterexample
+    if cex is None or cex.finding.property_id != NO_DEADLOCK:
+        return
+    exact = _with_supply(graph, cex.publishes)
+    _, result = check_graph(exact, CheckOptions(stop_at_deadlock=True))
+    explored = result.findings[NO_DEADLOCK].length
+    assert explored <= cex.finding.length
+    if "shortest for every supply" in cex.finding.detail:
+        assert explored == cex.finding.length
