@@ -38,7 +38,7 @@ BIN = Path(sys.executable).parent
 #: what a block may need besides the model: the pass of `make test` it runs in
 NEEDS = {"broker", "spark"}
 #: the repository folders a block's working folder links to (pages use them relatively)
-LINKED = (".venv", "conformance", "spec")
+LINKED = (".venv", "conformance", "spec", "docs")
 COMMAND_TIMEOUT_S = 900
 
 
