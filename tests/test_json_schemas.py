@@ -102,6 +102,8 @@ REPRESENTATIVE = {
     "alarms run": (["alarms", "run", "two-sources"], 0),
     "paging": (["paging", "small-embedded"], 0),
     "observe validate": (["observe", "validate", "trace.json"], 0),
+    "show network trace": (["show", str(CORPUS / "stalled-queue-network-2-1.itf.json")], 0),
+    "show process trace": (["show", str(CORPUS / "cf13-disabled-0-0.itf.json")], 0),
 }
 
 
