@@ -30,7 +30,7 @@ from creditflow.conformance.explore.check import CheckOptions, check_graph, summ
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
+from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS, settle_open_check
 from creditflow.conformance.traces.network import write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec

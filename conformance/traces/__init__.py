@@ -1,35 +1,3 @@
 """Counterexample traces and pictures: ITF documents of credit networks and of the
 accounts and alarm models (TRACE-*), and DOT/SVG pictures of network states
 (EXP-PICTURE)."""
-
-from creditflow.conformance.traces.models import write_model_trace
-from creditflow.conformance.traces.network import (
-    ACTION_VAR,
-    NETWORK_MODEL,
-    NETWORK_VERSION,
-    PICKS_VAR,
-    TraceReplayError,
-    network_trace,
-    replay_network_document,
-    replay_network_trace,
-    run_states,
-    write_network_trace,
-)
-from creditflow.conformance.traces.pictures import deadlock_dot, finding_dot, write_picture
-
-__all__ = [
-    "ACTION_VAR",
-    "NETWORK_MODEL",
-    "NETWORK_VERSION",
-    "PICKS_VAR",
-    "TraceReplayError",
-    "deadlock_dot",
-    "finding_dot",
-    "network_trace",
-    "replay_network_document",
-    "replay_network_trace",
-    "run_states",
-    "write_model_trace",
-    "write_network_trace",
-    "write_picture",
-]
