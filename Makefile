@@ -37,6 +37,7 @@ bench: setup
 	$(BIN)/python benchmarks/paging_bench.py
 	$(BIN)/python benchmarks/accounts_bench.py
 	$(BIN)/python benchmarks/big_graph_bench.py
+	$(BIN)/python benchmarks/startup_bench.py
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py
