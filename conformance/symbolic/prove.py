@@ -274,7 +274,7 @@ def _settle_by_search(
     termination = report.termination
     terminates = termination is not None and termination.proved
     max_steps = None
-    if terminates:
+    if termination is not None and termination.proved:
         bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
         max_steps = bound.as_long() if z3.is_int_value(bound) else None
     depth = options.depth
@@ -473,6 +473,7 @@ def _boundary(
     orbits = _edge_images(enc.graph)
     for edge, region in outside:
         image = next(((phi, done[src]) for src, phi in orbits.get(edge, []) if src in done), None)
+        witness: Witness | None
         if image is not None:
             witness = map_witness(image[1], image[0])
         else:
@@ -489,8 +490,8 @@ def _boundary(
                 ),
             )
             witness = bmc.witnesses.get(NO_DEADLOCK)
-            if witness is None:
-                continue
+        if witness is None:
+            continue
         done[edge] = witness
         system, finding = finding_from_witness(witness)
         found.append(Counterexample(system, finding, edge))
