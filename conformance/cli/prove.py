@@ -23,7 +23,9 @@ from creditflow.conformance.cli.common import (
     Saver,
     TimeoutParam,
     fail,
+    graph_supply_option,
     output_path,
+    supply_text,
 )
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
@@ -36,6 +38,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveReport,
     exit_code,
     prove_graph,
+    prove_scope,
     summary,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
@@ -114,7 +117,12 @@ solver_timeout = click.option(
     help="Bounded model checking depth (default: complete for small acyclic graphs, "
     "else 24; 12 for --symbolic counterexamples).",
 )
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option(
+    "--publishes",
+    type=click.IntRange(min=0),
+    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
+)
+@graph_supply_option
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -139,13 +147,15 @@ def prove(
     symbolic: bool,
     depth: int | None,
     publishes: int | None,
+    graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
 ) -> None:
-    """Prove the PROP-* properties of GRAPH with Z3, or find a counterexample.
+    """Prove the PROP-* properties of GRAPH with Z3 for every supply (unless --publishes
+    or --graph-supply bounds the question), or find a counterexample.
 
     Inductive invariants and a ranking function prove conservation and deadlock freedom
     for every supply at once, whatever the credits (RabbitMQ's real {400,200} cost
@@ -175,6 +185,7 @@ def prove(
                     depth=depth,
                     timeout_s=timeout_s,
                     deadline=time.monotonic() + timeout_s,
+                    every_supply=publishes is None and not graph_supply,
                 ),
             )
     except (GraphFileError, GraphError) as exc:
@@ -206,6 +217,20 @@ def prove(
         _print(report, out)
         saver.show_unsaved()
     saver.exit(exit_code(report))
+
+
+def scope_text(report: ProveReport) -> str:
+    """SCOPE-TEXT of a ``prove`` result: what it claims, for which supply."""
+    scope = prove_scope(report)
+    asked = supply_text(scope["supply"])
+    primary = report.primary()
+    if primary is not None:
+        return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+    if report.result == "proved":
+        return f"holds for {asked}"
+    open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
+    why = "; ".join(sorted({f"{v.property_id}: {v.detail or v.status}" for v in open_verdicts}))
+    return f"not established for {asked}: {why}"
 
 
 def _print(report: ProveReport, out: dict[str, Any]) -> None:
@@ -301,7 +326,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             con.print(escape(f.detail))
         con.print(escape(f"trace: {out['trace'] or 'NOT WRITTEN'}"))
         con.print(escape(f"picture: {out.get('svg') or out.get('dot') or 'NOT WRITTEN'}"))
-    con.print(f"result: {out['result']} in {out['seconds']:.2f} s")
+    con.print(escape(f"result: {out['result']} ({scope_text(report)}) in {out['seconds']:.2f} s"))
 
 
 @click.command()
