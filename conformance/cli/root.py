@@ -61,8 +61,9 @@ COMMANDS: Mapping[str, LazyCommand] = {
     "check": LazyCommand(
         "creditflow.conformance.cli.app",
         "check",
-        "Explore every reachable state of GRAPH and check credit conservation, deadlock "
-        "freedom and the other PROP-* properties.",
+        "Check credit conservation, deadlock freedom and the other PROP-* properties of GRAPH "
+        "for every supply (SCOPE-SUPPLY): by proof where Z3 settles it, else by exploring the "
+        "graph's own supply as an example.",
     ),
     "conform": LazyCommand(
         "creditflow.conformance.cli.conform",
@@ -91,7 +92,8 @@ COMMANDS: Mapping[str, LazyCommand] = {
     "prove": LazyCommand(
         "creditflow.conformance.cli.prove",
         "prove",
-        "Prove the PROP-* properties of GRAPH with Z3, or find a counterexample.",
+        "Prove the PROP-* properties of GRAPH with Z3 for every supply (unless --publishes or "
+        "--graph-supply bounds the question), or find a counterexample.",
     ),
     "replay": LazyCommand(
         "creditflow.conformance.cli.conform",
