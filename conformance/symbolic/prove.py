@@ -670,8 +670,8 @@ def prove_scope(report: ProveReport) -> dict[str, Any]:
     a bounded search limits the answer."""
     supplies = {n.name: n.publishes for n in report.graph.nodes if n.source}
     supply: Any = "every" if report.every_supply else supply_value(supplies)
-    bounded = report.bmc is not None and not report.bmc.complete
-    return {"supply": supply, "depth": report.bmc.searched if bounded else None}
+    bmc = report.bmc
+    return {"supply": supply, "depth": bmc.searched if bmc and not bmc.complete else None}
 
 
 def supply_value(supplies: dict[str, int]) -> int | dict[str, int]:
