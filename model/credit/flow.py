@@ -9,12 +9,13 @@ process sent during the operation, in send order.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from creditflow.model.credit.spec import FLOW_STATE_WINDOW_MS, CreditSpec
 
-Peer = Hashable
+#: A peer process, by name (RabbitMQ keys by pid; every model here names its processes).
+Peer = str
 #: A ``bump_credit`` message as (recipient, amount) (CF-GRANT).
 Grant = tuple[Peer, int]
 

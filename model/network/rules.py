@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.flow import ProcessCredit
@@ -175,8 +175,7 @@ def _deliver_grants(
     """NET-FIFO: every ``bump_credit`` ``granter`` sent joins the end of its pair's FIFO."""
     grants = dict(state.grants)
     for peer, amount in emitted:
-        pair = (granter, cast(str, peer))  # the peers of a network's processes are names
-        grants[pair] = (*grants[pair], amount)
+        grants[(granter, peer)] = (*grants[(granter, peer)], amount)
     return grants
 
 
