@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 import networkx as nx
 
@@ -99,14 +100,14 @@ def deadlock_dot(
             f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, fillcolor={color}];"
         )
     for e, (s, r) in enumerate(net.edge_ends):
-        spec = system.graph.edges[e]
+        edge = system.graph.edges[e]
         f = state[EDGE_FIELDS * e : EDGE_FIELDS * (e + 1)]
         label = (
-            f"{spec.credit} credit {f[CREDIT_FROM]}\n"
+            f"{edge.credit} credit {f[CREDIT_FROM]}\n"
             f"data {f[DATA]}, grants {f[BUMPS]}, deferred {f[DEFERRED]}"
         )
         attrs = [f"label={_quote(label)}"]
-        if spec.credit.blocks and f[CREDIT_FROM] <= 0:
+        if edge.credit.blocks and f[CREDIT_FROM] <= 0:
             attrs.append("color=red, fontcolor=red")
         if (names[s], names[r]) in highlight:
             attrs.append("penwidth=3.5")
@@ -122,7 +123,7 @@ def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
     run = finding.path + finding.continuation
     return deadlock_dot(
         system,
-        run[-1][1],
+        cast(State, run[-1][1]),  # a network run
         finding.final_processes or finding.processes,
         title,
         first=finding.processes,
