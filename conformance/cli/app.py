@@ -202,7 +202,7 @@ def check(
                 report = settle_open_check(report, flow_graph, options, prove_timeout)
             primary = result.primary()
             cex = answer.counterexample if answer is not None else None
-            if primary is None and cex is not None:
+            if primary is None and cex is not None and answer is not None:
                 # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
                 report = {**answer_summary(answer), "properties": report["properties"]}
                 report["properties"][cex.finding.property_id] = False
