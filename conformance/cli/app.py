@@ -22,11 +22,14 @@ from creditflow.conformance.cli.common import (
     CreditParam,
     Saver,
     console,
+    credit_settings_options,
+    credits_from_options,
     fail,
     graph_supply_option,
     output_path,
     supply_text,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
     check_graph,
@@ -43,7 +46,7 @@ from creditflow.conformance.symbolic.every_supply import (
 )
 from creditflow.conformance.symbolic.prove import supply_value
 from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS, settle_open_check
-from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.traces.network import network_trace, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph, GraphError
@@ -79,6 +82,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
+@credit_settings_options
 @click.option(
     "--publishes",
     type=click.IntRange(min=0),
@@ -144,6 +148,9 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 def check(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
     graph_supply: bool,
     all_check_blocked: bool,
@@ -174,7 +181,9 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
@@ -221,10 +230,9 @@ def check(
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
-        run = primary.path + primary.continuation
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
-            f"{primary.length} steps; state after {len(run) - 1} steps"
+            f"{primary.length} steps"
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
@@ -234,6 +242,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
+        if primary is not None and system is not None:
+            print_steps(network_trace(system, primary, graph))
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
@@ -356,7 +366,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     out.print(f"[bold]{escape(report['claim'])}[/bold]")
     if report.get("decided_by"):
         methods = ", ".join(sorted(set(report["decided_by"].values()) - {"not checked"}))
-        out.print(f"decided without exploring ({escape(methods)}) in {report['seconds']:.2f} s")
+        out.print(f"decided for every supply ({escape(methods)}) in {report['seconds']:.2f} s")
     else:
         out.print(
             f"{report['states']:,} states, {report['transitions']:,} transitions in "
@@ -394,7 +404,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {', '.join(later)})"
+            who += f" (later also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )

@@ -22,11 +22,14 @@ from creditflow.conformance.cli.common import (
     CreditParam,
     Saver,
     TimeoutParam,
+    credit_settings_options,
+    credits_from_options,
     fail,
     graph_supply_option,
     output_path,
     supply_text,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -105,6 +108,7 @@ solver_timeout = click.option(
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
+@credit_settings_options
 @click.option(
     "--symbolic",
     is_flag=True,
@@ -144,6 +148,9 @@ solver_timeout = click.option(
 def prove(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     symbolic: bool,
     depth: int | None,
     publishes: int | None,
@@ -171,8 +178,12 @@ def prove(
     """
     if symbolic and credit is not None:
         fail("--symbolic and --credit exclude each other")
+    if symbolic and (config is not None or edge_credit or role_credit):
+        fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         with wall_clock(timeout_s):
             report = prove_graph(
                 flow_graph,
@@ -215,6 +226,8 @@ def prove(
         click.echo(json.dumps(saver.annotate(out)))
     else:
         _print(report, out)
+        if primary is not None:
+            print_steps(network_trace(primary.system, primary.finding, graph))
         saver.show_unsaved()
     saver.exit(exit_code(report))
 
@@ -226,6 +239,8 @@ def scope_text(report: ProveReport) -> str:
     primary = report.primary()
     if primary is not None:
         return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+    if report.result == "proved" and report.symbolic:
+        return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
         return f"holds for {asked}"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
@@ -280,6 +295,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
                     f"{report.condition} (and every supply), rule {dl.method}"
                 )
             )
+        if report.conditions and report.own_outside:
+            con.print(
+                "[red]the graph's own credits fall outside it[/red]: "
+                + escape(", ".join(f"{k} {v}" for k, v in report.own_outside.items()))
+                + " (`creditflow check` without --symbolic gives the deadlock)"
+            )
+        elif report.conditions:
+            con.print("the graph's own credits satisfy it on every edge")
         for cond in report.conditions[:1]:
             how = "proved equivalent to" if cond.readable_equivalent else "NOT proved equivalent to"
             con.print(
@@ -347,6 +370,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     type=CreditParam(),
     help="Start from this spec on every edge (its M is kept; I is synthesised).",
 )
+@credit_settings_options
 @click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
 @click.option(
     "--max-credit",
@@ -369,6 +393,9 @@ def synth(
     bound: int | None,
     per_edge: bool,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
     max_credit: int | None,
     depth: int | None,
@@ -395,7 +422,9 @@ def synth(
     if goal == "mailbox" and per_edge:
         fail("--per-edge is for --goal deadlock-free")
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         with wall_clock(timeout_s):
             result = synthesize(
                 flow_graph,

@@ -114,6 +114,13 @@ COMMANDS: Mapping[str, LazyCommand] = {
         "per family, the slowest cases and the failures, with plots (PNG and SVG) and an HTML "
         "page (SWEEP_DIR/report/index.html).",
     ),
+    "show": LazyCommand(
+        "creditflow.conformance.cli.show",
+        "show",
+        "Print the steps of an ITF TRACE written by creditflow (check, prove, synth, conform, "
+        'the corpus), one line per step, repeated steps gathered ("reader reads publishes '
+        '1-400 (x400)"), and who is blocked at the end.',
+    ),
     "sweep": LazyCommand(
         "creditflow.conformance.cli.sweep",
         "sweep",

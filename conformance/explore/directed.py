@@ -31,7 +31,6 @@ from creditflow.conformance.explore.deadlock import mask_names
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMP,
-    EDGE_FIELDS,
     READ,
     CreditNetwork,
     State,
@@ -184,27 +183,30 @@ def replayed_finding(
             raise ReplayError(f"step {i}: {net.describe(action)} is not enabled in the model")
         state = net.apply(state, action)
         path.append((action, state))
-    if run.kind == "blocked-forever":
-        stuck = system.certificate.certified(state)
-        if not stuck:
-            raise ReplayError("the replayed run does not end with anybody blocked forever")
-        processes = mask_names(stuck, graph.node_names)
-    else:
-        if any(True for _ in net.enabled(state)) or not net.pending_work(state):
-            raise ReplayError("the replayed run does not end in a terminal deadlock")
-        processes = mask_names(net.blocked_mask(state), graph.node_names)
+    kind, processes = _deadlock_at(system, state)
     finding = Finding(
         property_id=NO_DEADLOCK,
-        kind=run.kind,
+        kind=kind,
         path=path,
         processes=processes,
         final_processes=processes,
     )
-    if run.kind == "blocked-forever":
+    if kind == "blocked-forever":
         finding.continuation, finding.loop_start = lasso_continuation(system, state, len(path) - 1)
     return system, finding
 
 
-def certified_slots(net: CreditNetwork, edge: int) -> range:
-    """The state slots of one edge (for tests reading a replayed run)."""
-    return range(EDGE_FIELDS * edge, EDGE_FIELDS * (edge + 1))
+def _deadlock_at(system: CheckedNetwork, state: State) -> tuple[str, tuple[str, ...]]:
+    """PROP-NO-DEADLOCK at the end of a replayed run, as the explorer classifies it: a
+    state without successors and with work pending is ``terminal``; else somebody
+    certified (EXP-CERTIFICATE) or blocked in a state without successors (nothing can
+    ever move again) is ``blocked-forever``. Anything else is a :class:`ReplayError`."""
+    net = system.network
+    names = system.graph.node_names
+    final = not any(True for _ in net.enabled(state))
+    if final and net.pending_work(state):
+        return "terminal", ()
+    stuck = system.certificate.certified(state) or (net.blocked_mask(state) if final else 0)
+    if not stuck:
+        raise ReplayError("the replayed run does not end in a deadlock")
+    return "blocked-forever", mask_names(stuck, names)

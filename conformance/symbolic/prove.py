@@ -19,14 +19,16 @@ shape (Z3-BACKLOG). Nothing here prints: the CLI renders the :class:`ProveReport
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check import CheckOptions, prepare_graph
+from creditflow.conformance.explore.check import CheckOptions, check_graph, prepare_graph
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.directed import directed_run, replayed_finding
 from creditflow.conformance.explore.encoding import CreditNetwork
@@ -180,6 +182,9 @@ class ProveReport:
 
     #: SCOPE-SUPPLY: the question asked (every supply, or the graph's own supplies)
     every_supply: bool = False
+    #: Z3-OWN-CREDITS (symbolic mode): the edges whose own spec in the graph falls
+    #: outside the derived condition, with that spec
+    own_outside: dict[str, CreditSpec] = field(default_factory=dict)
     #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
     #: EXP-DIRECTED; ``None`` when not computed)
     step_bound: int | None = None
@@ -315,13 +320,19 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
             break
     if best is None:
         return
+    shortest = best[1].length == bound.steps
+    how = "Z3-STEP-BOUND"
+    if not shortest:
+        decided, shorter = _shorter_by_exhaustion(graph, best[1].length, options.mailbox_bound)
+        if decided:
+            shortest, how = True, "every smaller supply explored"
+            best = shorter or best
     system, finding = best
-    shortest = finding.length == bound.steps
     reads = ", ".join(f"{v} publishes at {k}" for k, v in run_reads(system).items())
     finding.detail = (
         f"found by EXP-DIRECTED with {reads}; "
         + (
-            "shortest for every supply (Z3-STEP-BOUND)"
+            f"shortest for every supply ({how})"
             if shortest
             else f"not proven shortest: no run blocks anybody in fewer than {bound.steps} steps"
         )
@@ -334,6 +345,52 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
         f"{finding.kind} after {finding.length} steps"
         + (" (shortest)" if shortest else f" (at least {bound.steps})"),
     )
+
+
+#: SCOPE-SHORTEST by exhaustion: the longest witness, the most supply vectors and the
+#: states per exploration it is tried with.
+EXHAUST_LENGTH, EXHAUST_SUPPLIES, EXHAUST_STATES = 40, 64, 200_000
+
+
+def _shorter_by_exhaustion(
+    graph: FlowGraph, length: int, mailbox_bound: int | None
+) -> tuple[bool, tuple[CheckedNetwork, Finding] | None]:
+    """SCOPE-SHORTEST: a deadlock shorter than ``length`` reads fewer than ``length``
+    publishes per source, and a state is only likelier to be doomed with less supply
+    left; so the least over every exact supply vector below ``length`` of the explorer's
+    shortest deadlock is the shortest of every supply, if it is below ``length``.
+    Returns whether that was decided and the shorter deadlock if there is one."""
+    sources = [n.name for n in graph.nodes if n.source]
+    if length > EXHAUST_LENGTH or length ** len(sources) > EXHAUST_SUPPLIES:
+        return False, None
+    best: tuple[CheckedNetwork, Finding] | None = None
+    for supply in itertools.product(range(length), repeat=len(sources)):
+        given = dict(zip(sources, supply, strict=True))
+        exact = replace(
+            graph,
+            nodes=tuple(
+                replace(n, publishes=given[n.name]) if n.source else n for n in graph.nodes
+            ),
+        )
+        system, result = check_graph(
+            exact,
+            CheckOptions(
+                mailbox_bound=mailbox_bound, max_states=EXHAUST_STATES, stop_at_deadlock=True
+            ),
+        )
+        found = result.findings.get(NO_DEADLOCK)
+        if found is None and not result.complete:
+            return False, None
+        if found is not None and found.length < (best[1].length if best else length):
+            best = (system, found)
+    return True, best
+
+
+def within_condition(spec: CreditSpec, debits: int) -> bool:
+    """Z3-CONDITION for one concrete spec: ``I <= 0`` or ``M >= 1`` and
+    ``M − gcd(k, M) < I`` (Z3-OWN-CREDITS)."""
+    i, m = spec
+    return i <= 0 or (m >= 1 and m - math.gcd(debits, m) < i)
 
 
 def run_reads(system: CheckedNetwork) -> dict[str, int]:
@@ -449,6 +506,7 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     )
     termination = prove_termination(enc, inv, options.timeout_ms)
     report = ProveReport(graph, True, verdicts, inv, termination)
+    report.every_supply = True  # Z3-SYMBOLIC-CREDITS: supplies are symbolic
     terms = enc.edge_terms
     if termination.proved and not any(enc.net.stalled):
         report.conditions = [derive_condition(enc, inv, e) for e in range(enc.net.n_edges)]
@@ -470,6 +528,11 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
             (enc.edge_names[e], _just_outside(enc, graph, per_edge, e))
             for e in range(len(per_edge))
         ]
+        report.own_outside = {
+            name: e.credit
+            for name, e in zip(enc.edge_names, graph.edges, strict=True)
+            if not within_condition(e.credit, e.sends_per_message)
+        }
     else:
         condition = z3.And(*(t.initial <= 0 for t in terms)) if terms else z3.BoolVal(True)
         small = z3.And(*(_small(t) for t in terms)) if terms else z3.BoolVal(True)
@@ -703,6 +766,7 @@ def summary(report: ProveReport) -> dict[str, Any]:
         "deadlock_rule": report.deadlock.rule if report.deadlock else None,
         "condition": report.condition,
         "condition_exact": report.condition_exact,
+        "own_credits_outside": {k: list(v) for k, v in report.own_outside.items()},
         "invariant": sorted(report.invariant.lemmas),
         "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
         "ranking": report.termination.rank

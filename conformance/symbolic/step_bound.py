@@ -43,6 +43,11 @@ class StepBound:
     per_edge: dict[str, int]
     reads: int | None
 
+    def per_edge_min(self, sender: str) -> int:
+        """The least bound over the edges ``sender`` sends on (0 if none can block)."""
+        mine = [v for k, v in self.per_edge.items() if k.split("->")[0] == sender]
+        return min(mine, default=0)
+
 
 def step_bound(graph: FlowGraph, timeout_ms: int = 10_000) -> StepBound:
     """Z3-STEP-BOUND for ``graph`` (concrete credits): one Z3 Optimize query per edge

@@ -117,17 +117,12 @@ def deadlock_dot(
 
 
 def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
-    """The picture of a counterexample's last state (EXP-PICTURE): the state after
-    ``path + continuation``, every process blocked forever there marked, and which ones
-    were blocked forever first."""
-    run = finding.path + finding.continuation
-    return deadlock_dot(
-        system,
-        cast(State, run[-1][1]),  # a network run
-        finding.final_processes or finding.processes,
-        title,
-        first=finding.processes,
-    )
+    """The picture of a counterexample (EXP-PICTURE): the violating state, the end of
+    ``path`` (for a deadlock, the state where the victims become blocked forever, not
+    the end of the lasso continuation), with every process blocked forever there
+    marked."""
+    end = cast(State, finding.path[-1][1])  # a network run
+    return deadlock_dot(system, end, finding.processes, title)
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:
