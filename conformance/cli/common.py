@@ -45,15 +45,6 @@ graph_supply_option = click.option(
 )
 
 
-def supply_text(supply: object) -> str:
-    """SCOPE-TEXT: ``every supply``, ``10 publishes`` or ``publishes a 3, b 4``."""
-    if supply == "every":
-        return "every supply"
-    if isinstance(supply, dict):
-        return ", ".join(f"{v} publishes at {k}" for k, v in supply.items())
-    return f"{supply} publishes per source" if supply != 1 else "1 publish per source"
-
-
 class CreditParam(click.ParamType):
     """A credit spec written ``I,M`` (CF-SPEC)."""
 

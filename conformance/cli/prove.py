@@ -27,7 +27,6 @@ from creditflow.conformance.cli.common import (
     fail,
     graph_supply_option,
     output_path,
-    supply_text,
 )
 from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
@@ -35,6 +34,7 @@ from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
+from creditflow.conformance.symbolic.every_supply import supply_words
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
@@ -43,6 +43,7 @@ from creditflow.conformance.symbolic.prove import (
     prove_graph,
     prove_scope,
     summary,
+    supply_value,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace
@@ -235,10 +236,10 @@ def prove(
 def scope_text(report: ProveReport) -> str:
     """SCOPE-TEXT of a ``prove`` result: what it claims, for which supply."""
     scope = prove_scope(report)
-    asked = supply_text(scope["supply"])
+    asked = supply_words(scope["supply"])
     primary = report.primary()
     if primary is not None:
-        return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+        return f"violated with {supply_words(supply_value(primary.publishes))}: not for {asked}"
     if report.result == "proved" and report.symbolic:
         return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
