@@ -73,8 +73,8 @@ COMMANDS: Mapping[str, LazyCommand] = {
     "demo": LazyCommand(
         "creditflow.conformance.cli.app",
         "demo",
-        "Check every preset with its own settings: print the verdicts and write each "
-        "counterexample (ITF) and its picture (DOT/SVG) under OUT.",
+        "Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts and "
+        "write each counterexample (ITF) and its picture (DOT/SVG) under OUT.",
     ),
     "observe": LazyCommand(
         "creditflow.conformance.cli.observe",
