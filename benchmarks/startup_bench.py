@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -62,16 +63,21 @@ if root:
 """
 
 
-def run_once(root: str | None, name: str) -> float:
-    """Seconds from spawning the interpreter to its exit; fails loudly on a bad exit."""
+def run_once(root: str | None, name: str) -> tuple[float, float]:
+    """Wall-clock seconds from spawning the interpreter to its exit, and the CPU seconds
+    (user + system) it used, which a loaded machine inflates less; fails loudly on a bad
+    exit."""
     code, stdin = COMMANDS[name]
     argv = [sys.executable, "-c", code if name == "bare" else CHOOSE_TREE.format(root=root) + code]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, input=stdin, capture_output=True, check=False)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode != 0 or (stdin and b'"ok":true' not in done.stdout):
         raise SystemExit(f"{name} ({root or 'this tree'}) failed: {done.stderr[-1000:]!r}")
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -81,31 +87,32 @@ def main() -> None:
     args = parser.parse_args()
     old_root = str(sides.old_tree(args.old))
     sides_ = {"old": old_root, "new": None}
-    times: dict[tuple[str, str], list[float]] = {}
+    wall: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
         for side, root in sides_.items():
             for name in COMMANDS:
-                times.setdefault((side, name), []).append(run_once(root, name))
-    median = {key: statistics.median(values) for key, values in times.items()}
+                seconds, used = run_once(root, name)
+                wall.setdefault((side, name), []).append(seconds)
+                cpu.setdefault((side, name), []).append(used)
     print(f"start-up, median of {args.rounds} interleaved rounds (old = {args.old}, new = tree)")
-    print(f"{'command':18} {'old s':>7} {'new s':>7} {'old-bare':>9} {'new-bare':>9} {'ratio':>6}")
-    for name in COMMANDS:
-        old, new = median[("old", name)], median[("new", name)]
+    for title, times in (("wall-clock", wall), ("CPU (user + system)", cpu)):
+        median = {key: statistics.median(values) for key, values in times.items()}
         bare = statistics.median([median[("old", "bare")], median[("new", "bare")]])
-        over_old, over_new = old - bare, new - bare
-        ratio = over_old / over_new if name != "bare" and over_new > 0 else float("nan")
-        print(f"{name:18} {old:7.3f} {new:7.3f} {over_old:9.3f} {over_new:9.3f} {ratio:6.1f}")
-        print(
-            json.dumps(
-                {
-                    "command": name,
-                    "old_s": round(old, 4),
-                    "new_s": round(new, 4),
-                    "new_over_bare_s": round(over_new, 4),
-                    "old_over_bare_s": round(over_old, 4),
-                }
-            )
-        )
+        print(f"\n{title} seconds; over bare = minus the bare interpreter's {bare:.3f} s")
+        print(f"{'command':18} {'old':>7} {'new':>7} {'old over':>9} {'new over':>9} {'ratio':>6}")
+        for name in COMMANDS:
+            old, new = median[("old", name)], median[("new", name)]
+            over_old, over_new = old - bare, new - bare
+            ratio = over_old / over_new if name != "bare" and over_new > 0 else float("nan")
+            print(f"{name:18} {old:7.3f} {new:7.3f} {over_old:9.3f} {over_new:9.3f} {ratio:6.1f}")
+            row = {
+                "measure": title,
+                "command": name,
+                "old_s": round(old, 4),
+                "new_s": round(new, 4),
+            }
+            print(json.dumps(row))
 
 
 if __name__ == "__main__":
