@@ -18,7 +18,9 @@ def documents() -> list[Path]:
 
 
 def test_readme_is_short():
-    assert len(README.read_text().splitlines()) <= 220
+    # 220 lines of text, plus the tour's elision marks and run directives that keep its
+    # examples running (tests/test_doc_examples.py)
+    assert len(README.read_text().splitlines()) <= 232
 
 
 def test_every_relative_link_resolves():
