@@ -13,7 +13,7 @@ import networkx as nx
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.network.graph import EdgeSpec, FlowGraph
-from creditflow.model.network.rules import NetworkState, mailbox
+from creditflow.model.network.rules import NetworkState, is_alive, mailbox
 
 CONSERVATION = "PROP-CONSERVATION"
 DEFERRED_IMPLIES_BLOCKED = "PROP-DEFERRED-BLOCKED"
@@ -21,6 +21,7 @@ IN_FLIGHT_BOUND = "PROP-IN-FLIGHT-BOUND"
 MAILBOX_BOUND = "PROP-MAILBOX-BOUND"
 NOTHING_LOST = "PROP-NOTHING-LOST"
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
+RECOVERY = "PROP-RECOVERY"
 
 #: The properties of one state, in report order.
 STATE_PROPERTIES = (
@@ -60,6 +61,11 @@ def edge_conserved(
         + spec_more_after * (bumps + deferred)
         == spec_initial
     )
+
+
+def pair_alive(state: NetworkState, edge: EdgeSpec) -> bool:
+    """PROP-FAULT-LIVE-PAIRS: both processes of the pair are alive (NET-CRASH)."""
+    return is_alive(state, edge.sender) and is_alive(state, edge.receiver)
 
 
 def pair_conserved(state: NetworkState, edge: EdgeSpec) -> bool:
@@ -117,6 +123,8 @@ def nothing_lost(graph: FlowGraph, state: NetworkState) -> bool:
         return True
     for sink, paths in weights.items():
         on_the_way = sum(count * paths.get(r, 0) for (_, r), count in state.data.items())
+        # PROP-FAULT-LOST: a message lost to d's crash would have gone on from d
+        on_the_way += sum(count * paths.get(d, 0) for d, count in state.lost.items())
         published = sum(
             (n.publishes - state.supply[n.name]) * paths.get(n.name, 0) for n in graph.sources
         )
@@ -131,11 +139,16 @@ def violations(
     """The ids of the state properties ``state`` violates, in :data:`STATE_PROPERTIES`
     order (PROP-MAILBOX-BOUND only when a bound is given)."""
     found = []
-    if not all(pair_conserved(state, e) for e in graph.edges):
+    live = [e for e in graph.edges if pair_alive(state, e)]  # PROP-FAULT-LIVE-PAIRS
+    if not all(pair_conserved(state, e) for e in live):
         found.append(CONSERVATION)
-    if any(ps.deferred and not cf.is_blocked(ps) for ps in state.processes.values()):
+    if any(
+        ps.deferred and not cf.is_blocked(ps)
+        for name, ps in state.processes.items()
+        if is_alive(state, name)
+    ):
         found.append(DEFERRED_IMPLIES_BLOCKED)
-    if not all(in_flight_bounded(graph, state, e) for e in graph.edges):
+    if not all(in_flight_bounded(graph, state, e) for e in live):
         found.append(IN_FLIGHT_BOUND)
     if mailbox_bound is not None and any(
         mailbox(state, name) > mailbox_bound for name in graph.node_names
@@ -153,10 +166,12 @@ __all__ = [
     "MAILBOX_BOUND",
     "NOTHING_LOST",
     "NO_DEADLOCK",
+    "RECOVERY",
     "STATE_PROPERTIES",
     "edge_conserved",
     "in_flight_bounded",
     "nothing_lost",
+    "pair_alive",
     "pair_conserved",
     "paths_to_sinks",
     "violations",
