@@ -23,6 +23,8 @@ from creditflow.conformance.explore.encoding import (
 from creditflow.conformance.explore.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
+    FAULT_PROPERTIES,
+    FORGOTTEN,
     STATE_PROPERTIES,
     MessageMoves,
     NetworkProperties,
@@ -41,8 +43,9 @@ class CheckedNetwork:
         self.network = CreditNetwork(graph, count_consumed=count_consumed)
         self.properties = NetworkProperties(self.network, mailbox_bound)
         self.process_names = graph.node_names
-        self.property_ids = STATE_PROPERTIES
         net = self.network
+        #: PROP-FAULT-FORGET and PROP-RECOVERY only on graphs with faults
+        self.property_ids = FAULT_PROPERTIES if net.crashable else STATE_PROPERTIES
         self.initial = net.initial
         self.successors = net.successors
         self.describe = net.describe
@@ -106,6 +109,8 @@ class CheckedNetwork:
             return "credit not conserved on " + "; ".join(bad)
         if property_id == DEFERRED_IMPLIES_BLOCKED:
             return "grants deferred by a process that is not blocked"
+        if property_id == FORGOTTEN:
+            return "a process handled a DOWN without CF-PEER-DOWN and keeps the dead peer's credit"
         return property_id
 
     def render(self, state: State) -> Mapping[str, Any]:

@@ -25,10 +25,13 @@ from creditflow.conformance.explore.encoding import (
 from creditflow.model.network.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
+    FAULT_PROPERTIES,
+    FORGOTTEN,
     IN_FLIGHT_BOUND,
     MAILBOX_BOUND,
     NO_DEADLOCK,
     NOTHING_LOST,
+    RECOVERY,
     STATE_PROPERTIES,
     edge_conserved,
     paths_to_sinks,
@@ -41,6 +44,9 @@ __all__ = [
     "MAILBOX_BOUND",
     "NOTHING_LOST",
     "NO_DEADLOCK",
+    "FAULT_PROPERTIES",
+    "FORGOTTEN",
+    "RECOVERY",
     "STATE_PROPERTIES",
     "MessageMoves",
     "NetworkProperties",
@@ -165,6 +171,11 @@ class NetworkProperties:
                 if net.mailbox(s, node) > self.mailbox_bound:
                     found.append(MAILBOX_BOUND)
                     break
+        # PROP-FAULT-FORGET: a live process handled a DOWN without CF-PEER-DOWN
+        forgotten = ends is not None and any(
+            s[slot] and not net.peer_down[p] and net.alive(s, p)
+            for (p, _), slot in net.handled_slot.items()
+        )
         if self.lost_terms is not None:
             for delivered_slot, data_weights, source_weights in self.lost_terms:
                 in_system = s[delivered_slot] + sum(s[slot] * w for slot, w in data_weights)
@@ -172,6 +183,8 @@ class NetworkProperties:
                 if in_system != published:
                     found.append(NOTHING_LOST)
                     break
+        if forgotten:
+            found.append(FORGOTTEN)
         return tuple(found)
 
 

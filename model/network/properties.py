@@ -22,6 +22,7 @@ MAILBOX_BOUND = "PROP-MAILBOX-BOUND"
 NOTHING_LOST = "PROP-NOTHING-LOST"
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
 RECOVERY = "PROP-RECOVERY"
+FORGOTTEN = "PROP-FAULT-FORGET"
 
 #: The properties of one state, in report order.
 STATE_PROPERTIES = (
@@ -31,6 +32,9 @@ STATE_PROPERTIES = (
     MAILBOX_BOUND,
     NOTHING_LOST,
 )
+#: ... and on a graph with faults (PROP-FAULT-FORGET; PROP-RECOVERY is decided with
+#: PROP-NO-DEADLOCK by the explorer)
+FAULT_PROPERTIES = (*STATE_PROPERTIES, FORGOTTEN, RECOVERY)
 
 
 def edge_conserved(
@@ -133,6 +137,16 @@ def nothing_lost(graph: FlowGraph, state: NetworkState) -> bool:
     return True
 
 
+def dead_peers_forgotten(state: NetworkState) -> bool:
+    """PROP-FAULT-FORGET: a live process that has handled the DOWN of ``d`` keeps no
+    credit entry for ``d`` (CF-PEER-DOWN erased both)."""
+    for watcher, dead in state.handled:
+        ps = state.processes[watcher]
+        if is_alive(state, watcher) and (dead in ps.credit_from or dead in ps.credit_to):
+            return False
+    return True
+
+
 def violations(
     graph: FlowGraph, state: NetworkState, mailbox_bound: int | None = None
 ) -> tuple[str, ...]:
@@ -156,18 +170,23 @@ def violations(
         found.append(MAILBOX_BOUND)
     if not nothing_lost(graph, state):
         found.append(NOTHING_LOST)
+    if not dead_peers_forgotten(state):
+        found.append(FORGOTTEN)
     return tuple(found)
 
 
 __all__ = [
     "CONSERVATION",
     "DEFERRED_IMPLIES_BLOCKED",
+    "FAULT_PROPERTIES",
+    "FORGOTTEN",
     "IN_FLIGHT_BOUND",
     "MAILBOX_BOUND",
     "NOTHING_LOST",
     "NO_DEADLOCK",
     "RECOVERY",
     "STATE_PROPERTIES",
+    "dead_peers_forgotten",
     "edge_conserved",
     "in_flight_bounded",
     "nothing_lost",

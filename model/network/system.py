@@ -20,7 +20,9 @@ class ReadableNetwork:
         self.graph = graph
         self.mailbox_bound = mailbox_bound
         self.process_names = graph.node_names
-        self.property_ids = properties.STATE_PROPERTIES
+        self.property_ids = (
+            properties.FAULT_PROPERTIES if graph.has_faults else properties.STATE_PROPERTIES
+        )
         self.steps: tuple[Step, ...] = (
             *(Step("read", n.name) for n in graph.sources),
             *(Step("take", e.receiver, e.sender) for e in graph.edges),
