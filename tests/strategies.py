@@ -101,7 +101,8 @@ def fault_graphs(
     allow_stalled: bool = True,
 ) -> FlowGraph:
     """A small random process graph where at least one paired process may crash
-    (NET-FAULT-NODE), some DOWN handlers ignore the DOWN, and the crash bound varies."""
+    (NET-FAULT-NODE), some DOWN handlers ignore the DOWN or take it early
+    (NET-DOWN-EARLY), and the crash bound varies."""
     graph = draw(process_graphs(max_nodes, specs, max_publishes, acyclic, allow_stalled))
     paired = {e.sender for e in graph.edges} | {e.receiver for e in graph.edges}
     names = [n for n in graph.node_names if n in paired]
@@ -113,7 +114,7 @@ def fault_graphs(
         if name in crashing:
             g.nodes[name]["may_crash"] = True
         if draw(st.integers(0, 3)) == 0:
-            g.nodes[name]["on_peer_down"] = "ignore"
+            g.nodes[name]["on_peer_down"] = draw(st.sampled_from(["ignore", "peer_down_early"]))
     if draw(st.booleans()):
         g.graph["max_crashes"] = draw(st.integers(0, len(crashing)))
     return flow_graph_from_networkx(g)

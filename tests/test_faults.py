@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import networkx as nx
@@ -18,8 +19,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
+from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 from creditflow.conformance.cli import main
 from creditflow.conformance.differential.projection import run_ops
+from creditflow.conformance.differential.protocol import Op, compare
 from creditflow.conformance.differential.traces import load_trace
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.encoding import CreditNetwork
@@ -222,6 +226,8 @@ def test_down_waits_for_what_the_dead_process_sent():
         ("dead-mirror-3.8.10-fixed", {}),
         ("msg-store-dead-client-3.3.0-bug", {"PROP-FAULT-FORGET": 2}),
         ("msg-store-dead-client-3.3.0-fixed", {}),
+        ("mirror-sender-death-3.1.0-bug", {"PROP-FAULT-FORGET": 4}),
+        ("mirror-sender-death-3.1.0-fixed", {}),
     ],
 )
 def test_historical_bug_corpus(scenario, lengths, tmp_path):
@@ -292,3 +298,50 @@ def test_fixed_mirror_releases_the_channel_after_the_crash():
     assert "mirror" not in channel.credit_from
     assert state.grants[("channel", "reader")] == (*in_flight, 1)
     assert properties.violations(graph, state) == ()
+
+
+def _random_fault_runs(seeds: range, length: int = 60) -> list[tuple[str, list[Op]]]:
+    """Random runs of corpus graphs whose DOWN handlers call peer_down (NET-DOWN,
+    NET-DOWN-EARLY), projected to per-process ops (TRACE-PROJECTION)."""
+    runs = []
+    for scenario in (
+        "dead-mirror-3.8.10-fixed",
+        "msg-store-dead-client-3.3.0-fixed",
+        "mirror-sender-death-3.1.0-bug",  # peer_down, then acks toward the dead channel
+    ):
+        graph = load_graph_file(BUGS / f"{scenario}.json")
+        for seed in seeds:
+            rng = random.Random(seed)
+            state, steps = rules.initial_state(graph), []
+            for _ in range(length):
+                enabled = rules.enabled_steps(graph, state)
+                if not enabled:
+                    break
+                step = rng.choice(enabled)
+                steps.append(step)
+                state = rules.apply(graph, state, step)
+            runs.append((f"{scenario} seed {seed}", run_ops(graph, steps)))
+    return runs
+
+
+def test_fault_runs_replay_against_the_real_credit_flow_module():
+    """NET-DOWN, TRACE-PROJECTION, AD-OPS: the per-process ops of random fault runs —
+    sends, acks, bumps and the peer_down of each DOWN — give the same answers on the
+    model and on RabbitMQ's real ``credit_flow`` module (a missing RabbitMQ fails)."""
+    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter()
+    peer_downs = blocked_peer_downs = 0
+    try:
+        for name, ops in _random_fault_runs(range(12)):
+            answers = []
+            for adapter in (reference, rabbitmq):
+                adapter.reset(CreditSpec(2, 1))
+                answers.append(adapter.run(ops))
+            for i, op in enumerate(ops):
+                assert compare(answers[0][i], answers[1][i]) == [], (name, i, op)
+                if op.kind == "peer_down":
+                    peer_downs += 1
+                    before = answers[0][i - 1].state if i else None
+                    blocked_peer_downs += bool(before is not None and op.peer in before.blocked)
+    finally:
+        rabbitmq.close()
+    assert peer_downs > 0 and blocked_peer_downs > 0  # some DOWN unblocks a blocked process

@@ -25,7 +25,7 @@ from creditflow.conformance.explore.encoding import (
     Step,
 )
 from creditflow.model.credit import flow as cf
-from creditflow.model.network.graph import PEER_DOWN, EdgeSpec, FlowGraph
+from creditflow.model.network.graph import EdgeSpec, FlowGraph
 
 
 def _edge(graph: FlowGraph, sender: str, receiver: str) -> EdgeSpec:
@@ -73,7 +73,7 @@ def step_ops(
         edge = _edge(graph, step.node, step.peer)
         return [Op("bump", step.node, step.peer, amount=edge.credit.more_after)]
     if step.kind == "down":
-        if graph.node(step.node).on_peer_down != PEER_DOWN:
+        if not graph.node(step.node).calls_peer_down:
             return []
         return [Op("peer_down", step.node, step.peer)]
     raise ValueError(f"unknown network step {step.kind!r}")

@@ -15,9 +15,10 @@ that it is immutable, hashable and cheap to store by the million:
   a cycle feeds a sink they grow forever;
 * only on a graph with faults (NET-CRASH): per ``may_crash`` node 1 while it is alive;
   per DOWN pair ``(p, d)`` (``d`` may crash, ``p`` has a pair with it) 1 once ``p`` has
-  handled ``d``'s DOWN (NET-DOWN); the number of crashes so far (NET-FAULT-BOUND); and,
-  with ``count_consumed``, per ``may_crash`` node the messages lost to its crash
-  (NET-LOST-TO-CRASH).
+  handled ``d``'s DOWN (NET-DOWN), 2 once ``p`` has acked a message of ``d`` after it
+  (NET-DOWN-EARLY: the ack re-creates the entry CF-PEER-DOWN erased); the number of
+  crashes so far (NET-FAULT-BOUND); and, with ``count_consumed``, per ``may_crash`` node
+  the messages lost to its crash (NET-LOST-TO-CRASH).
 
 A dead process's own fields are reset to the CF defaults (``credit_from = I`` on its
 out-edges, ``credit_to = M`` and nothing deferred on its in-edges: its state is gone),
@@ -38,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
-from creditflow.model.network.graph import PEER_DOWN, FlowGraph
+from creditflow.model.network.graph import FlowGraph
 from creditflow.model.network.rules import Step
 
 CREDIT_FROM, CREDIT_TO, DATA, BUMPS, DEFERRED = range(5)
@@ -104,7 +105,8 @@ class CreditNetwork:
         lost = self.crashable if count_consumed else ()
         self.lost_slot = {n: base + j for j, n in enumerate(lost)}
         self.size = base + len(lost)
-        self.peer_down = tuple(n.on_peer_down == PEER_DOWN for n in graph.nodes)
+        self.peer_down = tuple(n.calls_peer_down for n in graph.nodes)
+        self.down_overtakes = tuple(n.down_overtakes for n in graph.nodes)
 
         self.checks = tuple(n.checks_blocked for n in graph.nodes)
         self.stalled = tuple(n.stalled for n in graph.nodes)
@@ -243,6 +245,12 @@ class CreditNetwork:
                     for (p, d), slot in self.handled_slot.items()
                     if state[slot]
                 ),
+                # PROP-FAULT-FORGET: live watchers that hold no entry for the dead peer
+                "forgotten": tuple(
+                    (names[p], names[d])
+                    for (p, d), slot in self.handled_slot.items()
+                    if state[slot] == 1 and self.peer_down[p] and self.alive(state, p)
+                ),
                 "crashes": state[self.crash_count_slot],
                 "lost": {names[n]: state[slot] for n, slot in self.lost_slot.items()},
             }
@@ -290,8 +298,8 @@ class CreditNetwork:
         if state[self.handled_slot[(p, d)]]:
             return False
         into = self.edge_of.get((d, p))
-        if into is not None and state[EDGE_FIELDS * into + DATA]:
-            return False
+        if into is not None and state[EDGE_FIELDS * into + DATA] and not self.down_overtakes[p]:
+            return False  # NET-DOWN-EARLY: that DOWN may come before the data
         out = self.edge_of.get((p, d))
         return out is None or not state[EDGE_FIELDS * out + BUMPS]
 
@@ -339,6 +347,9 @@ class CreditNetwork:
             blocked = self.is_blocked(state, receiver)
             # NET-DEAD: a grant sent to a dead sender is dropped
             granted = DEFERRED if blocked else BUMPS if self.alive(state, sender) else None
+            stale = self.handled_slot.get((receiver, sender))
+            if stale is not None and s[stale]:
+                s[stale] = 2  # NET-DOWN-EARLY: the ack re-creates the forgotten entry
             for _ in range(self.debits[index]):
                 left = s[base + CREDIT_TO]
                 if left == 1:
@@ -394,6 +405,9 @@ class CreditNetwork:
             base = EDGE_FIELDS * e
             s[base + BUMPS] = 0
             s[base + CREDIT_FROM] = self.initial_credit[e]
+        for (watcher, _), slot in self.handled_slot.items():
+            if watcher == node and s[slot]:
+                s[slot] = 1  # its re-created entries (NET-DOWN-EARLY) died with it
 
     def _down(self, s: list[int], pair: int) -> None:
         """NET-DOWN: ``p`` handles ``d``'s DOWN; with ``on_peer_down = "peer_down"`` it

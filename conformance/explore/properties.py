@@ -173,7 +173,7 @@ class NetworkProperties:
                     break
         # PROP-FAULT-FORGET: a live process handled a DOWN without CF-PEER-DOWN
         forgotten = ends is not None and any(
-            s[slot] and not net.peer_down[p] and net.alive(s, p)
+            (s[slot] == 2 or (s[slot] and not net.peer_down[p])) and net.alive(s, p)
             for (p, _), slot in net.handled_slot.items()
         )
         if self.lost_terms is not None:

@@ -48,9 +48,10 @@ GRAPH_ATTRIBUTES = frozenset(
     }
 )
 
-#: NET-DOWN: what a DOWN handler does — CF-PEER-DOWN (RabbitMQ's handlers) or nothing.
-PEER_DOWN, IGNORE = "peer_down", "ignore"
-ON_PEER_DOWN = (PEER_DOWN, IGNORE)
+#: NET-DOWN: what a DOWN handler does — CF-PEER-DOWN (RabbitMQ's handlers), nothing, or
+#: CF-PEER-DOWN on a DOWN that may overtake the dead peer's messages (NET-DOWN-EARLY).
+PEER_DOWN, IGNORE, EARLY = "peer_down", "ignore", "peer_down_early"
+ON_PEER_DOWN = (PEER_DOWN, IGNORE, EARLY)
 
 #: IN-LIMITS: the largest process graph accepted (every format, every command).
 MAX_NODES = 10_000
@@ -85,6 +86,16 @@ class NodeSpec:
     role: str = ""
     may_crash: bool = False
     on_peer_down: str = PEER_DOWN
+
+    @property
+    def calls_peer_down(self) -> bool:
+        """NET-DOWN: whether its DOWN handler calls CF-PEER-DOWN."""
+        return self.on_peer_down != IGNORE
+
+    @property
+    def down_overtakes(self) -> bool:
+        """NET-DOWN-EARLY: whether its DOWN may overtake the dead peer's data."""
+        return self.on_peer_down == EARLY
 
 
 @dataclass(frozen=True)

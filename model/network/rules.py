@@ -37,7 +37,7 @@ from typing import Any
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.flow import ProcessCredit
-from creditflow.model.network.graph import PEER_DOWN, EdgeSpec, FlowGraph
+from creditflow.model.network.graph import EdgeSpec, FlowGraph
 
 Pair = tuple[str, str]
 
@@ -177,13 +177,13 @@ def may_crash_now(graph: FlowGraph, state: NetworkState, node: str) -> bool:
 def down_deliverable(graph: FlowGraph, state: NetworkState, watcher: str, dead: str) -> bool:
     """NET-DOWN: ``dead`` is dead, ``watcher`` alive, not stalled and not told yet, and
     every message ``dead`` sent ``watcher`` — data and grants — already taken (Erlang's
-    signal order: the DOWN comes after them)."""
+    signal order: the DOWN comes after them); NET-DOWN-EARLY: data may still wait."""
     return (
         not is_alive(state, dead)
         and is_alive(state, watcher)
         and not graph.node(watcher).stalled
         and (watcher, dead) not in state.handled
-        and not state.data.get((dead, watcher), 0)
+        and (graph.node(watcher).down_overtakes or not state.data.get((dead, watcher), 0))
         and not state.grants.get((dead, watcher), ())
     )
 
@@ -311,7 +311,7 @@ def down(graph: FlowGraph, state: NetworkState, watcher: str, dead: str) -> Netw
     CF-PEER-DOWN (one unblock, flushed once no blocker is left; both entries erased);
     ``on_peer_down: "ignore"`` calls nothing."""
     state = replace(state, handled=state.handled | {(watcher, dead)})
-    if graph.node(watcher).on_peer_down != PEER_DOWN:
+    if not graph.node(watcher).calls_peer_down:
         return state
     ps, flushed = cf.peer_down(state.processes[watcher], dead)
     state = replace(state, processes=_put(state.processes, watcher, ps))
@@ -391,6 +391,15 @@ def counts(graph: FlowGraph, state: NetworkState) -> dict[str, dict[Any, Any]]:
         found["faults"] = {
             "dead": tuple(n.name for n in graph.crashable if n.name in state.dead),
             "handled": tuple(pair for pair in down_pairs(graph) if pair in state.handled),
+            # PROP-FAULT-FORGET: live watchers that hold no entry for the dead peer
+            "forgotten": tuple(
+                (p, d)
+                for p, d in down_pairs(graph)
+                if (p, d) in state.handled
+                and is_alive(state, p)
+                and d not in state.processes[p].credit_from
+                and d not in state.processes[p].credit_to
+            ),
             "crashes": len(state.dead),
             "lost": dict(state.lost),
         }
