@@ -252,7 +252,9 @@ def test_historical_bug_corpus(scenario, lengths, tmp_path):
     if not lengths:
         assert not trace.exists()
         return
-    replayed = replay_network_trace(trace)
+    replayed = replay_network_trace(trace)  # every variable, dead and DOWNs included
+    last = json.loads(trace.read_text())["states"][-1]
+    assert last["dead"] == {"#set": [next(n.name for n in replayed.system.graph.crashable)]}
     steps = [replayed.system.network.decode(a) for a in replayed.actions if a is not None]
     assert any(step.kind == "crash" for step in steps)
     ops = run_ops(replayed.system.graph, steps)
@@ -345,3 +347,31 @@ def test_fault_runs_replay_against_the_real_credit_flow_module():
     finally:
         rabbitmq.close()
     assert peer_downs > 0 and blocked_peer_downs > 0  # some DOWN unblocks a blocked process
+
+
+def test_reductions_are_off_on_fault_graphs_and_verdicts_unchanged():
+    """EXP-FAULTS: on a symmetric fault graph (two crashable queues behind one channel)
+    `check` uses neither symmetry nor safe actions nor the certificate, and its verdicts
+    are those of the unreduced exploration; stopping at the first certain deadlock
+    (EXP-ONLINE) still gives the shortest one."""
+    g = _graph(
+        {
+            "reader": {"source": True, "publishes": 3},
+            "channel": {"on_peer_down": "ignore"},
+            "q1": {"may_crash": True},
+            "q2": {"may_crash": True},
+        },
+        [("reader", "channel"), ("channel", "q1"), ("channel", "q2")],
+    )
+    graph = flow_graph_from_networkx(g, "two-queues")
+    system, checked = check_graph(graph, CheckOptions(stop_at_deadlock=False))
+    assert system.safe_actions == frozenset() and checked.symmetry_order == 1
+    assert not checked.reduced and system.stuck_certificate(system.initial()) == 0
+    plain = explore(CheckedNetwork(graph, count_consumed=False), reduce=False)
+    assert checked.n_states == plain.n_states
+    lengths = {p: f.length for p, f in checked.findings.items()}
+    assert lengths == {p: f.length for p, f in plain.findings.items()}
+    _, online = check_graph(graph, CheckOptions(stop_at_deadlock=True))
+    assert online.findings[NO_DEADLOCK].length == lengths[NO_DEADLOCK]
+    without_faults = check_graph(graph, CheckOptions(max_crashes=0))[1]
+    assert without_faults.symmetry_order == 2  # the same graph reduces without faults
