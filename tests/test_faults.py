@@ -375,3 +375,19 @@ def test_reductions_are_off_on_fault_graphs_and_verdicts_unchanged():
     assert online.findings[NO_DEADLOCK].length == lengths[NO_DEADLOCK]
     without_faults = check_graph(graph, CheckOptions(max_crashes=0))[1]
     assert without_faults.symmetry_order == 2  # the same graph reduces without faults
+
+
+def test_fault_attributes_read_from_dot_and_round_trip(tmp_path):
+    """NET-FAULT-NODE, NET-FAULT-BOUND, NET-FILE: DOT gives attribute values as strings;
+    the fault attributes and the crash bound survive a trip through node-link JSON."""
+    dot = tmp_path / "g.dot"
+    dot.write_text(
+        'digraph g { credit="2,1"; max_crashes="1";\n'
+        '  r [publishes="2"]; c [on_peer_down="ignore"]; q [may_crash="true"];\n'
+        "  r -> c; c -> q; }\n"
+    )
+    graph = load_graph_file(dot)
+    assert graph.node("q").may_crash and graph.node("c").on_peer_down == "ignore"
+    assert graph.max_crashes == 1 and graph.crash_bound == 1 and graph.has_faults
+    again = flow_graph_from_networkx(graph.to_networkx(), "again")
+    assert again.nodes == graph.nodes and again.max_crashes == 1
