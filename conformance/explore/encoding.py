@@ -345,8 +345,6 @@ class CreditNetwork:
             base = EDGE_FIELDS * index
             s[base + DATA] -= 1
             blocked = self.is_blocked(state, receiver)
-            # NET-DEAD: a grant sent to a dead sender is dropped
-            granted = DEFERRED if blocked else BUMPS if self.alive(state, sender) else None
             stale = self.handled_slot.get((receiver, sender))
             if stale is not None and s[stale]:
                 s[stale] = 2  # NET-DOWN-EARLY: the ack re-creates the forgotten entry
@@ -354,8 +352,10 @@ class CreditNetwork:
                 left = s[base + CREDIT_TO]
                 if left == 1:
                     s[base + CREDIT_TO] = self.more_after[index]
-                    if granted is not None:
-                        s[base + granted] += 1
+                    if blocked:
+                        s[base + DEFERRED] += 1
+                    elif self.alive(state, sender):  # NET-DEAD: else dropped, sender dead
+                        s[base + BUMPS] += 1
                 else:
                     s[base + CREDIT_TO] = left - 1
             self._forward(s, receiver)
