@@ -110,7 +110,10 @@ class CheckedNetwork:
         if property_id == DEFERRED_IMPLIES_BLOCKED:
             return "grants deferred by a process that is not blocked"
         if property_id == FORGOTTEN:
-            return "a process handled a DOWN without CF-PEER-DOWN and keeps the dead peer's credit"
+            return (
+                "a live process keeps credit for a dead peer whose DOWN it handled "
+                "(no CF-PEER-DOWN, or an ack after it)"
+            )
         return property_id
 
     def render(self, state: State) -> Mapping[str, Any]:
