@@ -250,7 +250,7 @@ def explore(
 
 
 def _recovery_finding(
-    system: TransitionSystem, graph: StateGraph, symmetry: object | None
+    system: TransitionSystem, graph: StateGraph, symmetry: Symmetry | None
 ) -> Finding | None:
     """PROP-RECOVERY: the first quiet state (breadth-first, so shortest) in which some
     process is blocked forever, as a finding; ``None`` if there is none."""
