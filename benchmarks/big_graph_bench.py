@@ -119,7 +119,7 @@ def sides(old: str) -> None:
         new = run_case(None, shape, n)
         was = run_case(root, shape, n) if on_old else {"seconds": float("nan"), "mb": float("nan")}
         print(
-            f"{shape + f' {n:,}':22} {was['seconds']:8.2f} {new['seconds']:8.2f} "
+            f"{new.get('case', shape):22} {was['seconds']:8.2f} {new['seconds']:8.2f} "
             f"{was['mb']:8.0f} {new['mb']:8.0f}",
             flush=True,
         )
