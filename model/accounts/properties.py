@@ -9,7 +9,7 @@ actor graph alone (:func:`overshoot_bounds`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -95,7 +95,9 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
         """The positions an event handled at ``(x, h)`` sends to (none past max_hops)."""
         return [(y, h + 1) for y, _ in model.out[x]] if model.forwards(h) else []
 
-    def memoised(table: dict[tuple[int, int], int], x: int, h: int, value) -> int:
+    def memoised(
+        table: dict[tuple[int, int], int], x: int, h: int, value: Callable[[int, int], int]
+    ) -> int:
         """``table[(x, hop_key(h))]``, computed successors first with an explicit stack:
         no recursion, however long the chain or large max_hops (IN-WORK)."""
         stack = [(x, h, False)]
