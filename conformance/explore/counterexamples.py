@@ -53,6 +53,9 @@ class Finding:
     #: a picture draws, EXP-PICTURE): ``processes`` and any process that became
     #: blocked forever along the continuation.
     final_processes: tuple[str, ...] = ()
+    #: EXP-SHORTEST holds for :attr:`path`: no run to a violating state is shorter (false
+    #: only for a run reported "not proven shortest" after a budget ran out)
+    shortest: bool = True
 
     @property
     def length(self) -> int:
@@ -383,5 +386,6 @@ def _search_full(
         # which are counterexamples but perhaps not the shortest.
         for pid, finding in _from_graph(system, reduced, missing, symmetry, safe).items():
             finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
+            finding.shortest = False
             found[pid] = finding
     return found
