@@ -123,7 +123,7 @@ class StuckCertificate:
         certain = 0
         waits: list[tuple[int, int]] = []
         for edge in self.edges:
-            cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks = edge[:11]
+            cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks, bcf, bb, bw, bk = edge
             credit = s[cf]
             if credit > 0:
                 continue
@@ -135,9 +135,8 @@ class StuckCertificate:
                 if credit + mp * (s[deferred] + earnable) <= 0:
                     certain |= 1 << p
                     continue
-            if edge.back_credit_from >= 0:
-                back = max(s[edge.back_credit_from] + edge.back_weight * s[edge.back_bumps], 0)
-                steps = -(-back // edge.back_debits)  # r's steps while it can grant
+            if bcf >= 0:
+                steps = -(-max(s[bcf] + bw * s[bb], 0) // bk)  # r's steps while it can grant
                 if credit + mp * (s[deferred] + k * steps) <= 0:
                     certain |= 1 << p
                     continue
