@@ -199,7 +199,9 @@ def explore(
             exact_depths=True,
             max_states=max_states,
         )
-        findings[NO_DEADLOCK] = deadlock_finding(system, graph, index, kind, mask, symmetry)
+        finding = deadlock_finding(system, graph, index, kind, mask, symmetry)
+        finding.shortest = True  # EXP-ONLINE: the first violating state in BFS order
+        findings[NO_DEADLOCK] = finding
         return result(graph, False, False, findings, stopped=True)
     stuck_found = False
     if check_deadlock and search.complete:
@@ -225,7 +227,6 @@ def explore(
         mask = 0 if kind == "terminal" else system.stuck_certificate(state)  # type: ignore[attr-defined]
         finding = deadlock_finding(system, seen.graph, index, kind, mask, symmetry)
         finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
-        finding.shortest = False
         findings[NO_DEADLOCK] = finding
     return result(graph, search.complete, bool(safe), findings)
 
