@@ -49,7 +49,7 @@ def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path,
     assert report["blocked_forever"] == ["reader"]
     assert report["shortest_counterexample_length"] == initial == report["step_bound"]
     assert report["shortest_certified"] is True
-    publishes = "1 publish" if initial == 1 else f"{initial} publishes"
+    publishes = "1 publish" if initial == 1 else f"{initial:,} publishes"
     assert report["claim"] == f"violated with {publishes} per source: not for every supply"
     assert (tmp_path / "t.itf.json").exists()
 
@@ -231,3 +231,21 @@ def test_every_supply_answers_agree_with_the_explorer(graph):
     assert explored <= cex.finding.length
     if "shortest for every supply" in cex.finding.detail:
         assert explored == cex.finding.length
+
+
+def test_a_witness_over_the_trace_limit_is_printed_not_written(tmp_path, monkeypatch):
+    """TRACE-LIMIT: a run longer than the limit is not written as ITF; the line says
+    why and the steps are printed merged."""
+    from creditflow.conformance.traces import network
+
+    monkeypatch.setattr(network, "TRACE_STEP_LIMIT", 50)
+    trace = tmp_path / "t.itf.json"
+    result = CliRunner().invoke(
+        main, ["check", "rabbitmq-publish", "--credit", "400,0", "--trace-out", str(trace)]
+    )
+    assert result.exit_code == exit_codes.DEADLOCK
+    assert not trace.exists()
+    assert "more than the ITF limit of 50 (TRACE-LIMIT)" in result.output
+    assert "1–400  read(reader) (×400)" in result.output
+    code, report = check("rabbitmq-publish", "--credit", "400,0", "--trace-out", str(trace))
+    assert report["trace"] is None and "TRACE-LIMIT" in report["trace_not_written"]

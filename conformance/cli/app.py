@@ -29,7 +29,7 @@ from creditflow.conformance.cli.common import (
     graph_supply_option,
     output_path,
 )
-from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
 )
@@ -38,7 +38,7 @@ from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, pre
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.symbolic.every_supply import decide_check
-from creditflow.conformance.traces.network import network_trace, write_network_trace
+from creditflow.conformance.traces.network import trace_too_long, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
@@ -227,7 +227,12 @@ def check(
     saver = Saver()
     if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
-        saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        skipped = trace_too_long(primary)
+        saved = None
+        if skipped is None:
+            saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        else:
+            report["trace_not_written"] = skipped
         report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
@@ -245,7 +250,7 @@ def check(
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:
-            print_steps(network_trace(system, primary, graph))
+            print_witness_steps(system, primary, graph)
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
@@ -366,5 +371,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         )
         if primary.detail:
             out.print(primary.detail)
-        out.print(f"trace: {report['trace'] or 'NOT WRITTEN'}")
+        skipped = report.get("trace_not_written")
+        out.print(
+            f"trace: not written ({skipped})"
+            if skipped
+            else f"trace: {report['trace'] or 'NOT WRITTEN'}"
+        )
         out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")

@@ -14,11 +14,16 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import fail, printable_line
+from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
     TraceReplayError,
+    action_runs,
+    network_trace,
     replay_network_document,
+    trace_too_long,
 )
 from creditflow.conformance.traces.steps import (
     Effect,
@@ -115,6 +120,21 @@ def _violation_line(witness: Witness) -> str:
 def generic_lines(runs: list[StepRun]) -> list[str]:
     """TRACE-STEPS of a non-network trace: actor, action and picks per step."""
     return [f"{'step':>13}  what happens", *(line for run in runs for line in run_lines(run))]
+
+
+def print_witness_steps(system: CheckedNetwork, finding: Finding, source: str) -> None:
+    """The steps of a counterexample ``check`` or ``prove`` found: TRACE-STEPS in full,
+    or for a run over TRACE-LIMIT its steps with equal consecutive ones merged."""
+    if trace_too_long(finding) is None:
+        print_steps(network_trace(system, finding, source))
+        return
+    click.echo(f"steps (the first {finding.length:,}, equal consecutive steps merged):")
+    done = 0
+    for text, times in action_runs(system, finding):
+        first, done = done + 1, done + times
+        where = f"{first:,}" if times == 1 else f"{first:,}–{done:,}"
+        more = f" (×{times:,})" if times > 1 else ""
+        click.echo(printable_line(f"{where:>21}  {text}{more}"))
 
 
 def print_steps(doc: Mapping[str, Any]) -> None:

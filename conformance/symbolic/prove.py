@@ -329,7 +329,7 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
             best = shorter or best
     system, finding = best
     finding.shortest = shortest  # SCOPE-SHORTEST, said as EXP-SHORTEST is
-    reads = ", ".join(f"{v} publishes at {k}" for k, v in run_reads(system).items())
+    reads = ", ".join(f"{v:,} publishes at {k}" for k, v in run_reads(system).items())
     finding.detail = (
         f"found by EXP-DIRECTED with {reads}; "
         + (

@@ -85,6 +85,32 @@ def network_trace(
     return trace_document(variables, states, meta, loop=finding.loop_start)
 
 
+#: TRACE-LIMIT: the longest run written as an ITF trace (a state per step: a million-step
+#: witness would be hundreds of megabytes of JSON); longer runs are printed compressed.
+TRACE_STEP_LIMIT = 100_000
+
+
+def trace_too_long(finding: Finding) -> str | None:
+    """TRACE-LIMIT: why ``finding`` is not written as a trace, or ``None``."""
+    steps = len(finding.path) - 1 + len(finding.continuation)
+    if steps <= TRACE_STEP_LIMIT:
+        return None
+    return f"{steps:,} steps, more than the ITF limit of {TRACE_STEP_LIMIT:,} (TRACE-LIMIT)"
+
+
+def action_runs(system: CheckedNetwork, finding: Finding) -> list[tuple[str, int]]:
+    """TRACE-LIMIT: the violating run as (step, repetitions), equal consecutive steps
+    merged, for a run too long to write."""
+    runs: list[tuple[int, int]] = []
+    for action, _ in finding.path[1:]:
+        assert action is not None
+        if runs and runs[-1][0] == action:
+            runs[-1] = (action, runs[-1][1] + 1)
+        else:
+            runs.append((action, 1))
+    return [(system.describe(action), times) for action, times in runs]
+
+
 def write_network_trace(
     system: CheckedNetwork, finding: Finding, path: str | Path, source: str
 ) -> Path:
