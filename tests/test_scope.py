@@ -161,6 +161,22 @@ def test_every_preset_has_a_scoped_verdict(name, credit):
         assert (code == exit_codes.OK) == expect_holds, (name, credit, report["claim"])
 
 
+@pytest.mark.parametrize("name", preset_names())
+def test_every_preset_under_rabbitmqs_defaults_by_role(tmp_path, name):
+    """IN-CONFIG-DEFAULTS with SCOPE-SUPPLY: an advanced.config that sets nothing gives
+    every edge RabbitMQ 3.10.8's `{400,200}` and msg_store edges `{4000,800}`; graphs
+    without cycles or stalled processes hold for every supply, the others are scoped."""
+    config = tmp_path / "advanced.config"
+    config.write_text("%% nothing set: RabbitMQ's defaults\n[{rabbit, []}].\n")
+    code, report = check(name, "--config", str(config), "--trace-out", str(tmp_path / "t.json"))
+    graph = load_graph(name)
+    plain_dag = graph.is_dag() and not any(n.stalled for n in graph.nodes)
+    assert (code == exit_codes.OK) == plain_dag, report["claim"]
+    assert report["scope"]["supply"] == "every"
+    if not plain_dag:
+        assert code in (exit_codes.DEADLOCK, exit_codes.INCOMPLETE), report["claim"]
+
+
 @pytest.mark.slow
 def test_a_million_credits_in_seconds():
     """`{1000000,0}`: a witness of one million reads, replayed through the model."""

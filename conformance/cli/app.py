@@ -1,5 +1,5 @@
-"""The root ``creditflow`` command group and its own commands: ``check``, ``presets``
-and ``demo``. The other command groups are attached in :mod:`creditflow.conformance.cli`.
+"""The ``check`` and ``demo`` commands. The root group, ``presets`` and the table that
+loads every command when it runs (START-LAZY) are in :mod:`creditflow.conformance.cli.root`.
 
 Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
 Errors in the input are one line on stderr naming the file and the problem.
@@ -20,7 +20,6 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     CreditParam,
-    PolicyGroup,
     Saver,
     console,
     credit_settings_options,
@@ -36,16 +35,12 @@ from creditflow.conformance.explore.check import (
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.symbolic.every_supply import decide_check
+from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.traces.network import trace_too_long, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
-
-EXIT_CODES_HELP = "\n".join(
-    f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
-)
 
 
 @contextmanager
@@ -75,30 +70,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
         yield update
 
 
-@click.group(
-    cls=PolicyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Exit codes (every command):\n\n" + EXIT_CODES_HELP.replace("\n", "\n\n"),
-)
-@click.version_option(package_name="creditflow")
-def main() -> None:
-    """creditflow: an executable model of credit-based flow control (RabbitMQ's
-    credit_flow, queue paging, memory alarms, Syndicate accounts) and a conformance
-    suite that checks real implementations against it.
-
-    Start with `creditflow check fanout` (a preset) or `creditflow presets`.
-    """
-
-
-@main.command()
-def presets() -> None:
-    """List the preset process graphs shipped with creditflow."""
-    for name in preset_names():
-        graph = load_graph(name)
-        click.echo(f"{name:18} {graph.description}")
-
-
-@main.command()
+@click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
 @credit_settings_options
@@ -255,7 +227,7 @@ def check(
     saver.exit(report["exit_code"])
 
 
-@main.command()
+@click.command()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

@@ -165,8 +165,9 @@ def show(trace: Path, as_json: bool) -> None:
         model = doc.get("#meta", {}).get("creditflow", {}).get("model")
         if model == NETWORK_MODEL:
             replay_network_document(doc, where=str(trace))
-            witness: Witness | None = network_witness(doc, where=str(trace))
-            runs = list(witness.runs)
+            found = network_witness(doc, where=str(trace))
+            witness: Witness | None = found
+            runs = list(found.runs)
         else:
             witness, runs = None, generic_steps(doc)
     except (TraceFormatError, TraceReplayError) as exc:

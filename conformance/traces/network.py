@@ -7,10 +7,10 @@ import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from creditflow.conformance.explore.counterexamples import Finding, Run
-from creditflow.conformance.explore.encoding import Step
+from creditflow.conformance.explore.encoding import State, Step
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.graphs import graph_from_node_link, graph_to_node_link
 from creditflow.conformance.inputs.itf import (
@@ -61,11 +61,12 @@ def network_trace(
         state = system.initial()
         counted: Run = [(None, state)]
         for action, _ in run[1:]:
-            state = system.network.apply(state, action)  # type: ignore[arg-type]
+            assert action is not None  # only the first state has no action
+            state = system.network.apply(state, action)
             counted.append((action, state))
         run = counted
     states = run_states(system, run)
-    variables = [*system.render(run[0][1]).keys(), ACTION_VAR, PICKS_VAR]
+    variables = [*system.render(cast(State, run[0][1])).keys(), ACTION_VAR, PICKS_VAR]
     meta = {
         "source": source,
         "description": description
