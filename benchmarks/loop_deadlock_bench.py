@@ -20,12 +20,16 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
 
+if TYPE_CHECKING:
+    from creditflow.model.network.graph import FlowGraph
 
-def broker_with_a_loop():  # type: ignore[no-untyped-def]
+
+def broker_with_a_loop() -> FlowGraph:
     """The FlowGraph of the case (as ``tests/test_deadlock_online.py`` builds it)."""
     from creditflow.conformance.sweep.families import FAMILY_KINDS
     from creditflow.model.network.graph import flow_graph_from_networkx

@@ -41,7 +41,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -305,15 +305,24 @@ RETRY_GROWTH = 4
 UNBLOCK_SEARCH_CAP = 20_000
 
 
+class Unblocking(Protocol):
+    """A system that guides EXP-UNBLOCK (credit networks: ``CheckedNetwork``)."""
+
+    def unblock_helpers(self, state: Any, needed: int) -> int: ...
+
+    def actor(self, action: int) -> int | None: ...
+
+    def credit_deficit(self, state: Any, needed: int) -> int: ...
+
+
 def _unblocking_search(system: TransitionSystem, start: Hashable, needed: int) -> int:
     """EXP-UNBLOCK: the processes of ``needed`` (blocked in ``start``) that no run found
     from ``start`` unblocks. The search follows only the steps of the processes the
     needed ones wait for (:meth:`unblock_helpers`), no new publish, best first by the
     credit they still miss; every run it follows is a run of the model, so a process it
     unblocks is not blocked forever in ``start``."""
-    helpers_of = system.unblock_helpers  # type: ignore[attr-defined]
-    actor = system.actor  # type: ignore[attr-defined]
-    deficit = system.credit_deficit  # type: ignore[attr-defined]
+    guide = cast(Unblocking, system)
+    helpers_of, actor, deficit = guide.unblock_helpers, guide.actor, guide.credit_deficit
     seen = {start}
     heap = [(deficit(start, needed), 0, start)]
     order = visited = 0
