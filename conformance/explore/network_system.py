@@ -10,10 +10,12 @@ from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMP,
     BUMPS,
+    CRASH,
     CREDIT_FROM,
     CREDIT_TO,
     DATA,
     DEFERRED,
+    DOWN,
     EDGE_FIELDS,
     FIELD_NAMES,
     READ,
@@ -111,11 +113,13 @@ class CheckedNetwork:
         return helpers
 
     def actor(self, action: int) -> int | None:
-        """The process that takes ``action``, or ``None`` for a NET-READ (EXP-UNBLOCK
-        follows no new publish)."""
+        """The process that takes ``action``, or ``None`` for a NET-READ or a NET-CRASH
+        (EXP-UNBLOCK follows no new publish and no crash)."""
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
-        if kind == READ:
+        if kind in (READ, CRASH):
             return None
+        if kind == DOWN:
+            return self.network.down_pairs[index][0]  # the watcher handles the DOWN
         sender, receiver = self.network.edge_ends[index]
         return receiver if kind == TAKE else sender
 
