@@ -6,7 +6,7 @@ it over the reachable state graph (see :mod:`creditflow.conformance.explore.dead
 
 from __future__ import annotations
 
-from operator import itemgetter, sub
+from operator import itemgetter
 
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
@@ -212,59 +212,66 @@ class MessageMoves:
         position = {slot: i for i, slot in enumerate(slots)}
         # a tuple even for a single slot: itemgetter of one index returns a scalar
         self._get = itemgetter(*slots, *slots[:1]) if slots else (lambda state: ())
-        moves: dict[int, tuple[int, ...]] = {}
+        # IN-WORK: each action's change is kept sparse — the few slots it moves, as
+        # (position, amount) — so the table is linear in the actions and their
+        # out-edges, not actions × slots (20,000 edges once needed gigabytes).
+        moves: dict[int, tuple[tuple[int, int], ...]] = {}
         for action in net.actions:
             kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
-            delta = [0] * (len(slots) + 1 if slots else 0)
+            delta: dict[int, int] = {}
             if kind == READ:
-                delta[position[net.remaining_slot[index]]] -= 1
+                taken = position[net.remaining_slot[index]]
+                delta[taken] = delta.get(taken, 0) - 1
                 taker = index
             elif kind == TAKE:
-                delta[position[EDGE_FIELDS * index + DATA]] -= 1
+                taken = position[EDGE_FIELDS * index + DATA]
+                delta[taken] = delta.get(taken, 0) - 1
                 taker = net.edge_ends[index][1]
             else:
                 taker = None
             if taker is not None:
                 for e in net.out_edges[taker]:
-                    delta[position[EDGE_FIELDS * e + DATA]] += 1
-            if slots:
-                delta[-1] = delta[0]  # the repeated first slot
-            moves[action] = tuple(delta)
+                    put = position[EDGE_FIELDS * e + DATA]
+                    delta[put] = delta.get(put, 0) + 1
+            moves[action] = tuple(sorted((i, d) for i, d in delta.items() if d))
         self._moves = moves
         self.network = net
         self._position = position
 
-    def _expected_with_faults(self, before: State, action: int) -> tuple[int, ...]:
-        """PROP-FAULT-LOST: the change of each message slot, given who is dead."""
+    def _expected_after(self, before: State, action: int) -> tuple[int, ...]:
+        """The message slots after the step (as ``_get`` reads them): the graph's own
+        movement, and on a graph with faults (PROP-FAULT-LOST) a copy toward a dead
+        receiver lost to its crash and a NET-CRASH emptying the dead process's FIFOs."""
+        expected = list(self._get(before))
+        for i, d in self._moves[action]:
+            expected[i] += d
         net = self.network
-        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
-        delta = list(self._moves[action])
-        position = self._position
-        if kind == CRASH:
-            for e in net.in_edges[index]:
-                delta[position[EDGE_FIELDS * e + DATA]] -= before[EDGE_FIELDS * e + DATA]
-        elif kind in (READ, TAKE):
-            taker = index if kind == READ else net.edge_ends[index][1]
-            for e in net.out_edges[taker]:
-                if not net.alive(before, net.edge_ends[e][1]):
-                    delta[position[EDGE_FIELDS * e + DATA]] -= 1
-        if self.slots:
-            delta[-1] = delta[0]
-        return tuple(delta)
+        if net.crashable:
+            position = self._position
+            kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+            if kind == CRASH:
+                for e in net.in_edges[index]:
+                    expected[position[EDGE_FIELDS * e + DATA]] -= before[EDGE_FIELDS * e + DATA]
+            elif kind in (READ, TAKE):
+                taker = index if kind == READ else net.edge_ends[index][1]
+                for e in net.out_edges[taker]:
+                    if not net.alive(before, net.edge_ends[e][1]):
+                        expected[position[EDGE_FIELDS * e + DATA]] -= 1
+        if expected:
+            expected[-1] = expected[0]  # the repeated first slot
+        return tuple(expected)
 
     def change(self, action: int) -> tuple[int, ...]:
         """The change of each of :attr:`slots` that ``action`` must make."""
-        return self._moves[action][: len(self.slots)]
+        dense = [0] * len(self.slots)
+        for i, d in self._moves[action]:
+            dense[i] = d
+        return tuple(dense)
 
     def violations(self, before: State, action: int, after: State) -> tuple[str, ...]:
         """``(NOTHING_LOST,)`` if the step ``before -action-> after`` does not move
         messages as PROP-NOTHING-LOST says, else ``()``."""
         get = self._get
-        expected = (
-            self._expected_with_faults(before, action)
-            if self.network.crashable
-            else self._moves[action]
-        )
-        if tuple(map(sub, get(after), get(before))) == expected:
+        if self._expected_after(before, action) == get(after):
             return ()
         return (NOTHING_LOST,)
