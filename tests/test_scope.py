@@ -48,6 +48,7 @@ def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path,
     assert report["scope"]["supply"] == "every"
     assert report["blocked_forever"] == ["reader"]
     assert report["shortest_counterexample_length"] == initial == report["step_bound"]
+    assert report["shortest_certified"] is True
     publishes = "1 publish" if initial == 1 else f"{initial:,} publishes"
     assert report["claim"] == f"violated with {publishes} per source: not for every supply"
     assert (tmp_path / "t.itf.json").exists()

@@ -122,6 +122,8 @@ def answer_summary(answer: SupplyAnswer) -> dict[str, Any]:
         "reduced": False,
         "symmetry_order": 1,
         "shortest_counterexample_length": finding.length if finding is not None else None,
+        # EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
+        "shortest_certified": finding.shortest if finding is not None else None,
         "counterexample_lengths": {finding.property_id: finding.length} if finding else {},
         "exit_code": exit_codes.DEADLOCK
         if finding is not None
