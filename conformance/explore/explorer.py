@@ -257,7 +257,7 @@ def _recovery_finding(
 ) -> Finding | None:
     """PROP-RECOVERY: the first quiet state (breadth-first, so shortest) in which some
     process is blocked forever, as a finding; ``None`` if there is none."""
-    quiet = system.quiet  # type: ignore[attr-defined]
+    quiet = cast(Any, system).quiet  # only a fault graph's CheckedNetwork has quiet()
     for i, mask in enumerate(graph.stuck):
         if mask and quiet(graph.states[i]):
             finding = deadlock_finding(system, graph, i, "blocked-forever", mask, symmetry)
