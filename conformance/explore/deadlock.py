@@ -92,7 +92,8 @@ def blocked_forever(
     if perms is not None and n_processes > WORD:
         raise ValueError("symmetry reduction supports at most 64 processes")
     # BFS numbering: states of one level are contiguous, so are their out-edges.
-    level_starts = np.searchsorted(dep, np.arange(int(dep.max()) + 2), side="left")
+    levels = np.arange(int(dep.max()) + 2, dtype=dep.dtype)  # the type of dep: no copy of it
+    level_starts = np.searchsorted(dep, levels, side="left")
     # deepest first, each level in pieces of at most SWEEP_STATES states (the fixpoint
     # does not depend on the order; the pieces bound the sweep's working memory)
     pieces = [

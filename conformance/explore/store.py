@@ -63,7 +63,7 @@ def mask_typecode(n_processes: int) -> str:
     (one bit each): the narrowest unsigned word of 8, 16, 32 or 64 bits, or ``"q"``
     (signed 64-bit, as the masks are computed) when 64 bits do not fit them."""
     for code in ("B", "H", "I", "Q"):
-        if n_processes < 8 * array(code).itemsize:
+        if n_processes <= 8 * array(code).itemsize:
             return code
     return "q"
 
