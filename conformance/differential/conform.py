@@ -489,8 +489,8 @@ def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformRes
     report.seconds = time.perf_counter() - t0
     if outcome.trace is None:
         return False
-    where = f", example {outcome.found_in[0]}, op {outcome.found_in[1]}" if outcome.found_in else ""
-    result.found_by = f"batched-ops (seed {result.seed}{where})"
+    where = f"example {outcome.found_in[0]}, op {outcome.found_in[1]}, " if outcome.found_in else ""
+    result.found_by = f"batched-ops ({where}seed {result.seed})"
     result.trace = outcome.trace
     if outcome.failure is not None:
         result.failure = outcome.failure
