@@ -23,15 +23,22 @@ from creditflow.conformance.cli.common import (
     PolicyGroup,
     Saver,
     console,
+    credit_settings_options,
+    credits_from_options,
     fail,
+    graph_supply_option,
     output_path,
 )
-from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.explore.check import (
+    CheckOptions,
+)
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
-from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS
+from creditflow.conformance.symbolic.every_supply import decide_check
+from creditflow.conformance.traces.network import network_trace, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
@@ -94,7 +101,13 @@ def presets() -> None:
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@credit_settings_options
+@click.option(
+    "--publishes",
+    type=click.IntRange(min=0),
+    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
+)
+@graph_supply_option
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -154,7 +167,11 @@ def presets() -> None:
 def check(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
+    graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
     max_states: int,
@@ -168,12 +185,14 @@ def check(
     prove_timeout: float,
     progress: bool | None,
 ) -> None:
-    """Explore every reachable state of GRAPH and check credit conservation, deadlock
-    freedom and the other PROP-* properties.
+    """Check credit conservation, deadlock freedom and the other PROP-* properties of
+    GRAPH for every supply (SCOPE-SUPPLY): by proof where Z3 settles it, else by
+    exploring the graph's own supply as an example. --publishes N or --graph-supply ask
+    about that supply only, and every reachable state of it is explored.
 
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
-    presets`). A violation is written as a shortest counterexample trace (ITF JSON)
-    and a picture before it is reported.
+    presets`). A violation is written as a counterexample trace (ITF JSON) and a
+    picture before it is reported. Exit 0 only when the claim asked for is established.
 
     \b
     Examples:
@@ -181,7 +200,9 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
@@ -192,30 +213,28 @@ def check(
             reduce=not no_reduction,
             stop_at_deadlock=not full_search,
         )
+        every_supply = publishes is None and not graph_supply
         show = sys.stderr.isatty() if progress is None else progress
         with progress_bar(show, f"checking {flow_graph.name}") as update:
-            system, result = check_graph(flow_graph, options, update)
+            decision = decide_check(
+                flow_graph, options, every_supply, not no_prove, prove_timeout, update
+            )
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
         return
-    report = summary(system, result)
-    if not no_prove:
-        report = settle_open_check(report, flow_graph, options, prove_timeout)
+    report, system, primary = decision.report, decision.system, decision.primary
     report["source"] = graph
-    report["graph"] = system.graph.name
-    primary = result.primary()
     saver = Saver()
-    if primary is not None:
+    if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
         saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
         report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
-        run = primary.path + primary.continuation
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
-            f"{primary.length} steps; state after {len(run) - 1} steps"
+            f"{primary.length} steps"
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
@@ -225,6 +244,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
+        if primary is not None and system is not None:
+            print_steps(network_trace(system, primary, graph))
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
@@ -238,20 +259,19 @@ def check(
     help="Folder for counterexample traces and pictures.",
 )
 def demo(out: Path) -> None:
-    """Check every preset with its own settings: print the verdicts and write each
-    counterexample (ITF) and its picture (DOT/SVG) under OUT."""
+    """Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts
+    and write each counterexample (ITF) and its picture (DOT/SVG) under OUT."""
     from rich.table import Table
 
     table = Table(title="creditflow demo: the presets")
-    for column in ("graph", "verdict", "states", "seconds", "shortest", "trace / picture"):
+    for column in ("graph", "verdict", "states", "seconds", "steps", "trace / picture"):
         table.add_column(column)
     saver = Saver()
     for name in preset_names():
-        system, result = check_graph(load_graph(name))
-        report = summary(system, result)
-        primary = result.primary()
+        decision = decide_check(load_graph(name), CheckOptions(stop_at_deadlock=True))
+        report, system, primary = decision.report, decision.system, decision.primary
         files = ""
-        if primary is not None:
+        if primary is not None and system is not None:
             trace = saver.attempt(
                 write_network_trace,
                 system,
@@ -266,9 +286,11 @@ def demo(out: Path) -> None:
             )
             dot, svg = picture or (None, None)
             files = f"{trace or 'NOT WRITTEN'}  {svg or dot or 'NOT WRITTEN'}"
-        verdict = "holds" if primary is None else f"{primary.property_id} ({primary.kind})"
+        verdict = report["claim"] if primary is None else f"{primary.property_id} ({primary.kind})"
         if primary is not None and primary.processes:
             verdict += ": " + ", ".join(primary.processes)
+        if primary is not None:
+            verdict += f"; {report['claim']}"
         table.add_row(
             name,
             verdict,
@@ -282,29 +304,35 @@ def demo(out: Path) -> None:
 
 
 def _print_report(report: dict[str, Any], primary: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
     table = Table(title=f"creditflow check {report['source']}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
-    table.add_column("shortest counterexample", justify="right")
+    table.add_column("counterexample (steps)", justify="right")
     lengths = report["counterexample_lengths"]
     for pid, holds in report["properties"].items():
         verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
         table.add_row(pid, verdict, str(lengths.get(pid, "")))
     out.print(table)
-    out.print(
-        f"{report['states']:,} states, {report['transitions']:,} transitions in "
-        f"{report['seconds']:.2f} s"
-        + (
-            ""
-            if report["complete"]
-            else " (stopped at the first certain deadlock; --full-search explores the rest)"
-            if report.get("stopped_at_deadlock")
-            else " [yellow](incomplete: --max-states reached)"
+    out.print(f"[bold]{escape(report['claim'])}[/bold]")
+    if report.get("decided_by"):
+        methods = ", ".join(sorted(set(report["decided_by"].values()) - {"not checked"}))
+        out.print(f"decided for every supply ({escape(methods)}) in {report['seconds']:.2f} s")
+    else:
+        out.print(
+            f"{report['states']:,} states, {report['transitions']:,} transitions in "
+            f"{report['seconds']:.2f} s"
+            + (
+                ""
+                if report["complete"]
+                else " (stopped at the first certain deadlock; --full-search explores the rest)"
+                if report.get("stopped_at_deadlock")
+                else " [yellow](incomplete: --max-states reached)"
+            )
         )
-    )
     settled = report.get("settled")
     if settled is not None:
         methods = ", ".join(sorted(set(settled["methods"].values()) - {"not checked"}))
@@ -330,7 +358,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {', '.join(later)})"
+            who += f" (later also: {', '.join(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )
