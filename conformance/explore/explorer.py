@@ -54,9 +54,9 @@ from creditflow.model.system import TransitionSystem
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
 #: Default state budget of one exploration, sized by EXP-STORE's packed store: the
 #: issue-21 broker topology (11 processes, 20 edges, 107 fields a state, symmetry order
-#: 12) peaked at 393 MB for 1,000,001 states (benchmarks/memory_bench.py), at most 300
-#: bytes a state beyond the interpreter's 93 MB, so 6,000,000 states stay under 2 GB;
-#: the fanout's 21 fields take about 100 bytes a state (0.6 GB).
+#: 12) peaked at 393-403 MB for 1,000,001 states (benchmarks/memory_bench.py), at most
+#: 310 bytes a state beyond the interpreter's 93 MB, so 6,000,000 states stay under 2 GB;
+#: the fanout's 21 fields take about 105 bytes a state (0.6 GB).
 DEFAULT_MAX_STATES = 6_000_000
 
 #: EXP-ONLINE: the least state budget of the full search after a reduced one saw a deadlock
