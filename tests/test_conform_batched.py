@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from creditflow.adapters.registry import adapter_factory, command_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.batched import (
+    SPECS,
     examples,
     generate_example,
     run_batched,
@@ -79,7 +81,8 @@ def test_written_at_once_the_first_divergence_is_the_one_of_lockstep(adapter):
 def test_a_divergence_is_shrunk_to_a_one_minimal_trace():
     """AD-BATCHED: the phase stops at the first example that diverges, names it and
     its diverging op, and shrinks it: the trace diverges at its last op, and without
-    any one op it no longer diverges."""
+    any one op it no longer diverges; the spec overrides it keeps and its reset spec are
+    needed (none simpler diverges)."""
     with adapter_factory("mutant:flush-oldest-first")() as impl:
         outcome = run_batched(impl, 1, 500, 100, lambda d: None, {})
         assert outcome.divergence is not None and outcome.trace is not None
@@ -91,6 +94,13 @@ def test_a_divergence_is_shrunk_to_a_one_minimal_trace():
         assert again is not None and again.index == len(ops) - 1
         for k in range(len(ops)):
             assert check_trace(impl, spec, ops[:k] + ops[k + 1 :])[0] is None
+            if ops[k].spec is not None:  # an override the divergence needs
+                plain = [*ops[:k], replace(ops[k], spec=None), *ops[k + 1 :]]
+                found, _ = check_trace(impl, spec, plain)
+                assert found is None or found.index < len(ops) - 1
+        for simpler in SPECS[: SPECS.index(spec)]:  # no simpler reset spec diverges
+            found, _ = check_trace(impl, simpler, ops)
+            assert found is None or found.index < len(ops) - 1
 
 
 def test_known_divergences_are_counted_and_skipped():

@@ -9,14 +9,16 @@ a seeded :class:`random.Random` instead of Hypothesis, so the driver spends a fe
 microseconds per op instead of a Hypothesis step. The generated ops depend only on the
 model's answers, never on the implementation's, so nothing is lost by comparing after:
 the first op whose answer differs is found exactly, and the example is then shrunk by
-delta debugging (every op sequence is a valid input) to a 1-minimal diverging trace.
+delta debugging (every op sequence is a valid input) to a 1-minimal diverging trace,
+then simplified: spec overrides it does not need dropped, the simplest reset spec that
+still diverges.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.machines import PROCESSES, PSEUDO_PEERS, SPECS
@@ -173,14 +175,47 @@ def shrink_ops(
     divergence (at its last op) and trace; ``None`` if ``ops`` no longer diverge (a
     nondeterministic implementation). The ops it runs count in ``outcome``."""
 
+    current = spec
+
     def fails(candidate: list[Op]) -> int | None:
         outcome.ops += len(candidate)
-        divergence, _ = check_trace(adapter, spec, candidate)
+        divergence, _ = check_trace(adapter, current, candidate)
         return None if divergence is None else divergence.index + 1
 
     try:
         shrunk = shrink_sequence(ops, fails)
     except ValueError:
         return None
-    divergence, trace = check_trace(adapter, spec, shrunk)
+    while True:  # shrink and simplify until neither changes the trace
+        simpler, plainer = _simplify(adapter, current, shrunk, outcome)
+        if (simpler, plainer) == (current, shrunk):
+            break
+        current = simpler
+        shrunk = shrink_sequence(plainer, fails)
+    divergence, trace = check_trace(adapter, current, shrunk)
     return None if divergence is None else (divergence, trace)
+
+
+def _simplify(
+    adapter: Adapter, spec: CreditSpec, ops: list[Op], outcome: BatchedOutcome
+) -> tuple[CreditSpec, list[Op]]:
+    """AD-BATCHED: a simpler trace of the same length that still diverges at its last
+    op: each op's spec override dropped where it is not needed, then the first reset
+    spec of :data:`SPECS` (simplest first) that still diverges."""
+
+    def diverges(spec: CreditSpec, ops: list[Op]) -> bool:
+        outcome.ops += len(ops)
+        divergence, _ = check_trace(adapter, spec, ops)
+        return divergence is not None and divergence.index == len(ops) - 1
+
+    for k, op in enumerate(ops):
+        if op.spec is not None:
+            plain = [*ops[:k], replace(op, spec=None), *ops[k + 1 :]]
+            if diverges(spec, plain):
+                ops = plain
+    for simpler in SPECS:
+        if simpler == spec:
+            break
+        if diverges(simpler, ops):
+            return simpler, ops
+    return spec, ops
