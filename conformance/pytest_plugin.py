@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -37,6 +37,9 @@ from creditflow.conformance.inputs.expectations import (
     load_expectations,
 )
 from creditflow.conformance.inputs.reading import InputError
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 
 class _Session:
@@ -176,7 +179,9 @@ class TraceItem(pytest.Item):
                 f"does not offer (AD-CAPABILITIES)"
             )
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
         exc = excinfo.value
         if isinstance(exc, TraceDiverged):
             o = exc.outcome

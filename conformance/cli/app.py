@@ -1,5 +1,5 @@
-"""The root ``creditflow`` command group and its own commands: ``check``, ``presets``
-and ``demo``. The other command groups are attached in :mod:`creditflow.conformance.cli`.
+"""The ``check`` and ``demo`` commands. The root group, ``presets`` and the table that
+loads every command when it runs (START-LAZY) are in :mod:`creditflow.conformance.cli.root`.
 
 Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
 Errors in the input are one line on stderr naming the file and the problem.
@@ -20,7 +20,6 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     CreditParam,
-    PolicyGroup,
     Saver,
     console,
     credit_settings_options,
@@ -29,23 +28,19 @@ from creditflow.conformance.cli.common import (
     graph_supply_option,
     output_path,
 )
-from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
 )
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.symbolic.every_supply import decide_check
-from creditflow.conformance.traces.network import network_trace, write_network_trace
+from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
+from creditflow.conformance.traces.network import trace_too_long, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
-
-EXIT_CODES_HELP = "\n".join(
-    f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
-)
 
 
 @contextmanager
@@ -75,30 +70,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
         yield update
 
 
-@click.group(
-    cls=PolicyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Exit codes (every command):\n\n" + EXIT_CODES_HELP.replace("\n", "\n\n"),
-)
-@click.version_option(package_name="creditflow")
-def main() -> None:
-    """creditflow: an executable model of credit-based flow control (RabbitMQ's
-    credit_flow, queue paging, memory alarms, Syndicate accounts) and a conformance
-    suite that checks real implementations against it.
-
-    Start with `creditflow check fanout` (a preset) or `creditflow presets`.
-    """
-
-
-@main.command()
-def presets() -> None:
-    """List the preset process graphs shipped with creditflow."""
-    for name in preset_names():
-        graph = load_graph(name)
-        click.echo(f"{name:18} {graph.description}")
-
-
-@main.command()
+@click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
 @credit_settings_options
@@ -227,7 +199,12 @@ def check(
     saver = Saver()
     if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
-        saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        skipped = trace_too_long(primary)
+        saved = None
+        if skipped is None:
+            saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        else:
+            report["trace_not_written"] = skipped
         report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
@@ -245,12 +222,12 @@ def check(
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:
-            print_steps(network_trace(system, primary, graph))
+            print_witness_steps(system, primary, graph)
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
 
-@main.command()
+@click.command()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -364,5 +341,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         )
         if primary.detail:
             out.print(primary.detail)
-        out.print(f"trace: {report['trace'] or 'NOT WRITTEN'}")
+        skipped = report.get("trace_not_written")
+        out.print(
+            f"trace: not written ({skipped})"
+            if skipped
+            else f"trace: {report['trace'] or 'NOT WRITTEN'}"
+        )
         out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")

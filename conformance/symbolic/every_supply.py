@@ -231,5 +231,5 @@ def supply_words(supply: object) -> str:
     if supply == "every":
         return "every supply"
     if isinstance(supply, dict):
-        return ", ".join(f"{v} publishes at {k}" for k, v in supply.items())
-    return f"{supply} publishes per source" if supply != 1 else "1 publish per source"
+        return ", ".join(f"{v:,} publishes at {k}" for k, v in supply.items())
+    return f"{supply:,} publishes per source" if supply != 1 else "1 publish per source"
