@@ -84,7 +84,7 @@ def test_a_divergence_is_shrunk_to_a_one_minimal_trace():
     any one op it no longer diverges; the spec overrides it keeps and its reset spec are
     needed (none simpler diverges)."""
     with adapter_factory("mutant:flush-oldest-first")() as impl:
-        outcome = run_batched(impl, 1, 500, 100, lambda d: None, {})
+        outcome = run_batched(impl, 1, 500, 100, lambda d, spec, ops: None, {})
         assert outcome.divergence is not None and outcome.trace is not None
         assert outcome.found_in is not None and outcome.examples == outcome.found_in[0]
         ops = list(outcome.trace.ops)
@@ -108,7 +108,7 @@ def test_known_divergences_are_counted_and_skipped():
     its example, is counted, and the phase goes on."""
     hits: dict[str, int] = {}
     with adapter_factory("mutant:blockers-as-set")() as impl:
-        outcome = run_batched(impl, 2, 60, 50, lambda d: "known", hits)
+        outcome = run_batched(impl, 2, 60, 50, lambda d, spec, ops: "known", hits)
     assert outcome.divergence is None and outcome.failure is None
     assert outcome.examples == 60
     assert hits["known"] > 0
@@ -119,7 +119,7 @@ def test_conformant_implementations_pass():
     example (no false divergence)."""
     for name in ("python-template", "reference-process", "reference"):
         with adapter_factory(name)() as impl:
-            outcome = run_batched(impl, 4, 120, 80, lambda d: None, {})
+            outcome = run_batched(impl, 4, 120, 80, lambda d, spec, ops: None, {})
         assert outcome.divergence is None and outcome.failure is None, name
         assert outcome.examples == 120 and outcome.ops > 120
 
@@ -128,7 +128,7 @@ def test_an_adapter_crash_ends_the_phase_with_the_running_example():
     """AD-BATCHED, AD-FAILURE: a crash while a chunk's answers are read is reported with
     the trace of the example whose answers were being read."""
     with command_factory(f"{FAULTY} crash 300")() as impl:
-        outcome = run_batched(impl, 1, 200, 100, lambda d: None, {})
+        outcome = run_batched(impl, 1, 200, 100, lambda d, spec, ops: None, {})
     assert isinstance(outcome.failure, AdapterFailure)
     assert outcome.trace is not None and outcome.trace.steps
     assert outcome.divergence is None

@@ -121,13 +121,14 @@ def run_batched(
     run_seed: int,
     n_examples: int,
     steps: int,
-    known: Callable[[Divergence], str | None],
+    known: Callable[[Divergence, CreditSpec, list[Op]], str | None],
     hits: dict[str, int],
 ) -> BatchedOutcome:
     """AD-BATCHED: run ``n_examples`` examples, written in chunks of about
     :data:`CHUNK_OPS` ops; stop at the first divergence that is not a known one
-    (``known`` names the known divergence it is an instance of, counted in ``hits``:
-    AD-EXPECTATIONS-CONFORM), shrunk, or at an adapter failure."""
+    (``known(divergence, spec, ops)`` names the known divergence it is an instance of,
+    counted in ``hits``: AD-EXPECTATIONS-CONFORM; it may run ops of its own, as every
+    answer of the chunk has been read by then), shrunk, or at an adapter failure."""
     outcome = BatchedOutcome()
     generated = examples(run_seed, frozenset(adapter.supported_ops), steps)
     left = n_examples
@@ -150,7 +151,7 @@ def run_batched(
             outcome.ops += len(ops)
             if found is None:
                 continue
-            name = known(found)
+            name = known(found, spec, ops)
             if name is not None:
                 hits[name] = hits.get(name, 0) + 1
                 continue

@@ -547,7 +547,7 @@ def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformRes
         result.seed,
         n_examples,
         options.steps,
-        lambda d: _known_for(result, d),
+        lambda d, spec, ops: known_divergence(result.known, adapter, spec, ops, d),
         result.expected_hits,
     )
     report.examples, report.ops = outcome.examples, outcome.ops
