@@ -109,6 +109,13 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
     help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
     "Default: beside the trace.",
 )
+@click.option(
+    "--max-crashes",
+    type=int,
+    metavar="N",
+    help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
+    "default: every may_crash process may crash).",
+)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
 @click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
 @click.option(
@@ -150,6 +157,7 @@ def check(
     as_json: bool,
     trace_out: Path | None,
     dot_out: Path | None,
+    max_crashes: int | None,
     no_symmetry: bool,
     no_reduction: bool,
     full_search: bool,
@@ -180,6 +188,7 @@ def check(
             publishes=publishes,
             all_check_blocked=all_check_blocked,
             mailbox_bound=mailbox_bound,
+            max_crashes=max_crashes,
             max_states=max_states,
             symmetry=not no_symmetry,
             reduce=not no_reduction,
@@ -336,8 +345,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
             who += f" (later also: {', '.join(later)})"
+        shortest = " (certified shortest)" if primary.shortest else ""
         out.print(
-            f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
+            f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps"
+            f"{shortest}{who}"
         )
         if primary.detail:
             out.print(primary.detail)

@@ -137,7 +137,7 @@ def open_factory(
     "phases",
     multiple=True,
     type=click.Choice(PHASES),
-    help="Run only this phase (repeatable; default: all three, in order).",
+    help="Run only this phase (repeatable; default: all four, in order).",
 )
 @click.option(
     "--shrink-seconds",
@@ -170,8 +170,10 @@ def conform(
 ) -> None:
     """Search for op sequences on which an implementation and the model disagree.
 
-    Hypothesis state machines drive the model and the adapter side by side and compare
-    them after every op: random protocol ops over several processes, then process-graph
+    First whole examples of random ops, each written to the adapter at once and
+    compared op by op after (the fast pass); then Hypothesis state machines drive the
+    model and the adapter side by side and compare them after every op: random
+    protocol ops over several processes, then process-graph
     runs projected to per-process ops, then the explorer's runs of the presets. The
     first divergence is shrunk to a minimal trace, written to disk (ITF) and shown as
     model vs implementation. With --expectations, divergences that the listed traces
@@ -275,6 +277,11 @@ def _print_conform(
         click.echo(
             f"  XPASS     {name}: passes, but the expectations list it; remove it "
             f"from {expectations}"
+        )
+    for name, missing in result.known_not_run.items():
+        click.echo(
+            f"  NOT RUN   {name}: needs {', '.join(missing)}, which the implementation "
+            f"does not offer (AD-CAPABILITIES)"
         )
     for p in result.phases:
         unit = "runs" if p.name == "explorer-runs" else "examples"

@@ -1,9 +1,12 @@
 """``creditflow conform``: search for an op sequence on which an implementation and the
 model disagree (AD-DIVERGENCE), and write the minimal one to disk before reporting.
 
-Three phases share one adapter session and stop at the first divergence or adapter
+Four phases share one adapter session and stop at the first divergence or adapter
 failure:
 
+0. ``batched-ops``: whole examples of random ops, each written at once and compared
+   after (AD-BATCHED, :mod:`~creditflow.conformance.differential.batched`), the fast
+   first pass;
 1. ``process-ops``: :class:`~creditflow.conformance.differential.machines.ProcessOpsMachine`;
 2. ``network-runs``: :class:`~creditflow.conformance.differential.machines.NetworkRunMachine`;
 3. ``explorer-runs``: every preset under small settings, the explorer's shortest
@@ -30,6 +33,7 @@ from hypothesis.stateful import get_state_machine_test
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.batched import run_batched
 from creditflow.conformance.differential.corpus import corpus_dir
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
@@ -77,7 +81,9 @@ RANDOM_RUN_SETTINGS = (
 RUN_LIMIT = 600
 #: The ops a network run's projection uses (TRACE-PROJECTION).
 NETWORK_OPS = frozenset({"send", "ack", "bump", "state"})
-PHASES = ("process-ops", "network-runs", "explorer-runs")
+PHASES = ("batched-ops", "process-ops", "network-runs", "explorer-runs")
+#: AD-BATCHED: examples of the batched-ops phase per example of the op machine
+BATCHED_PER_EXAMPLE = 5
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,9 @@ class ConformOptions:
     out_dir: Path = Path("counterexamples")
     corpus: Path | None = None
     network_examples: int | None = None  #: default: half of ``max_examples``
+    #: AD-BATCHED: examples of the batched-ops phase (default: BATCHED_PER_EXAMPLE ×
+    #: ``max_examples``), each of at most ``steps`` ops
+    batched_examples: int | None = None
     phases: tuple[str, ...] = PHASES  #: which phases to run, in this order
     shrink_seconds: float = 5.0  #: Hypothesis's shrinking budget per divergence
     #: Known divergences of the implementation (AD-EXPECTATIONS-CONFORM).
@@ -114,6 +123,52 @@ class KnownDivergence:
         """An instance of this known divergence: same op kind, and no field differs
         that does not differ in the listed trace."""
         return divergence.op.kind == self.op and {d.field for d in divergence.diffs} <= self.fields
+
+
+def minimal_context(adapter: Adapter, spec: CreditSpec, ops: list[Op]) -> Divergence | None:
+    """AD-EXPECTATIONS-CONFORM: the divergence of the last op of ``ops`` in the smallest
+    context in which that op still diverges (delta debugging of the ops before it, the
+    op itself kept); ``None`` if it no longer diverges there (a nondeterministic
+    implementation)."""
+    *before, last = ops
+
+    def diverges_at_last(candidate: list[Op]) -> int | None:
+        divergence, _ = check_trace(adapter, spec, [*candidate, last])
+        return len(candidate) if divergence and divergence.index == len(candidate) else None
+
+    if diverges_at_last([]) is not None:
+        context: list[Op] = []  # ddmin never tries the empty sequence
+    else:
+        try:
+            context = shrink_sequence(before, diverges_at_last)
+        except ValueError:
+            return None
+    divergence, _ = check_trace(adapter, spec, [*context, last])
+    return divergence
+
+
+def known_divergence(
+    known: list[KnownDivergence],
+    adapter: Adapter,
+    spec: CreditSpec,
+    ops: list[Op],
+    divergence: Divergence,
+) -> str | None:
+    """AD-EXPECTATIONS-CONFORM: the known divergence ``divergence`` (at op
+    ``divergence.index`` of ``ops``) is an instance of: one whose signature covers it,
+    or covers the same op's divergence in its minimal context — the same bug met in a
+    larger state (a late grant that is deferred rather than emitted) — else ``None``."""
+    if not known:
+        return None
+    for k in known:
+        if k.covers(divergence):
+            return k.name
+    minimal = minimal_context(adapter, spec, ops[: divergence.index + 1])
+    if minimal is not None:
+        for k in known:
+            if k.covers(minimal):
+                return k.name
+    return None
 
 
 @dataclass
@@ -146,6 +201,9 @@ class ConformResult:
     expected_hits: dict[str, int] = field(default_factory=dict)
     #: Listed traces that no longer diverge (unexpected passes: exit 1).
     unexpected_passes: list[str] = field(default_factory=list)
+    #: AD-CAPABILITIES: listed traces not replayed, with the ops they need that the
+    #: implementation does not offer (neither pass nor fail).
+    known_not_run: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: ``hello``'s whole answer (AD-HELLO), for reports.
     info: dict[str, Any] = field(default_factory=dict)
     write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
@@ -317,15 +375,18 @@ class ExplorerRunFailure(Exception):
 
 
 def _polish(
-    adapter: Adapter, trace: ProcessTrace, report: PhaseReport
+    adapter: Adapter, trace: ProcessTrace, report: PhaseReport, result: ConformResult
 ) -> tuple[Divergence, ProcessTrace] | None:
     """Delta-debug Hypothesis's result further (it may have run out of time, and a
-    network run's projection holds ops a per-process trace does not need)."""
+    network run's projection holds ops a per-process trace does not need); a candidate
+    fails only with a divergence that is not a known one (AD-EXPECTATIONS-CONFORM)."""
 
     def fails(candidate: list[Op]) -> int | None:
         report.ops += len(candidate)
         d, _ = check_trace(adapter, trace.spec, candidate)
-        return None if d is None else d.index + 1
+        if d is None or known_divergence(result.known, adapter, trace.spec, candidate, d):
+            return None
+        return d.index + 1
 
     ops = list(trace.ops)
     if fails(ops) is None:
@@ -335,9 +396,10 @@ def _polish(
 
 
 def _shrink_run(
-    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport
+    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport, result: ConformResult
 ) -> tuple[str, Divergence, ProcessTrace]:
-    """Delta-debug a diverging explorer run down to a 1-minimal op sequence."""
+    """Delta-debug a diverging explorer run down to a 1-minimal op sequence whose
+    divergence is no known one (AD-EXPECTATIONS-CONFORM)."""
 
     def attempt(candidate: list[Op]) -> tuple[Divergence | None, ProcessTrace]:
         report.ops += len(candidate)
@@ -349,7 +411,13 @@ def _shrink_run(
 
     def fails(candidate: list[Op]) -> int | None:
         d, _ = attempt(candidate)
-        return None if d is None else d.index + 1
+        try:
+            if d is None or known_divergence(result.known, adapter, DEFAULT_SPEC, candidate, d):
+                return None
+        except AdapterFailure as exc:
+            trace = model_trace(DEFAULT_SPEC, candidate)
+            raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
+        return d.index + 1
 
     divergence, trace = attempt(shrink_sequence(ops, fails))
     assert divergence is not None
@@ -369,22 +437,18 @@ def _explorer_phase(
             raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
         if found is None:
             continue
-        known = _known_for(result, found)
+        try:
+            known = known_divergence(result.known, adapter, DEFAULT_SPEC, ops, found)
+        except AdapterFailure as exc:
+            raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
         if known is not None:
             result.expected_hits[known] = result.expected_hits.get(known, 0) + 1
             continue
-        return _shrink_run(adapter, label, ops, report)
+        return _shrink_run(adapter, label, ops, report, result)
     return None
 
 
 # -- known divergences (AD-EXPECTATIONS-CONFORM) ----------------------------------------
-
-
-def _known_for(result: ConformResult, divergence: Divergence) -> str | None:
-    for known in result.known:
-        if known.covers(divergence):
-            return known.name
-    return None
 
 
 def _find_trace(name: str, options: ConformOptions) -> Path | None:
@@ -405,7 +469,9 @@ def _find_trace(name: str, options: ConformOptions) -> Path | None:
 def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
     """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM): one that
     diverges gives a known divergence's signature; one that passes is an unexpected
-    pass. Raises :class:`ExpectationsError` for a trace that cannot be found or read."""
+    pass; one that needs an op the implementation does not offer is not sent
+    (AD-CAPABILITIES). Raises :class:`ExpectationsError` for a trace that cannot be found
+    or read."""
     if options.expectations is None:
         return
     for name, reason in options.expectations.known.items():
@@ -419,6 +485,10 @@ def known_divergences(adapter: Adapter, options: ConformOptions, result: Conform
             loaded = load_trace(path)
         except TraceFormatError as exc:
             raise ExpectationsError(str(exc)) from None
+        missing = tuple(sorted({op.kind for op in loaded.trace.ops} - set(adapter.supported_ops)))
+        if missing:
+            result.known_not_run[name] = missing
+            continue
         divergence, _ = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
         if divergence is None:
             result.unexpected_passes.append(name)
@@ -461,7 +531,44 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
     return result
 
 
+def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformResult) -> bool:
+    """AD-BATCHED: the batched-ops phase; whether it ended the run (a divergence or an
+    adapter failure, written to disk)."""
+    report = PhaseReport("batched-ops")
+    result.phases.append(report)
+    t0 = time.perf_counter()
+    n_examples = (
+        options.batched_examples
+        if options.batched_examples is not None
+        else BATCHED_PER_EXAMPLE * options.max_examples
+    )
+    outcome = run_batched(
+        adapter,
+        result.seed,
+        n_examples,
+        options.steps,
+        lambda d, spec, ops: known_divergence(result.known, adapter, spec, ops, d),
+        result.expected_hits,
+    )
+    report.examples, report.ops = outcome.examples, outcome.ops
+    report.seconds = time.perf_counter() - t0
+    if outcome.trace is None:
+        return False
+    where = f"example {outcome.found_in[0]}, op {outcome.found_in[1]}, " if outcome.found_in else ""
+    result.found_by = f"batched-ops ({where}seed {result.seed})"
+    result.trace = outcome.trace
+    if outcome.failure is not None:
+        result.failure = outcome.failure
+        result.trace_path = write_failure_trace(result, outcome.trace, options, "failure")
+        return True
+    result.divergence = outcome.divergence
+    result.trace_path = write_failure_trace(result, outcome.trace, options, "divergence")
+    return True
+
+
 def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+    if "batched-ops" in options.phases and _batched_phase(adapter, options, result):
+        return
     network_examples = (
         options.network_examples
         if options.network_examples is not None
@@ -490,7 +597,11 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             adapter,
             shrink_seconds=options.shrink_seconds,
             offered=offered,
-            expected=(lambda d: _known_for(result, d)) if result.known else None,
+            expected=(
+                (lambda d, t: known_divergence(result.known, adapter, t.spec, list(t.ops), d))
+                if result.known
+                else None
+            ),
         )
         outcome, reproducible = _run_machine(factory, context, options, examples, machine_seed)
         report.examples, report.ops = context.examples, context.ops
@@ -513,7 +624,7 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             return
         result.divergence = outcome.divergence
         try:
-            polished = _polish(adapter, outcome.trace, report)
+            polished = _polish(adapter, outcome.trace, report, result)
         except AdapterFailure as exc:
             result.notes.append(f"the final shrink stopped: {exc}")
             polished = None

@@ -10,12 +10,15 @@ from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMP,
     BUMPS,
+    CRASH,
     CREDIT_FROM,
     CREDIT_TO,
     DATA,
     DEFERRED,
+    DOWN,
     EDGE_FIELDS,
     FIELD_NAMES,
+    READ,
     TAKE,
     CreditNetwork,
     State,
@@ -23,6 +26,8 @@ from creditflow.conformance.explore.encoding import (
 from creditflow.conformance.explore.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
+    FAULT_PROPERTIES,
+    FORGOTTEN,
     STATE_PROPERTIES,
     MessageMoves,
     NetworkProperties,
@@ -41,18 +46,25 @@ class CheckedNetwork:
         self.network = CreditNetwork(graph, count_consumed=count_consumed)
         self.properties = NetworkProperties(self.network, mailbox_bound)
         self.process_names = graph.node_names
-        self.property_ids = STATE_PROPERTIES
         net = self.network
+        #: PROP-FAULT-FORGET and PROP-RECOVERY only on graphs with faults
+        self.property_ids = FAULT_PROPERTIES if net.crashable else STATE_PROPERTIES
         self.initial = net.initial
         self.successors = net.successors
         self.describe = net.describe
         self.blocked_mask = net.blocked_mask
         self.pending_work = net.pending_work
         self.violations = self.properties.violations
+        #: PROP-RECOVERY: no further crash possible
+        self.quiet = net.quiet
         self.safe_actions = self._safe_actions(mailbox_bound)
         #: EXP-CERTIFICATE: processes certainly blocked forever in a state (EXP-ONLINE)
         self.certificate = StuckCertificate(self.network)
         self.stuck_certificate = self.certificate.mask
+        if net.crashable:
+            # EXP-FAULTS: a crash still possible may release a process the certificate
+            # names (its blocker dies, CF-PEER-DOWN), so it certifies nothing here
+            self.stuck_certificate = _nobody
         if not count_consumed:
             #: PROP-NOTHING-LOST on every explored step (EXP-FINITE), for any graph
             self.moves = MessageMoves(self.network)
@@ -70,6 +82,8 @@ class CheckedNetwork:
           credit, so it can only unblock, and with no deferred grants it flushes nothing.
         """
         net = self.network
+        if net.crashable:
+            return frozenset()  # EXP-FAULTS: a crash disables a sink's take
         safe = set()
         for e, (sender, receiver) in enumerate(net.edge_ends):
             spec = self.graph.edges[e]
@@ -83,6 +97,46 @@ class CheckedNetwork:
             if not net.in_edges[sender] and not net.stalled[sender]:
                 safe.add(BUMP << ACTION_SHIFT | e)
         return frozenset(safe)
+
+    def unblock_helpers(self, state: State, needed: int) -> int:
+        """EXP-UNBLOCK: the processes whose steps a search for a run unblocking the
+        processes of ``needed`` (a mask) follows from ``state``: those processes and,
+        transitively, every process one of them is blocked on (NET-BLOCKED), as a mask."""
+        net = self.network
+        helpers = needed
+        todo = [n for n in range(net.n_nodes) if needed >> n & 1]
+        while todo:
+            for r in net.blockers(state, todo.pop()):
+                if not helpers >> r & 1:
+                    helpers |= 1 << r
+                    todo.append(r)
+        return helpers
+
+    def actor(self, action: int) -> int | None:
+        """The process that takes ``action``, or ``None`` for a NET-READ or a NET-CRASH
+        (EXP-UNBLOCK follows no new publish and no crash)."""
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+        if kind in (READ, CRASH):
+            return None
+        if kind == DOWN:
+            return self.network.down_pairs[index][0]  # the watcher handles the DOWN
+        sender, receiver = self.network.edge_ends[index]
+        return receiver if kind == TAKE else sender
+
+    def credit_deficit(self, state: State, needed: int) -> int:
+        """EXP-UNBLOCK's guide: over the blocking out-edges of the processes of
+        ``needed``, the credit still missing once the grants in flight are handled."""
+        net = self.network
+        deficit = 0
+        for n in range(net.n_nodes):
+            if needed >> n & 1:
+                for e in net.out_edges[n]:
+                    if net.edge_blocks[e]:
+                        base = EDGE_FIELDS * e
+                        weight = max(net.more_after[e], 0)
+                        have = state[base + CREDIT_FROM] + weight * state[base + BUMPS]
+                        deficit += max(0, 1 - have)
+        return deficit
 
     def explain(self, state: State, property_id: str) -> str:
         """Where ``state`` violates ``property_id``, in one line."""
@@ -109,6 +163,11 @@ class CheckedNetwork:
             return "credit not conserved on " + "; ".join(bad)
         if property_id == DEFERRED_IMPLIES_BLOCKED:
             return "grants deferred by a process that is not blocked"
+        if property_id == FORGOTTEN:
+            return (
+                "a live process keeps credit for a dead peer whose DOWN it handled "
+                "(no CF-PEER-DOWN, or an ack after it)"
+            )
         return property_id
 
     def render(self, state: State) -> Mapping[str, Any]:
@@ -137,8 +196,32 @@ class CheckedNetwork:
             },
             "publishes_left": {names[n]: net.remaining(state, n) for n in net.source_nodes},
             **consumed,
+            **self._render_faults(state),
         }
+
+    def _render_faults(self, state: State) -> dict[str, Any]:
+        """NET-CRASH, NET-DOWN, NET-LOST-TO-CRASH variables of a graph with faults."""
+        net = self.network
+        if not net.crashable:
+            return {}
+        names = self.process_names
+        assert net.crash_count_slot is not None
+        found: dict[str, Any] = {
+            "dead": frozenset(names[n] for n in net.crashable if not net.alive(state, n)),
+            "down_handled": frozenset(
+                (names[p], names[d]) for (p, d), slot in net.handled_slot.items() if state[slot]
+            ),
+            "crashes": state[net.crash_count_slot],
+        }
+        if net.lost_slot:
+            found["lost_to_crash"] = {names[n]: state[slot] for n, slot in net.lost_slot.items()}
+        return found
 
     def action_record(self, action: int) -> tuple[str, Mapping[str, Any]]:
         step = self.network.decode(action)
         return step.kind, {"node": step.node, "peer": step.peer}
+
+
+def _nobody(state: State) -> int:
+    """A certificate that names no process."""
+    return 0

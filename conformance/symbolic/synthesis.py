@@ -45,6 +45,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveOptions,
     ProveReport,
     prove_graph,
+    refuse_faults,
 )
 from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
@@ -106,7 +107,9 @@ def _with_initials(graph: FlowGraph, initials: dict[str, int]) -> FlowGraph:
 
 
 def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions()) -> SynthesisResult:
-    """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides)."""
+    """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides); a
+    graph with faults is refused (Z3-FAULTS)."""
+    refuse_faults(graph, "synth")
     started = time.perf_counter()
     p = options.prove
     graph = prepare_graph(
