@@ -24,7 +24,9 @@ from creditflow.conformance.cli.common import (
     Saver,
     console,
     fail,
+    names,
     output_path,
+    shown,
 )
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
@@ -285,7 +287,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     from rich.table import Table
 
     out = console()
-    table = Table(title=f"creditflow check {report['source']}", show_header=True)
+    table = Table(title=f"creditflow check {shown(report['source'])}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
     table.add_column("shortest counterexample", justify="right")
@@ -327,14 +329,14 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
             "(proofs for every supply on graphs without cycles, bounded search on cycles)"
         )
     if primary is not None:
-        who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        who = f" — blocked forever: {names(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {', '.join(later)})"
+            who += f" (first; in the drawn state also: {names(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )
         if primary.detail:
-            out.print(primary.detail)
+            out.print(shown(primary.detail))
         out.print(f"trace: {report['trace'] or 'NOT WRITTEN'}")
         out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")

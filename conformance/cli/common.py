@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.outputs import OutputError, derived_path
+from creditflow.conformance.outputs import OutputError, derived_path, streams
 from creditflow.conformance.outputs.writer import WRITTEN
 from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
@@ -129,8 +129,22 @@ def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> 
 
 
 def printable_line(text: str) -> str:
-    """``text`` as one printable line (line breaks and control characters escaped)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """``text`` as one printable line (OUT-TEXT: line breaks, control characters and
+    lone surrogates escaped)."""
+    return streams.printable(text)
+
+
+def shown(name: object) -> str:
+    """OUT-TEXT: a name from an input or an adapter as one printable line, safe inside
+    rich markup (``[`` escaped) too."""
+    from rich.markup import escape
+
+    return escape(streams.printable(name))
+
+
+def names(items: Any) -> str:
+    """OUT-TEXT: names joined for a report line, each :func:`shown`."""
+    return ", ".join(shown(item) for item in items)
 
 
 class PolicyGroup(click.Group):
@@ -138,7 +152,22 @@ class PolicyGroup(click.Group):
     (SIG-POLICY), and a usage error is one line, exit 2. Click would turn Ctrl-C into
     "Aborted!" and exit 1 (the code of a divergence); here an interrupt stops every
     child process group, prints one line with the seed and what was saved, and exits
-    130 (SIGINT) or 143 (SIGTERM)."""
+    130 (SIGINT) or 143 (SIGTERM). The program's standard streams are guarded
+    (OUT-STREAM): a full, broken or closed stdout or stderr never ends a command, and
+    the verdict's exit code survives it."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not signals.is_program():
+            return super().main(*args, **kwargs)
+        streams.guard()
+        try:
+            result = super().main(*args, **kwargs)
+        except SystemExit as exc:
+            raise SystemExit(streams.exit_code(exc.code)) from None
+        code = streams.exit_code(exit_codes.OK)
+        if code != exit_codes.OK:
+            raise SystemExit(code)
+        return result
 
     def invoke(self, ctx: click.Context) -> Any:
 

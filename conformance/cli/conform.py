@@ -43,6 +43,7 @@ from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import load_trace, trace_files
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
 
 
@@ -248,15 +249,15 @@ def implementation_lines(info: dict) -> list[str]:
     impl = info.get("implementation")
     if not isinstance(impl, dict):
         return []
-    return [f"  {key}: {value}" for key, value in impl.items()]
+    return [f"  {printable(key)}: {printable(value)}" for key, value in impl.items()]
 
 
 def _print_conform(
     result: ConformResult, how: str, expectations: Path | None, saver: Saver
 ) -> None:
-    head = f"creditflow conform: {result.adapter}"
+    head = f"creditflow conform: {printable(result.adapter)}"
     if result.implementation and result.implementation != result.adapter:
-        head += f" ({result.implementation})"
+        head += f" ({printable(result.implementation)})"
     click.echo(f"{head}, seed {result.seed}")
     for line in implementation_lines(result.info):
         click.echo(line)

@@ -24,6 +24,7 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     fail,
     output_path,
+    shown,
 )
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
@@ -219,7 +220,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         if report.symbolic
         else "the graph's credits; proofs hold for every supply"
     )
-    table = Table(title=f"creditflow prove {out['source']} ({mode})")
+    table = Table(title=f"creditflow prove {shown(out['source'])} ({mode})")
     for column in ("property", "verdict", "how", "detail"):
         table.add_column(column)
     colour = {
@@ -229,7 +230,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         "unknown": "yellow",
     }
     for pid, v in report.verdicts.items():
-        table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), escape(v.detail))
+        table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), shown(v.detail))
     con.print(table)
     inv = report.invariant
     con.print(
