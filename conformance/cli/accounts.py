@@ -16,7 +16,10 @@ from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_ru
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
+    SEED,
     Saver,
     TimeoutParam,
     console,
@@ -78,16 +81,14 @@ def accounts_presets() -> None:
 
 @accounts.command("check")
 @click.argument("graph")
-@click.option("--limit", type=click.IntRange(min=0), help="Override the global limit.")
-@click.option("--reads", type=click.IntRange(min=0), help="Set every reader's supply.")
+@click.option("--limit", type=COUNT, help="Override the global limit.")
+@click.option("--reads", type=COUNT, help="Set every reader's supply.")
 @click.option(
     "--naive-bound",
     is_flag=True,
     help="Also check the notes' bound limit + one read x fan-out (AC-OVERSHOOT-NAIVE).",
 )
-@click.option(
-    "--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True
-)
+@click.option("--max-states", type=POSITIVE, default=DEFAULT_MAX_STATES, show_default=True)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge interchangeable actors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -481,9 +482,9 @@ def alarms_broker(
     show_default=True,
     help="Actor graph (file or preset) the runs are made on.",
 )
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--runs", type=POSITIVE, default=100, show_default=True)
+@click.option("--max-steps", type=POSITIVE, default=60, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--timeout",
     type=TimeoutParam(),

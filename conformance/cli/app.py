@@ -18,10 +18,13 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
     CreditParam,
     PolicyGroup,
     Saver,
+    TimeoutParam,
     console,
     fail,
     names,
@@ -96,7 +99,7 @@ def presets() -> None:
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--publishes", type=COUNT, help="Set every source's supply.")
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -104,12 +107,12 @@ def presets() -> None:
 )
 @click.option(
     "--mailbox-bound",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Also check that no mailbox ever holds more than this (PROP-MAILBOX-BOUND).",
 )
 @click.option(
     "--max-states",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     default=DEFAULT_MAX_STATES,
     show_default=True,
     help="Stop after this many states (exit 4 if nothing found).",
@@ -142,7 +145,7 @@ def presets() -> None:
 )
 @click.option(
     "--prove-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=TimeoutParam(),
     default=DEFAULT_SETTLE_SECONDS,
     show_default=True,
     metavar="SECONDS",

@@ -5,7 +5,6 @@ and timeout parameter types, the console, and the collection of write failures
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.inputs import bounds
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.outputs import OutputError, derived_path, streams
 from creditflow.conformance.outputs.writer import WRITTEN
 from creditflow.conformance.runtime import signals
@@ -21,7 +22,7 @@ from creditflow.model.credit.spec import CreditSpec, parse_credit
 
 T = TypeVar("T")
 #: AD-TRANSPORT-DEADLINE: the largest --timeout accepted (a day).
-MAX_TIMEOUT = 86_400.0
+MAX_TIMEOUT = bounds.SECONDS.high
 #: OUT-NAME: where outputs named after an input go unless the user names a path.
 DEFAULT_FOLDER = Path("counterexamples")
 
@@ -53,20 +54,34 @@ def console() -> Any:
     return Console(width=None if sys.stdout.isatty() else 160)
 
 
-class TimeoutParam(click.ParamType):
-    """AD-TRANSPORT-DEADLINE: seconds, finite, from 0.01 to a day (``inf``, ``nan``,
-    ``1e308`` and negative values are usage errors, exit 2)."""
+class BoundedParam(click.ParamType):
+    """IN-BOUNDS: a number checked against one entry of the input layer's bounds table
+    (the same bounds as in files and the pytest plugin); anything else is a usage
+    error, exit 2."""
 
-    name = "SECONDS"
+    def __init__(self, bound: bounds.Bound) -> None:
+        self.bound = bound
+        self.name = "INTEGER" if bound.integer else "SECONDS" if bound.unit else "NUMBER"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or not 0.01 <= seconds <= MAX_TIMEOUT:
-            self.fail(f"{value!r} is not between 0.01 and {MAX_TIMEOUT:g} seconds", param, ctx)
-        return seconds
+            return bounds.check_number(value, self.bound, "value")
+        except InputError as exc:
+            self.fail(exc.problem, param, ctx)
+
+
+class TimeoutParam(BoundedParam):
+    """AD-TRANSPORT-DEADLINE, IN-BOUNDS: seconds, finite, from 0.01 to a day (``inf``,
+    ``nan``, ``1e308`` and negative values are usage errors, exit 2)."""
+
+    def __init__(self) -> None:
+        super().__init__(bounds.SECONDS)
+
+
+#: IN-BOUNDS: the option types of counts, positive counts and seeds
+COUNT = BoundedParam(bounds.COUNT)
+POSITIVE = BoundedParam(bounds.POSITIVE)
+SEED = BoundedParam(bounds.SEED)
 
 
 class Saver:

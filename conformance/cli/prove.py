@@ -18,7 +18,9 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
     CreditParam,
     Saver,
     TimeoutParam,
@@ -111,11 +113,11 @@ solver_timeout = click.option(
 )
 @click.option(
     "--depth",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Bounded model checking depth (default: complete for small acyclic graphs, "
     "else 24; 12 for --symbolic counterexamples).",
 )
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--publishes", type=COUNT, help="Set every source's supply.")
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -123,7 +125,7 @@ solver_timeout = click.option(
 )
 @click.option(
     "--mailbox-bound",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Also prove that no mailbox ever holds more than this.",
 )
 @solver_timeout
@@ -314,7 +316,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     show_default=True,
     help="deadlock-free: the smallest I; mailbox: the largest I with no mailbox above --bound.",
 )
-@click.option("--bound", type=click.IntRange(min=0), help="The mailbox bound B (--goal mailbox).")
+@click.option("--bound", type=COUNT, help="The mailbox bound B (--goal mailbox).")
 @click.option(
     "--per-edge", is_flag=True, help="One I per edge instead of one for all (deadlock-free only)."
 )
@@ -323,14 +325,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     type=CreditParam(),
     help="Start from this spec on every edge (its M is kept; I is synthesised).",
 )
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--publishes", type=COUNT, help="Set every source's supply.")
 @click.option(
     "--max-credit",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     help="Largest I to consider (default: unbounded where a proved condition is "
     "optimised, else 16).",
 )
-@click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
+@click.option("--depth", type=COUNT, help="Bounded model checking depth.")
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
