@@ -31,11 +31,12 @@ class GuardedWriter(io.RawIOBase):
     """OUT-STREAM: a raw writer on one file descriptor whose ``write`` never raises an
     ``OSError``: the first failure is kept in :attr:`failure` and later bytes dropped."""
 
-    def __init__(self, name: str, fd: int, failure: OSError | None = None) -> None:
+    def __init__(self, name: str, fd: int, closed: OSError | None = None) -> None:
         super().__init__()
         self.name = name
         self.fd = fd
-        self.failure = failure
+        self.closed_at_start = closed  #: the first write fails with this
+        self.failure: OSError | None = None
 
     def writable(self) -> bool:
         return True
@@ -44,10 +45,12 @@ class GuardedWriter(io.RawIOBase):
         return self.fd
 
     def isatty(self) -> bool:
-        return self.failure is None and os.isatty(self.fd)
+        return self.closed_at_start is None and os.isatty(self.fd)
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
+        if self.closed_at_start is not None and len(view):
+            self.failure = self.failure or self.closed_at_start
         done = 0
         while self.failure is None and done < len(view):
             try:
@@ -68,7 +71,7 @@ _writers: list[GuardedWriter] = []
 def _hold(fd: int) -> OSError | None:
     """A descriptor closed when the program started is reopened on ``/dev/null``, so a
     file opened later cannot take its number and receive what was meant for the stream;
-    the closure is returned as the stream's failure."""
+    the closure is returned: the stream's first write fails with it."""
     try:
         os.fstat(fd)
         return None
@@ -86,9 +89,8 @@ def guard() -> None:
     _hold(0)
     del _writers[:]
     for name, fd in (("stdout", 1), ("stderr", 2)):
-        failure = _hold(fd)
         previous = getattr(sys, name)
-        writer = GuardedWriter(name, fd, failure)
+        writer = GuardedWriter(name, fd, _hold(fd))
         _writers.append(writer)
         interactive = writer.isatty()
         stream = io.TextIOWrapper(
