@@ -5,7 +5,7 @@ DIVERGENCE = 1  #: an implementation diverged from the model (conform, replay)
 USAGE = 2  #: bad usage or bad input (graph, trace, config)
 ADAPTER_FAILURE = 3  #: an adapter or implementation crashed, hung or broke the protocol
 INCOMPLETE = 4  #: the search budget ran out before a verdict; nothing violated so far
-OUTPUT_FAILED = 5  #: OUT-FAILURE: an output file could not be written (verdict printed first)
+OUTPUT_FAILED = 5  #: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
 DEADLOCK = 10  #: PROP-NO-DEADLOCK violated
 VIOLATION = 12  #: another property violated
 INTERRUPTED = 130  #: SIG-POLICY: stopped by SIGINT (Ctrl-C)
@@ -18,7 +18,8 @@ DESCRIPTIONS = {
     ADAPTER_FAILURE: "an adapter or implementation failed",
     INCOMPLETE: "search incomplete (budget exhausted), no violation found so far and "
     "not every property proved (EXP-SETTLE)",
-    OUTPUT_FAILED: "an output file could not be written (after the verdict was printed)",
+    OUTPUT_FAILED: "an output (a file, stdout or stderr) could not be written (after the "
+    "verdict was printed)",
     DEADLOCK: "deadlock found",
     VIOLATION: "a property other than deadlock freedom is violated",
     INTERRUPTED: "interrupted by SIGINT (Ctrl-C)",
