@@ -183,16 +183,31 @@ def test_any_itf_value_is_a_set_member(value):
     assert hash(frozenset([repr(decode(value))]))
 
 
-def test_the_plugin_reports_an_unhashable_trace_in_one_line(pytester):
-    """TRACE-HASHABLE through the plugin: a trace whose ``#set`` holds a list member is
-    a failing item with its one-line reason, not a traceback."""
+def test_the_plugin_replays_a_trace_with_unhashable_looking_values(pytester):
+    """TRACE-HASHABLE through the plugin: a trace whose picks hold a ``#set`` with a
+    variant of a list (a TypeError traceback before) is one item, and it passes."""
     src = next(corpus_dir().glob("cf2-*.itf.json"))
     doc = json.loads(src.read_text())
-    doc["states"][0]["odd"] = {"#set": [[1, [2]], {"tag": "t", "value": [3]}]}
+    doc["states"][1]["mbt::nondetPicks"]["odd"] = {"#set": [{"tag": "t", "value": [3]}]}
     (pytester.path / "odd.itf.json").write_text(json.dumps(doc))
     result = pytester.runpytest("--creditflow-adapter", "reference", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
     assert "TypeError" not in result.stdout.str()
-    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_map_key_with_keys_of_two_types_is_read(tmp_path):
+    """TRACE-HASHABLE: a ``#map`` key that is a set of a map with an int and a str key
+    (a TypeError traceback before) is read; the trace is then refused by its schema in
+    one line (a credit map's keys are names), exit 2."""
+    src = next(corpus_dir().glob("cf2-*.itf.json"))
+    doc = json.loads(src.read_text())
+    odd = {"#set": [{"#map": [[1, 2], ["a", 3]]}]}
+    doc["states"][1]["state"]["credit_to"] = {"#map": [[odd, 1]]}
+    path = tmp_path / "odd.itf.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = invoke("replay", str(path), "--adapter", "reference")
+    assert code == exit_codes.USAGE
+    assert "credit_to must be a map from names to integers" in one_error_line(err)
 
 
 # -- OUT-HYPOTHESIS, SIG-PLUGIN, Z3-SYNTH-EDGES ------------------------------------------
