@@ -5,7 +5,9 @@ DIVERGENCE = 1  #: an implementation diverged from the model (conform, replay)
 USAGE = 2  #: bad usage or bad input (graph, trace, config)
 ADAPTER_FAILURE = 3  #: an adapter or implementation crashed, hung or broke the protocol
 INCOMPLETE = 4  #: the search budget ran out before a verdict; nothing violated so far
-OUTPUT_FAILED = 5  #: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
+OUTPUT_FAILED = (
+    5  #: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
+)
 DEADLOCK = 10  #: PROP-NO-DEADLOCK violated
 VIOLATION = 12  #: another property violated
 INTERRUPTED = 130  #: SIG-POLICY: stopped by SIGINT (Ctrl-C)

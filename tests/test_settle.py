@@ -36,7 +36,9 @@ def broker_file(tmp_path, readers: int = 1, channels: int = 2, queues: int = 2) 
 
 
 def run(*args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(main, ["check", *args, "--json"])
+    """``check`` asked about the graph's own supply (SCOPE-SUPPLY), where EXP-SETTLE
+    applies: the default question, every supply, is asked of the proof first."""
+    result = CliRunner().invoke(main, ["check", *args, "--graph-supply", "--json"])
     return result.exit_code, json.loads(result.output)
 
 

@@ -9,7 +9,15 @@ from creditflow.conformance.runtime import signals as _signals
 
 _signals.early()  # SIG-POLICY while the rest is imported (a second or more)
 
-from creditflow.conformance.cli import accounts, conform, observe, paging, prove, sweep  # noqa: E402
+from creditflow.conformance.cli import (  # noqa: E402
+    accounts,
+    conform,
+    observe,
+    paging,
+    prove,
+    show,
+    sweep,
+)
 from creditflow.conformance.cli.app import main  # noqa: E402
 
 for _command in (
@@ -25,6 +33,7 @@ for _command in (
     sweep.report,
     sweep.replay_corpus,
     observe.observe,
+    show.show,
 ):
     main.add_command(_command)
 

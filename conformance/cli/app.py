@@ -26,20 +26,36 @@ from creditflow.conformance.cli.common import (
     Saver,
     TimeoutParam,
     console,
+    credit_settings_options,
+    credits_from_options,
     fail,
+    graph_supply_option,
     names,
     output_path,
     shown,
+    supply_text,
 )
-from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.explore.check import (
+    CheckOptions,
+    check_graph,
+    prepare_graph,
+    summary,
+)
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
-from creditflow.conformance.traces.network import write_network_trace
+from creditflow.conformance.symbolic.every_supply import (
+    SupplyAnswer,
+    answer_every_supply,
+    answer_summary,
+)
+from creditflow.conformance.symbolic.prove import supply_value
+from creditflow.conformance.traces.network import network_trace, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
-from creditflow.model.network.graph import GraphError
+from creditflow.model.network.graph import FlowGraph, GraphError
 
 EXIT_CODES_HELP = "\n".join(
     f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
@@ -99,7 +115,13 @@ def presets() -> None:
 @main.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
-@click.option("--publishes", type=COUNT, help="Set every source's supply.")
+@credit_settings_options
+@click.option(
+    "--publishes",
+    type=COUNT,
+    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
+)
+@graph_supply_option
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -159,7 +181,11 @@ def presets() -> None:
 def check(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
+    graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
     max_states: int,
@@ -173,12 +199,14 @@ def check(
     prove_timeout: float,
     progress: bool | None,
 ) -> None:
-    """Explore every reachable state of GRAPH and check credit conservation, deadlock
-    freedom and the other PROP-* properties.
+    """Check credit conservation, deadlock freedom and the other PROP-* properties of
+    GRAPH for every supply (SCOPE-SUPPLY): by proof where Z3 settles it, else by
+    exploring the graph's own supply as an example. --publishes N or --graph-supply ask
+    about that supply only, and every reachable state of it is explored.
 
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
-    presets`). A violation is written as a shortest counterexample trace (ITF JSON)
-    and a picture before it is reported.
+    presets`). A violation is written as a counterexample trace (ITF JSON) and a
+    picture before it is reported. Exit 0 only when the claim asked for is established.
 
     \b
     Examples:
@@ -186,7 +214,9 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
@@ -197,30 +227,45 @@ def check(
             reduce=not no_reduction,
             stop_at_deadlock=not full_search,
         )
-        show = sys.stderr.isatty() if progress is None else progress
-        with progress_bar(show, f"checking {flow_graph.name}") as update:
-            system, result = check_graph(flow_graph, options, update)
+        every_supply = publishes is None and not graph_supply
+        answer = None
+        if every_supply and not no_prove:
+            answer = answer_every_supply(flow_graph, options, prove_timeout)
+        if answer is not None and answer.decided:
+            report = answer_summary(answer)
+            cex = answer.counterexample
+            system, primary = (cex.system, cex.finding) if cex else (None, None)
+        else:
+            show = sys.stderr.isatty() if progress is None else progress
+            with progress_bar(show, f"checking {flow_graph.name}") as update:
+                system, result = check_graph(flow_graph, options, update)
+            report = summary(system, result)
+            if not no_prove and answer is None:
+                report = settle_open_check(report, flow_graph, options, prove_timeout)
+            primary = result.primary()
+            cex = answer.counterexample if answer is not None else None
+            if primary is None and cex is not None:
+                # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
+                report = {**answer_summary(answer), "properties": report["properties"]}
+                report["properties"][cex.finding.property_id] = False
+                system, primary = cex.system, cex.finding
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
         return
-    report = summary(system, result)
-    if not no_prove:
-        report = settle_open_check(report, flow_graph, options, prove_timeout)
+    report = scoped(report, flow_graph, options, every_supply, answer)
     report["source"] = graph
-    report["graph"] = system.graph.name
-    primary = result.primary()
+    report["graph"] = report.get("graph") or flow_graph.name
     saver = Saver()
-    if primary is not None:
+    if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
         saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
         report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
-        run = primary.path + primary.continuation
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
-            f"{primary.length} steps; state after {len(run) - 1} steps"
+            f"{primary.length} steps"
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
@@ -230,6 +275,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report)))
     else:
         _print_report(report, primary)
+        if primary is not None and system is not None:
+            print_steps(network_trace(system, primary, graph))
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
@@ -286,7 +333,57 @@ def demo(out: Path) -> None:
     saver.exit(exit_codes.OK)
 
 
+def scoped(
+    report: dict[str, Any],
+    graph: FlowGraph,
+    options: CheckOptions,
+    every_supply: bool,
+    answer: SupplyAnswer | None,
+) -> dict[str, Any]:
+    """SCOPE-JSON and SCOPE-EXIT for ``check``'s summary: what was asked (``supply``:
+    ``"every"`` or the supply explored), what limits the answer (``explored_supply``,
+    ``max_states``), the claim in words, and exit 0 only when the claim asked for is
+    established."""
+    out = dict(report)
+    supplies = {n.name: n.publishes for n in prepare_graph(graph, options).nodes if n.source}
+    example = supply_value(supplies)
+    decided = answer is not None and answer.decided
+    scope: dict[str, Any] = {"supply": "every" if every_supply else example}
+    if not decided:
+        scope["explored_supply"] = example
+        if not out["complete"]:
+            scope["max_states"] = options.max_states
+    out["scope"] = scope
+    code = out["exit_code"]
+    asked = supply_text(scope["supply"])
+    if code in (exit_codes.DEADLOCK, exit_codes.VIOLATION):
+        cex = answer.counterexample if answer is not None else None
+        used = supply_value(cex.publishes) if cex is not None else example
+        claim = f"violated with {supply_text(used)}" + (
+            f": not for {asked}" if every_supply else ""
+        )
+    elif code == exit_codes.OK and every_supply and not decided and not out.get("settled"):
+        code = exit_codes.INCOMPLETE
+        claim = (
+            f"holds for {supply_text(example)} (every state explored); for every supply: "
+            "not established"
+        )
+    elif code == exit_codes.OK:
+        claim = f"holds for {asked}"
+    elif out["complete"] or out.get("stopped_at_deadlock"):
+        claim = f"not established for {asked}"
+    else:
+        claim = (
+            f"no counterexample within {out['states']:,} states "
+            f"({supply_text(example)}); not established for {asked}"
+        )
+    out["exit_code"] = code
+    out["claim"] = claim
+    return out
+
+
 def _print_report(report: dict[str, Any], primary: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
@@ -299,17 +396,22 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
         table.add_row(pid, verdict, str(lengths.get(pid, "")))
     out.print(table)
-    out.print(
-        f"{report['states']:,} states, {report['transitions']:,} transitions in "
-        f"{report['seconds']:.2f} s"
-        + (
-            ""
-            if report["complete"]
-            else " (stopped at the first certain deadlock; --full-search explores the rest)"
-            if report.get("stopped_at_deadlock")
-            else " [yellow](incomplete: --max-states reached)"
+    out.print(f"[bold]{escape(report['claim'])}[/bold]")
+    if report.get("decided_by"):
+        methods = ", ".join(sorted(set(report["decided_by"].values()) - {"not checked"}))
+        out.print(f"decided for every supply ({escape(methods)}) in {report['seconds']:.2f} s")
+    else:
+        out.print(
+            f"{report['states']:,} states, {report['transitions']:,} transitions in "
+            f"{report['seconds']:.2f} s"
+            + (
+                ""
+                if report["complete"]
+                else " (stopped at the first certain deadlock; --full-search explores the rest)"
+                if report.get("stopped_at_deadlock")
+                else " [yellow](incomplete: --max-states reached)"
+            )
         )
-    )
     settled = report.get("settled")
     if settled is not None:
         methods = ", ".join(sorted(set(settled["methods"].values()) - {"not checked"}))
@@ -335,7 +437,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         who = f" — blocked forever: {names(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (first; in the drawn state also: {names(later)})"
+            who += f" (later also: {names(later)})"
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
         )

@@ -1,6 +1,7 @@
 """Pieces every ``creditflow`` command module shares: the error line, the credit-spec
-and timeout parameter types, the console, and the collection of write failures
-(OUT-FAILURE) that are reported after the verdict."""
+and timeout parameter types, the credit options of a config file (IN-CONFIG), the
+console, and the collection of write failures (OUT-FAILURE) that are reported after
+the verdict."""
 
 from __future__ import annotations
 
@@ -14,11 +15,19 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.inputs import bounds
+from creditflow.conformance.inputs.rabbitmq_config import (
+    CreditOverrides,
+    apply_credit_settings,
+    load_credit_config,
+    parse_edge_credit,
+    parse_role_credit,
+)
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.outputs import OutputError, derived_path, streams
 from creditflow.conformance.outputs.writer import WRITTEN
 from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
+from creditflow.model.network.graph import FlowGraph, GraphError
 
 T = TypeVar("T")
 #: AD-TRANSPORT-DEADLINE: the largest --timeout accepted (a day).
@@ -31,6 +40,23 @@ def fail(message: str, code: int = exit_codes.USAGE) -> NoReturn:
     """One line on stderr, ``creditflow: error: …``, and exit with ``code``."""
     click.echo(f"creditflow: error: {message}", err=True)
     sys.exit(code)
+
+
+#: SCOPE-SUPPLY: ask about the supplies written in the graph (or preset) only.
+graph_supply_option = click.option(
+    "--graph-supply",
+    is_flag=True,
+    help="Ask for the supplies written in the graph only (default: every supply).",
+)
+
+
+def supply_text(supply: object) -> str:
+    """SCOPE-TEXT: ``every supply``, ``10 publishes`` or ``publishes a 3, b 4``."""
+    if supply == "every":
+        return "every supply"
+    if isinstance(supply, dict):
+        return ", ".join(f"{v} publishes at {k}" for k, v in supply.items())
+    return f"{supply} publishes per source" if supply != 1 else "1 publish per source"
 
 
 class CreditParam(click.ParamType):
@@ -223,3 +249,86 @@ def _report_interrupt(exc: BaseException | None) -> NoReturn:
         parts.append("nothing was saved")
     click.echo("; ".join(parts), err=True)
     signals.leave(signals.exit_code(exc))
+
+
+class EdgeCreditParam(click.ParamType):
+    """IN-CREDIT-OVERRIDES: ``SENDER->RECEIVER=I,M``."""
+
+    name = "S->R=I,M"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str, CreditSpec]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_edge_credit(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class RoleCreditParam(click.ParamType):
+    """IN-CREDIT-OVERRIDES: ``ROLE=I,M``."""
+
+    name = "ROLE=I,M"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, CreditSpec]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_role_credit(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def credit_settings_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config``, ``--edge-credit`` and ``--role-credit`` (IN-CONFIG,
+    IN-CREDIT-OVERRIDES) on ``check``, ``prove`` and ``synth``; the command passes them
+    to :func:`credits_from_options`."""
+    command = click.option(
+        "--role-credit",
+        "role_credit",
+        type=RoleCreditParam(),
+        multiple=True,
+        help="Set the credit of every edge into a process with this role, after --config "
+        "(msg_store matches rabbit_msg_store), e.g. msg_store=4000,0. Repeatable.",
+    )(command)
+    command = click.option(
+        "--edge-credit",
+        "edge_credit",
+        type=EdgeCreditParam(),
+        multiple=True,
+        help="Set one edge's credit, after --config and --role-credit, e.g. "
+        "'reader->channel=100,200'. Repeatable.",
+    )(command)
+    return click.option(
+        "--config",
+        "config",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="RabbitMQ config file (advanced.config, or rabbitmq.conf) whose "
+        "credit_flow_default_credit / msg_store_credit_disc_bound set the edges' credits "
+        "by role (RabbitMQ 3.10.8's defaults where unset). Excludes --credit.",
+    )(command)
+
+
+def credits_from_options(
+    graph: FlowGraph,
+    credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
+) -> tuple[FlowGraph, CreditSpec | None]:
+    """IN-CREDIT-OVERRIDES: ``graph`` with the credits of ``--config``, then
+    ``--role-credit``, then ``--edge-credit``; with ``--credit`` (which excludes
+    ``--config``) first when overrides follow it. Returns the graph and the ``--credit``
+    still to apply (``None`` once applied here). A bad file or override: one line, exit 2."""
+    if config is not None and credit is not None:
+        fail("--config and --credit exclude each other (--credit sets every edge)")
+    overrides = CreditOverrides(roles=tuple(role_credit), edges=tuple(edge_credit))
+    if config is None and not overrides:
+        return graph, credit
+    try:
+        settings = load_credit_config(config) if config is not None else None
+        if credit is not None:
+            graph = graph.with_credit(credit)
+        return apply_credit_settings(graph, settings, overrides), None
+    except (InputError, GraphError) as exc:
+        fail(str(exc))

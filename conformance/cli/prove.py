@@ -24,10 +24,15 @@ from creditflow.conformance.cli.common import (
     CreditParam,
     Saver,
     TimeoutParam,
+    credit_settings_options,
+    credits_from_options,
     fail,
+    graph_supply_option,
     output_path,
     shown,
+    supply_text,
 )
+from creditflow.conformance.cli.show import print_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -39,6 +44,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveReport,
     exit_code,
     prove_graph,
+    prove_scope,
     summary,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
@@ -105,6 +111,7 @@ solver_timeout = click.option(
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
+@credit_settings_options
 @click.option(
     "--symbolic",
     is_flag=True,
@@ -117,7 +124,12 @@ solver_timeout = click.option(
     help="Bounded model checking depth (default: complete for small acyclic graphs, "
     "else 24; 12 for --symbolic counterexamples).",
 )
-@click.option("--publishes", type=COUNT, help="Set every source's supply.")
+@click.option(
+    "--publishes",
+    type=COUNT,
+    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
+)
+@graph_supply_option
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -139,16 +151,21 @@ solver_timeout = click.option(
 def prove(
     graph: str,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     symbolic: bool,
     depth: int | None,
     publishes: int | None,
+    graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
 ) -> None:
-    """Prove the PROP-* properties of GRAPH with Z3, or find a counterexample.
+    """Prove the PROP-* properties of GRAPH with Z3 for every supply (unless --publishes
+    or --graph-supply bounds the question), or find a counterexample.
 
     Inductive invariants and a ranking function prove conservation and deadlock freedom
     for every supply at once, whatever the credits (RabbitMQ's real {400,200} cost
@@ -164,8 +181,12 @@ def prove(
     """
     if symbolic and credit is not None:
         fail("--symbolic and --credit exclude each other")
+    if symbolic and (config is not None or edge_credit or role_credit):
+        fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         with wall_clock(timeout_s):
             report = prove_graph(
                 flow_graph,
@@ -178,6 +199,7 @@ def prove(
                     depth=depth,
                     timeout_s=timeout_s,
                     deadline=time.monotonic() + timeout_s,
+                    every_supply=publishes is None and not graph_supply,
                 ),
             )
     except (GraphFileError, GraphError) as exc:
@@ -207,8 +229,26 @@ def prove(
         click.echo(json.dumps(saver.annotate(out)))
     else:
         _print(report, out)
+        if primary is not None:
+            print_steps(network_trace(primary.system, primary.finding, graph))
         saver.show_unsaved()
     saver.exit(exit_code(report))
+
+
+def scope_text(report: ProveReport) -> str:
+    """SCOPE-TEXT of a ``prove`` result: what it claims, for which supply."""
+    scope = prove_scope(report)
+    asked = supply_text(scope["supply"])
+    primary = report.primary()
+    if primary is not None:
+        return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+    if report.result == "proved" and report.symbolic:
+        return f"holds for {asked} and every credit spec satisfying the condition"
+    if report.result == "proved":
+        return f"holds for {asked}"
+    open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
+    why = "; ".join(sorted({f"{v.property_id}: {v.detail or v.status}" for v in open_verdicts}))
+    return f"not established for {asked}: {why}"
 
 
 def _print(report: ProveReport, out: dict[str, Any]) -> None:
@@ -258,6 +298,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
                     f"{report.condition} (and every supply), rule {dl.method}"
                 )
             )
+        if report.conditions and report.own_outside:
+            con.print(
+                "[red]the graph's own credits fall outside it[/red]: "
+                + escape(", ".join(f"{k} {v}" for k, v in report.own_outside.items()))
+                + " (`creditflow check` without --symbolic gives the deadlock)"
+            )
+        elif report.conditions:
+            con.print("the graph's own credits satisfy it on every edge")
         for cond in report.conditions[:1]:
             how = "proved equivalent to" if cond.readable_equivalent else "NOT proved equivalent to"
             con.print(
@@ -304,7 +352,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             con.print(escape(f.detail))
         con.print(escape(f"trace: {out['trace'] or 'NOT WRITTEN'}"))
         con.print(escape(f"picture: {out.get('svg') or out.get('dot') or 'NOT WRITTEN'}"))
-    con.print(f"result: {out['result']} in {out['seconds']:.2f} s")
+    con.print(escape(f"result: {out['result']} ({scope_text(report)}) in {out['seconds']:.2f} s"))
 
 
 @click.command()
@@ -325,6 +373,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     type=CreditParam(),
     help="Start from this spec on every edge (its M is kept; I is synthesised).",
 )
+@credit_settings_options
 @click.option("--publishes", type=COUNT, help="Set every source's supply.")
 @click.option(
     "--max-credit",
@@ -347,6 +396,9 @@ def synth(
     bound: int | None,
     per_edge: bool,
     credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
     publishes: int | None,
     max_credit: int | None,
     depth: int | None,
@@ -373,7 +425,9 @@ def synth(
     if goal == "mailbox" and per_edge:
         fail("--per-edge is for --goal deadlock-free")
     try:
-        flow_graph = load_graph(graph)
+        flow_graph, credit = credits_from_options(
+            load_graph(graph), credit, config, edge_credit, role_credit
+        )
         with wall_clock(timeout_s):
             result = synthesize(
                 flow_graph,

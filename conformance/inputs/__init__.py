@@ -1,5 +1,6 @@
 """Every file format creditflow reads: process graphs (node-link JSON, GraphML, DOT),
-actor graphs, paging scenarios, ITF traces and expectations files. Each reader turns a
+actor graphs, paging scenarios, ITF traces, expectations files and RabbitMQ config
+files (with the credits they give each edge, IN-CONFIG). Each reader turns a
 bad file into one error naming the file and the problem (exit 2)."""
 
 from creditflow.conformance.inputs.actor_graphs import (
@@ -17,6 +18,7 @@ from creditflow.conformance.inputs.alarm_timelines import (
     run_timeline,
     timeline_names,
 )
+from creditflow.conformance.inputs.erlang_terms import Term, TermSyntaxError, parse_terms
 from creditflow.conformance.inputs.expectations import (
     Expectations,
     ExpectationsError,
@@ -57,9 +59,19 @@ from creditflow.conformance.inputs.paging_scenarios import (
     parse_scenario,
     run_scenario,
 )
+from creditflow.conformance.inputs.rabbitmq_config import (
+    ConfigFileError,
+    CreditOverrides,
+    CreditSettings,
+    apply_credit_settings,
+    load_credit_config,
+)
 
 __all__ = [
     "ActorGraphFileError",
+    "ConfigFileError",
+    "CreditOverrides",
+    "CreditSettings",
     "Expectations",
     "ExpectationsError",
     "GraphFileError",
@@ -68,6 +80,8 @@ __all__ = [
     "ScenarioError",
     "ScenarioRun",
     "ScenarioStep",
+    "Term",
+    "TermSyntaxError",
     "Timeline",
     "TimelineError",
     "TimelineStuck",
@@ -75,6 +89,7 @@ __all__ = [
     "Variant",
     "actor_graph_to_node_link",
     "actor_preset_names",
+    "apply_credit_settings",
     "decode",
     "decoded_states",
     "encode",
@@ -82,6 +97,7 @@ __all__ = [
     "graph_to_node_link",
     "iter_scenario",
     "load_actor_graph",
+    "load_credit_config",
     "load_expectations",
     "load_graph",
     "load_graph_file",
@@ -91,6 +107,7 @@ __all__ = [
     "networkx_from_node_link",
     "option",
     "parse_scenario",
+    "parse_terms",
     "parse_timeline",
     "pick_value",
     "picks_record",

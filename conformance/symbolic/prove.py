@@ -19,15 +19,18 @@ shape (Z3-BACKLOG). Nothing here prints: the CLI renders the :class:`ProveReport
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check import CheckOptions, prepare_graph
+from creditflow.conformance.explore.check import CheckOptions, check_graph, prepare_graph
 from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.directed import directed_run, replayed_finding
 from creditflow.conformance.explore.encoding import CreditNetwork
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -49,6 +52,7 @@ from creditflow.conformance.symbolic.invariants import (
     prove_termination,
     safe_condition,
 )
+from creditflow.conformance.symbolic.step_bound import step_bound
 from creditflow.conformance.symbolic.witness import Witness, finding_from_witness, map_witness
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
@@ -90,6 +94,12 @@ class ProveOptions:
     #: IN-WORK: ``time.monotonic()`` after which no solver call may run (the command's
     #: whole budget); each call gets at most the time left
     deadline: float | None = None
+    #: SCOPE-SUPPLY: the question is "for every supply" (the CLI's default); a proof that
+    #: covers only the graph's own supply (a complete BMC, k-induction) then settles nothing
+    every_supply: bool = False
+    #: whether bounded model checking may run (EXP-SETTLE and SCOPE-ORDER ask first
+    #: what the proofs and EXP-DIRECTED decide for every supply, without it)
+    search: bool = True
 
     @property
     def timeout_ms(self) -> int:
@@ -113,6 +123,9 @@ class Verdict:
     status: str
     method: str
     detail: str = ""
+    #: SCOPE-SUPPLY: whether the verdict holds for every supply (a proof by invariant or
+    #: rule, a violation) or only for the graph's own supply (a complete BMC, k-induction)
+    every_supply: bool = True
 
 
 @dataclass
@@ -167,24 +180,40 @@ class ProveReport:
             key=lambda c: (c.finding.length, c.finding.property_id),
         )
 
+    #: SCOPE-SUPPLY: the question asked (every supply, or the graph's own supplies)
+    every_supply: bool = False
+    #: Z3-OWN-CREDITS (symbolic mode): the edges whose own spec in the graph falls
+    #: outside the derived condition, with that spec
+    own_outside: dict[str, CreditSpec] = field(default_factory=dict)
+    #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
+    #: EXP-DIRECTED; ``None`` when not computed)
+    step_bound: int | None = None
+
+    def established(self, verdict: Verdict) -> bool:
+        """SCOPE-EXIT: whether ``verdict`` is a proof for the question asked."""
+        return verdict.status == PROVED and (verdict.every_supply or not self.every_supply)
+
     @property
     def result(self) -> str:
-        """``proved``, ``counterexample`` or ``unknown`` (nothing violated, not all proved)."""
+        """``proved`` (every property, for the question asked), ``counterexample`` or
+        ``unknown`` (nothing violated, not every property proved)."""
         if self.counterexamples:
             return "counterexample"
-        if all(v.status == PROVED for v in self.verdicts.values()):
+        if all(self.established(v) for v in self.verdicts.values()):
             return "proved"
         return "unknown"
 
 
 def exit_code(report: ProveReport) -> int:
-    """As ``check``: 10 deadlock, 12 another violation, 0 proved or nothing found up to the
-    depth, 4 when a solver gave up before that (Z3-PROVE)."""
+    """SCOPE-EXIT, as ``check``: 10 deadlock, 12 another violation, 0 only when every
+    property is proved for the question asked, else 4 (a bounded search that found
+    nothing, a proof for the graph's own supply when every supply was asked, a solver
+    that gave up) (Z3-PROVE)."""
     if NO_DEADLOCK in report.counterexamples:
         return exit_codes.DEADLOCK
     if report.counterexamples:
         return exit_codes.VIOLATION
-    if any(v.status == UNKNOWN for v in report.verdicts.values()):
+    if report.result != "proved":
         return exit_codes.INCOMPLETE
     return exit_codes.OK
 
@@ -244,11 +273,129 @@ def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     if deadlock.proved:
         verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
     report = ProveReport(graph, False, verdicts, inv, termination, deadlock)
-    open_ids = [pid for pid in PROPERTY_IDS if pid not in verdicts]
-    if open_ids:
+    report.every_supply = options.every_supply
+    if NO_DEADLOCK not in verdicts and termination.proved:
+        _directed_deadlock(report, options)
+    open_ids = [pid for pid in PROPERTY_IDS if pid not in report.verdicts]
+    if open_ids and options.search:
         _settle_by_search(report, enc_all, inv, open_ids, options)
+    for pid in PROPERTY_IDS:
+        if pid not in report.verdicts:
+            report.verdicts[pid] = Verdict(
+                pid, UNKNOWN, "none", "not proved for every supply (no search asked)"
+            )
     report.verdicts = {pid: report.verdicts[pid] for pid in PROPERTY_IDS}
     return report
+
+
+#: EXP-DIRECTED: steps a directed run may take beyond twice its Z3-STEP-BOUND.
+DIRECTED_SLACK = 10_000
+
+
+def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
+    """SCOPE-DAG: on a graph whose runs all end (Z3-RANK) and whose deadlock freedom no
+    rule proved, EXP-DIRECTED drives each sender that can block toward a certified
+    deadlock (nearest Z3-STEP-BOUND first) and keeps the shortest replayed run; it is
+    proved shortest when its length meets the bound. Nothing found leaves the verdict
+    open for bounded model checking."""
+    graph = report.graph
+    bound = step_bound(graph, options.timeout_ms)
+    report.step_bound = bound.steps
+    if bound.steps is None:
+        return
+    best: tuple[CheckedNetwork, Finding] | None = None
+    tried: set[str] = set()
+    for edge, least in sorted(bound.per_edge.items(), key=lambda item: item[1]):
+        sender = edge.split("->")[0]
+        if sender in tried or (best is not None and least >= best[1].length):
+            continue
+        tried.add(sender)
+        run = directed_run(graph, sender, 2 * least + DIRECTED_SLACK)
+        if run is None:
+            continue
+        system, finding = replayed_finding(graph, run, options.mailbox_bound)
+        if best is None or finding.length < best[1].length:
+            best = (system, finding)
+        if finding.length == bound.steps:
+            break
+    if best is None:
+        return
+    shortest = best[1].length == bound.steps
+    how = "Z3-STEP-BOUND"
+    if not shortest:
+        decided, shorter = _shorter_by_exhaustion(graph, best[1].length, options.mailbox_bound)
+        if decided:
+            shortest, how = True, "every smaller supply explored"
+            best = shorter or best
+    system, finding = best
+    reads = ", ".join(f"{v} publishes at {k}" for k, v in run_reads(system).items())
+    finding.detail = (
+        f"found by EXP-DIRECTED with {reads}; "
+        + (
+            f"shortest for every supply ({how})"
+            if shortest
+            else f"not proven shortest: no run blocks anybody in fewer than {bound.steps} steps"
+        )
+    ).strip()
+    report.counterexamples[NO_DEADLOCK] = Counterexample(system, finding)
+    report.verdicts[NO_DEADLOCK] = Verdict(
+        NO_DEADLOCK,
+        VIOLATED,
+        "directed",
+        f"{finding.kind} after {finding.length} steps"
+        + (" (shortest)" if shortest else f" (at least {bound.steps})"),
+    )
+
+
+#: SCOPE-SHORTEST by exhaustion: the longest witness, the most supply vectors and the
+#: states per exploration it is tried with.
+EXHAUST_LENGTH, EXHAUST_SUPPLIES, EXHAUST_STATES = 40, 64, 200_000
+
+
+def _shorter_by_exhaustion(
+    graph: FlowGraph, length: int, mailbox_bound: int | None
+) -> tuple[bool, tuple[CheckedNetwork, Finding] | None]:
+    """SCOPE-SHORTEST: a deadlock shorter than ``length`` reads fewer than ``length``
+    publishes per source, and a state is only likelier to be doomed with less supply
+    left; so the least over every exact supply vector below ``length`` of the explorer's
+    shortest deadlock is the shortest of every supply, if it is below ``length``.
+    Returns whether that was decided and the shorter deadlock if there is one."""
+    sources = [n.name for n in graph.nodes if n.source]
+    if length > EXHAUST_LENGTH or length ** len(sources) > EXHAUST_SUPPLIES:
+        return False, None
+    best: tuple[CheckedNetwork, Finding] | None = None
+    for supply in itertools.product(range(length), repeat=len(sources)):
+        given = dict(zip(sources, supply, strict=True))
+        exact = replace(
+            graph,
+            nodes=tuple(
+                replace(n, publishes=given[n.name]) if n.source else n for n in graph.nodes
+            ),
+        )
+        system, result = check_graph(
+            exact,
+            CheckOptions(
+                mailbox_bound=mailbox_bound, max_states=EXHAUST_STATES, stop_at_deadlock=True
+            ),
+        )
+        found = result.findings.get(NO_DEADLOCK)
+        if found is None and not result.complete:
+            return False, None
+        if found is not None and found.length < (best[1].length if best else length):
+            best = (system, found)
+    return True, best
+
+
+def within_condition(spec: CreditSpec, debits: int) -> bool:
+    """Z3-CONDITION for one concrete spec: ``I <= 0`` or ``M >= 1`` and
+    ``M − gcd(k, M) < I`` (Z3-OWN-CREDITS)."""
+    i, m = spec
+    return i <= 0 or (m >= 1 and m - math.gcd(debits, m) < i)
+
+
+def run_reads(system: CheckedNetwork) -> dict[str, int]:
+    """The supply per source of a replayed run's graph (what the run read)."""
+    return {n.name: n.publishes for n in system.graph.nodes if n.source}
 
 
 def _supply_substitution(enc_all: NetworkEncoding, graph: FlowGraph) -> list[tuple]:
@@ -266,15 +413,18 @@ def _settle_by_search(
     open_ids: list[str],
     options: ProveOptions,
 ) -> None:
-    """BMC with the graph's own supply, then k-induction, for the open properties."""
+    """BMC, then k-induction, for the open properties: with the graph's own supply, or
+    with a symbolic supply when every supply is asked (SCOPE-SUPPLY; Z3 chooses it and
+    Z3-WITNESS replays the run with its choice)."""
     graph = report.graph
-    enc = NetworkEncoding(graph)
-    supply = _supply_substitution(enc_all, graph)
+    every = options.every_supply
+    enc = NetworkEncoding(graph, symbolic_supply=every)
+    supply = [] if every else _supply_substitution(enc_all, graph)
     lemmas = z3.substitute(inv.formula, *supply) if supply else inv.formula
     termination = report.termination
     terminates = termination is not None and termination.proved
     max_steps = None
-    if terminates:
+    if terminates and not every:
         bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
         max_steps = bound.as_long() if z3.is_int_value(bound) else None
     depth = options.depth
@@ -316,6 +466,7 @@ def _settle_by_search(
                 PROVED,
                 "bmc-complete",
                 f"every run of this graph ends within {bmc.searched} steps",
+                every_supply=False,
             )
             continue
         if pid == NO_DEADLOCK:
@@ -325,8 +476,10 @@ def _settle_by_search(
         else:
             target = formulas[pid]
         ki = k_induction(enc, target, options.max_k, lemmas=lemmas, timeout_ms=options.timeout_ms)
-        if ki.proved:
+        if ki.proved and every:
             report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction")
+        elif ki.proved:
+            report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction", every_supply=False)
         elif bmc.unknown:
             reached = (
                 f"no counterexample within {bmc.searched} steps; " if bmc.searched >= 0 else ""
@@ -336,7 +489,12 @@ def _settle_by_search(
             )
         else:
             report.verdicts[pid] = Verdict(
-                pid, NONE_FOUND, "bmc", f"no counterexample within {bmc.searched} steps"
+                pid,
+                NONE_FOUND,
+                "bmc",
+                f"no counterexample within {bmc.searched} steps"
+                + (" for any supply" if every else " with the graph's supply"),
+                every_supply=every,
             )
 
 
@@ -348,6 +506,7 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     )
     termination = prove_termination(enc, inv, options.timeout_ms)
     report = ProveReport(graph, True, verdicts, inv, termination)
+    report.every_supply = True  # Z3-SYMBOLIC-CREDITS: supplies are symbolic
     terms = enc.edge_terms
     if termination.proved and not any(enc.net.stalled):
         report.conditions = [derive_condition(enc, inv, e) for e in range(enc.net.n_edges)]
@@ -369,6 +528,11 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
             (enc.edge_names[e], _just_outside(enc, graph, per_edge, e))
             for e in range(len(per_edge))
         ]
+        report.own_outside = {
+            name: e.credit
+            for name, e in zip(enc.edge_names, graph.edges, strict=True)
+            if not within_condition(e.credit, e.sends_per_message)
+        }
     else:
         condition = z3.And(*(t.initial <= 0 for t in terms)) if terms else z3.BoolVal(True)
         small = z3.And(*(_small(t) for t in terms)) if terms else z3.BoolVal(True)
@@ -562,6 +726,22 @@ def _symbolic_violations(
             )
 
 
+def prove_scope(report: ProveReport) -> dict[str, Any]:
+    """SCOPE-JSON of a ``prove`` run: the supply the question is about (``"every"``, or
+    the graph's supply per source: an int when they are equal) and the BMC depth when
+    a bounded search limits the answer."""
+    supplies = {n.name: n.publishes for n in report.graph.nodes if n.source}
+    supply: Any = "every" if report.every_supply else supply_value(supplies)
+    bounded = report.bmc is not None and not report.bmc.complete
+    return {"supply": supply, "depth": report.bmc.searched if bounded else None}
+
+
+def supply_value(supplies: dict[str, int]) -> int | dict[str, int]:
+    """One number when every source has the same supply, else the supply per source."""
+    values = set(supplies.values())
+    return values.pop() if len(values) == 1 else dict(supplies)
+
+
 def summary(report: ProveReport) -> dict[str, Any]:
     """The verdicts and figures of one ``prove`` run as plain JSON-able data."""
     primary = report.primary()
@@ -571,13 +751,21 @@ def summary(report: ProveReport) -> dict[str, Any]:
         "result": report.result,
         "exit_code": exit_code(report),
         "seconds": round(report.seconds, 3),
+        "scope": prove_scope(report),
         "properties": {
-            pid: {"status": v.status, "method": v.method, "detail": v.detail}
+            pid: {
+                "status": v.status,
+                "method": v.method,
+                "detail": v.detail,
+                "every_supply": v.every_supply,
+            }
             for pid, v in report.verdicts.items()
         },
+        "step_bound": report.step_bound,
         "deadlock_rule": report.deadlock.rule if report.deadlock else None,
         "condition": report.condition,
         "condition_exact": report.condition_exact,
+        "own_credits_outside": {k: list(v) for k, v in report.own_outside.items()},
         "invariant": sorted(report.invariant.lemmas),
         "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
         "ranking": report.termination.rank

@@ -117,17 +117,11 @@ def deadlock_dot(
 
 
 def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
-    """The picture of a counterexample's last state (EXP-PICTURE): the state after
-    ``path + continuation``, every process blocked forever there marked, and which ones
-    were blocked forever first."""
-    run = finding.path + finding.continuation
-    return deadlock_dot(
-        system,
-        run[-1][1],
-        finding.final_processes or finding.processes,
-        title,
-        first=finding.processes,
-    )
+    """The picture of a counterexample (EXP-PICTURE): the violating state, the end of
+    ``path`` (for a deadlock, the state where the victims become blocked forever, not
+    the end of the lasso continuation), with every process blocked forever there
+    marked."""
+    return deadlock_dot(system, finding.path[-1][1], finding.processes, title)
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:

@@ -1,0 +1,171 @@
+"""``creditflow show TRACE`` and the step listing ``check`` and ``prove`` print after a
+counterexample: the words for the steps of :mod:`creditflow.conformance.traces.steps`
+(TRACE-STEPS). Rendering only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.common import fail, printable_line
+from creditflow.conformance.inputs.itf import TraceFormatError, read_document
+from creditflow.conformance.traces.network import (
+    NETWORK_MODEL,
+    TraceReplayError,
+    replay_network_document,
+)
+from creditflow.conformance.traces.steps import (
+    Effect,
+    Step,
+    StepRun,
+    Witness,
+    generic_steps,
+    network_witness,
+)
+
+
+def effect_text(effect: Effect, actor: str) -> str:
+    """One effect in words; the acting process's own name is left out."""
+    who = "" if effect.process == actor else f"{effect.process} "
+    if effect.kind == "blocked":
+        return f"{who}now blocked on {effect.peer}"
+    if effect.kind == "unblocked":
+        return f"{who}no longer blocked on {effect.peer}"
+    if effect.kind == "grants":
+        return f"{who}grants {effect.amount} to {effect.peer}"
+    if effect.kind == "defers":
+        return f"{who}defers a grant of {effect.amount} to {effect.peer}"
+    return f"{who}releases deferred grants of {effect.amount} to {effect.peer}"
+
+
+def step_text(step: Step, publishes: tuple[int, int] | None = None) -> str:
+    """One step (or the same step repeated, reading ``publishes``) in words."""
+    if step.action == "read":
+        first, last = publishes or (step.publish or 0, step.publish or 0)
+        text = (
+            f"{step.node} reads publish {first}"
+            if first == last
+            else f"{step.node} reads publishes {first}–{last}"
+        )
+    elif step.action == "take":
+        text = f"{step.node} takes from {step.peer}"
+    elif step.action == "bump":
+        text = f"{step.node} handles a grant of {step.grant} from {step.peer}"
+    else:
+        text = f"{step.node} {step.action}".strip() + (f" ({step.peer})" if step.peer else "")
+    if step.effects:
+        text += "; " + ", ".join(effect_text(e, step.node) for e in step.effects)
+    return text
+
+
+def run_lines(run: StepRun) -> list[str]:
+    """A run: one line, or a header and one line per step of a repeated block."""
+    where = str(run.first) if run.first == run.last else f"{run.first}–{run.last}"
+    if run.period == 1:
+        text = step_text(run.steps[0], run.publishes(0))
+        if run.repeat > 1:
+            text += f" (×{run.repeat})"
+        return [f"{where:>13}  {text}"]
+    lines = [f"{where:>13}  {run.repeat} times:"]
+    lines += [
+        f"{'':>13}    {step_text(step, run.publishes(i))}" for i, step in enumerate(run.block)
+    ]
+    return lines
+
+
+def witness_lines(witness: Witness) -> list[str]:
+    """TRACE-STEPS: the steps of a credit-network trace, the violation and the loop
+    marked, then who is blocked in the last state."""
+    lines = [f"{'step':>13}  what happens"]
+    violation = witness.length
+    if violation == 0 and witness.property_id:
+        lines.append(_violation_line(witness))
+    for run in witness.runs:
+        if witness.loop_start is not None and run.first == witness.loop_start + 1:
+            lines.append(
+                f"{'':>13}  -- from here on the steps repeat forever (the last state is "
+                f"the state after step {witness.loop_start}) --"
+            )
+        lines.extend(run_lines(run))
+        if violation is not None and run.last == violation and witness.property_id:
+            lines.append(_violation_line(witness))
+    if witness.final_blocked:
+        who = ", ".join(f"{p} (on {', '.join(b)})" for p, b in witness.final_blocked)
+        lines.append(f"blocked after the last step ({witness.steps}): {who}")
+    else:
+        lines.append(f"nothing is blocked after the last step ({witness.steps})")
+    return lines
+
+
+def _violation_line(witness: Witness) -> str:
+    what = f"{witness.property_id} ({witness.kind})"
+    if witness.blocked_forever:
+        what += f": {', '.join(witness.blocked_forever)} blocked forever from here"
+    elif witness.detail:
+        what += f": {witness.detail}"
+    return f"{'':>13}  == after step {witness.length}: {what} =="
+
+
+def generic_lines(runs: list[StepRun]) -> list[str]:
+    """TRACE-STEPS of a non-network trace: actor, action and picks per step."""
+    return [f"{'step':>13}  what happens", *(line for run in runs for line in run_lines(run))]
+
+
+def print_steps(doc: Mapping[str, Any]) -> None:
+    """Print the steps of a counterexample ``check`` or ``prove`` just wrote."""
+    click.echo("steps:")
+    for line in witness_lines(network_witness(doc)):
+        click.echo(printable_line(line))
+
+
+@click.command()
+@click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the steps as one JSON object.")
+def show(trace: Path, as_json: bool) -> None:
+    """Print the steps of an ITF TRACE written by creditflow (check, prove, synth,
+    conform, the corpus), one line per step, repeated steps gathered ("reader reads
+    publishes 1-400 (x400)"), and who is blocked at the end.
+
+    A credit-network trace is replayed through the model first (TRACE-REPLAY); a trace
+    that does not replay is refused (exit 2).
+
+    \b
+    Examples:
+      creditflow show counterexamples/stalled-queue.itf.json
+      creditflow show counterexamples/rabbitmq-publish.prove.itf.json --json
+    """
+    try:
+        doc = read_document(trace)
+        model = doc.get("#meta", {}).get("creditflow", {}).get("model")
+        if model == NETWORK_MODEL:
+            replay_network_document(doc, where=str(trace))
+            witness: Witness | None = network_witness(doc, where=str(trace))
+            runs = list(witness.runs)
+        else:
+            witness, runs = None, generic_steps(doc)
+    except (TraceFormatError, TraceReplayError) as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        body: dict[str, Any] = asdict(witness) if witness else {"runs": [asdict(r) for r in runs]}
+        body["model"] = model
+        click.echo(json.dumps(body))
+        raise SystemExit(exit_codes.OK)
+    if witness is not None:
+        head = f"{trace}: {witness.graph}, {witness.steps} steps"
+        if witness.property_id:
+            head += f", {witness.property_id} ({witness.kind}) after {witness.length}"
+        click.echo(printable_line(head))
+        lines = witness_lines(witness)
+    else:
+        steps = sum(len(run.steps) for run in runs)
+        click.echo(printable_line(f"{trace}: {model or 'ITF trace'}, {steps} steps"))
+        lines = generic_lines(runs)
+    for line in lines:
+        click.echo(printable_line(line))

@@ -1,0 +1,300 @@
+"""RabbitMQ configuration files in, credits per edge out (IN-CONFIG).
+
+:func:`load_credit_config` reads the two credit settings of a RabbitMQ config file
+(IN-CONFIG-KEYS): ``advanced.config`` (Erlang terms, read by
+:mod:`~creditflow.conformance.inputs.erlang_terms`, never evaluated) or ``rabbitmq.conf``
+(sysctl style, IN-RABBITMQ-CONF). :func:`apply_credit_settings` gives every edge of a
+graph its credit by the role of its receiver (IN-CREDIT-ROLES), with RabbitMQ 3.10.8's
+defaults for what the file leaves unset (IN-CONFIG-DEFAULTS), then the command line's
+per-role and per-edge overrides (IN-CREDIT-OVERRIDES). Pure apart from reading the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from creditflow.conformance.inputs.erlang_terms import Term, parse_terms
+from creditflow.conformance.inputs.reading import InputError, read_text
+from creditflow.model.credit.spec import (
+    DEFAULT_CREDIT,
+    DEFAULT_MSG_STORE_CREDIT,
+    DEFAULT_VERSION,
+    CreditSpec,
+)
+from creditflow.model.network.graph import FlowGraph, GraphError, NodeSpec, check_credit
+
+#: IN-CONFIG-KEYS: the ``rabbit`` application's settings that give credit specs.
+DEFAULT_CREDIT_KEY = "credit_flow_default_credit"
+MSG_STORE_CREDIT_KEY = "msg_store_credit_disc_bound"
+CREDIT_KEYS = (DEFAULT_CREDIT_KEY, MSG_STORE_CREDIT_KEY)
+#: IN-CREDIT-ROLES: the roles of a message-store process (RabbitMQ's module name, and
+#: the short name ``creditflow observe`` writes).
+MSG_STORE_ROLES = frozenset({"rabbit_msg_store", "msg_store"})
+
+
+class ConfigFileError(InputError):
+    """A config file that cannot be used; ``str()`` is ``FILE:LINE: problem``."""
+
+
+@dataclass(frozen=True)
+class CreditSettings:
+    """IN-CONFIG-KEYS: the credit settings a config file gives; ``None`` where the file
+    leaves a setting unset (IN-CONFIG-DEFAULTS fills it)."""
+
+    default_credit: CreditSpec | None = None
+    msg_store_credit: CreditSpec | None = None
+    where: str = ""
+
+    @property
+    def effective_default(self) -> CreditSpec:
+        """``credit_flow_default_credit``, or RabbitMQ 3.10.8's ``{400,200}``."""
+        return self.default_credit if self.default_credit is not None else DEFAULT_CREDIT
+
+    @property
+    def effective_msg_store(self) -> CreditSpec:
+        """``msg_store_credit_disc_bound``, or RabbitMQ 3.10.8's ``{4000,800}``."""
+        if self.msg_store_credit is not None:
+            return self.msg_store_credit
+        return DEFAULT_MSG_STORE_CREDIT
+
+
+#: IN-CONFIG-DEFAULTS: the version whose defaults fill what a file leaves unset.
+DEFAULTS_VERSION = DEFAULT_VERSION
+
+
+@dataclass(frozen=True)
+class CreditOverrides:
+    """IN-CREDIT-OVERRIDES: credits given on the command line, applied after the config:
+    per role of the receiver, then per edge (the more specific wins)."""
+
+    roles: tuple[tuple[str, CreditSpec], ...] = ()
+    edges: tuple[tuple[str, str, CreditSpec], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.roles or self.edges)
+
+
+# -- advanced.config --------------------------------------------------------------------------
+
+
+def _credit_value(term: Term, key: str, where: str) -> CreditSpec:
+    """IN-CONFIG-KEYS: ``{I, M}``, two integers (any integers credit_flow accepts, within
+    IN-LIMITS)."""
+    items = term.items
+    if term.kind != "tuple" or len(items) != 2:
+        raise ConfigFileError(
+            f"{where}:{term.line}: {key} must be {{InitialCredit, MoreCreditAfter}}, "
+            f"got {term.describe()}"
+        )
+    numbers: list[int] = []
+    for item, name in zip(items, ("InitialCredit", "MoreCreditAfter"), strict=True):
+        if item.kind != "integer" or not isinstance(item.value, int):
+            raise ConfigFileError(
+                f"{where}:{item.line}: {key}: {name} must be an integer, got {item.describe()}"
+            )
+        numbers.append(item.value)
+    spec = CreditSpec(numbers[0], numbers[1])
+    try:
+        return check_credit(spec, key)
+    except GraphError as exc:
+        raise ConfigFileError(f"{where}:{term.line}: {exc}") from None
+
+
+def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
+    """IN-CONFIG-KEYS: the credit settings of a parsed ``advanced.config``: one term, a
+    list of ``{Application, [{Key, Value}, ...]}``; other applications and keys are
+    ignored, but the ``rabbit`` entries must be well formed and given once."""
+    if not terms:
+        raise ConfigFileError(f"{where}:1: no term in the file (expected [{{rabbit, [...]}}].)")
+    if len(terms) > 1:
+        raise ConfigFileError(
+            f"{where}:{terms[1].line}: a second term; a config file is one list ending in '.'"
+        )
+    top = terms[0]
+    if top.kind != "list":
+        raise ConfigFileError(
+            f"{where}:{top.line}: a config file is a list of {{Application, Settings}}, "
+            f"got {top.describe()}"
+        )
+    found: dict[str, CreditSpec] = {}
+    seen_apps: set[str] = set()
+    for entry in top.items:
+        if entry.kind == "string":
+            raise ConfigFileError(
+                f"{where}:{entry.line}: includes the config file {entry.value!r}; "
+                "give that file's settings in this one (includes are not followed)"
+            )
+        if entry.kind != "tuple" or len(entry.items) != 2 or entry.items[0].kind != "atom":
+            raise ConfigFileError(
+                f"{where}:{entry.line}: expected {{Application, Settings}}, got {entry.describe()}"
+            )
+        app, settings = entry.items
+        if app.value != "rabbit":
+            continue
+        if "rabbit" in seen_apps:
+            raise ConfigFileError(f"{where}:{app.line}: the rabbit application is given twice")
+        seen_apps.add("rabbit")
+        if settings.kind != "list":
+            raise ConfigFileError(
+                f"{where}:{settings.line}: rabbit's settings must be a list of "
+                f"{{Key, Value}}, got {settings.describe()}"
+            )
+        for setting in settings.items:
+            if setting.kind != "tuple" or len(setting.items) != 2:
+                raise ConfigFileError(
+                    f"{where}:{setting.line}: a rabbit setting must be {{Key, Value}}, "
+                    f"got {setting.describe()}"
+                )
+            key, value = setting.items
+            if key.kind != "atom" or key.value not in CREDIT_KEYS:
+                continue
+            name = str(key.value)
+            if name in found:
+                raise ConfigFileError(f"{where}:{key.line}: {name} is set twice (IN-DUPLICATE)")
+            found[name] = _credit_value(value, name, where)
+    return CreditSettings(found.get(DEFAULT_CREDIT_KEY), found.get(MSG_STORE_CREDIT_KEY), where)
+
+
+def parse_advanced_config(text: str, where: str) -> CreditSettings:
+    """IN-ERLANG-TERMS + IN-CONFIG-KEYS on the text of an ``advanced.config``."""
+    return credit_settings_from_terms(parse_terms(text, where), where)
+
+
+# -- rabbitmq.conf ----------------------------------------------------------------------------
+
+_CONF_LINE = re.compile(r"^\s*([A-Za-z0-9_.$\-]+(?:\.[A-Za-z0-9_.$\-]+)*)\s*=\s*(.*?)\s*$")
+
+
+def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
+    """IN-RABBITMQ-CONF: a ``rabbitmq.conf`` (``key = value`` lines, ``#`` comments).
+    RabbitMQ's schema maps neither credit setting, so a file that sets one is refused
+    (RabbitMQ itself would refuse it); every other key is ignored."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _CONF_LINE.match(line)
+        if match is None:
+            raise ConfigFileError(f"{where}:{number}: expected 'key = value', got {line!r}")
+        key = match.group(1)
+        if key.rpartition(".")[2] in CREDIT_KEYS or key in CREDIT_KEYS:
+            raise ConfigFileError(
+                f"{where}:{number}: {key} is not a rabbitmq.conf setting (RabbitMQ's "
+                "schema has no mapping for it and refuses the file); set it in "
+                "advanced.config as {rabbit, [{" + key.rpartition(".")[2] + ", {I, M}}]}"
+            )
+    return CreditSettings(where=where)
+
+
+def load_credit_config(path: str | Path) -> CreditSettings:
+    """IN-CONFIG: the credit settings of a RabbitMQ config file: ``*.conf`` is read as
+    ``rabbitmq.conf``, anything else (``advanced.config``, ``rabbitmq.config``) as
+    Erlang terms. :class:`ConfigFileError` in one line (IN-ONE-LINE)."""
+    path = Path(path)
+    where = str(path)
+    try:
+        text = read_text(path, where)
+        if not text.strip():
+            raise ConfigFileError(f"{where}: empty file")
+        if path.suffix.lower() == ".conf":
+            return parse_rabbitmq_conf(text, where)
+        return parse_advanced_config(text, where)
+    except ConfigFileError:
+        raise
+    except InputError as exc:
+        raise ConfigFileError(str(exc)) from None
+
+
+# -- command-line overrides -------------------------------------------------------------------
+
+
+def _spec(text: str, what: str) -> CreditSpec:
+    parts = [p.strip() for p in text.strip().strip("{}").split(",")]
+    if len(parts) != 2 or not all(re.fullmatch(r"[+-]?[0-9]{1,18}", p) for p in parts):
+        raise ValueError(f"{what}: the credit must be I,M (two integers), got {text!r}")
+    return CreditSpec(int(parts[0]), int(parts[1]))
+
+
+def parse_edge_credit(text: str) -> tuple[str, str, CreditSpec]:
+    """IN-CREDIT-OVERRIDES: ``SENDER->RECEIVER=I,M``; ``ValueError`` naming the problem."""
+    edge, eq, spec = text.rpartition("=")
+    sender, arrow, receiver = edge.partition("->")
+    if not eq or not arrow or not sender.strip() or not receiver.strip():
+        raise ValueError(f"expected SENDER->RECEIVER=I,M, got {text!r}")
+    return sender.strip(), receiver.strip(), _spec(spec, text)
+
+
+def parse_role_credit(text: str) -> tuple[str, CreditSpec]:
+    """IN-CREDIT-OVERRIDES: ``ROLE=I,M``; ``ValueError`` naming the problem."""
+    role, eq, spec = text.rpartition("=")
+    if not eq or not role.strip():
+        raise ValueError(f"expected ROLE=I,M, got {text!r}")
+    return role.strip(), _spec(spec, text)
+
+
+# -- the assignment ---------------------------------------------------------------------------
+
+
+def _role_name(role: str) -> str:
+    return role.removeprefix("rabbit_")
+
+
+def is_msg_store(node: NodeSpec) -> bool:
+    """IN-CREDIT-ROLES: a message-store process is one whose ``role`` is
+    ``rabbit_msg_store`` (the presets) or ``msg_store`` (``creditflow observe``)."""
+    return node.role in MSG_STORE_ROLES
+
+
+def apply_credit_settings(
+    graph: FlowGraph,
+    settings: CreditSettings | None,
+    overrides: CreditOverrides = CreditOverrides(),
+) -> FlowGraph:
+    """``graph`` with its credits from a config file and the command line.
+
+    IN-CREDIT-ROLES: with ``settings``, every edge into a message store gets
+    ``msg_store_credit_disc_bound``, every other edge ``credit_flow_default_credit``
+    (IN-CONFIG-DEFAULTS: 3.10.8's where unset); without, the graph's own credits stay.
+    IN-CREDIT-OVERRIDES: then each role override sets the edges whose receiver has that
+    role (``msg_store`` matches ``rabbit_msg_store``), then each edge override its edge.
+    A role or edge the graph does not have is a :class:`GraphError`; so is a credit
+    beyond IN-LIMITS."""
+    by_pair: dict[tuple[str, str], CreditSpec] = {}
+    for edge in graph.edges:
+        spec = edge.credit
+        if settings is not None:
+            receiver = graph.node(edge.receiver)
+            spec = (
+                settings.effective_msg_store
+                if is_msg_store(receiver)
+                else (settings.effective_default)
+            )
+        by_pair[(edge.sender, edge.receiver)] = spec
+    roles = {n.role for n in graph.nodes if n.role}
+    for role, spec in overrides.roles:
+        matching = [
+            (e.sender, e.receiver)
+            for e in graph.edges
+            if graph.node(e.receiver).role
+            and _role_name(graph.node(e.receiver).role) == _role_name(role)
+        ]
+        if not matching:
+            known = ", ".join(sorted(roles)) or "none"
+            raise GraphError(
+                f"--role-credit {role}: no edge leads into a process with role {role!r} "
+                f"(roles: {known})"
+            )
+        for pair in matching:
+            by_pair[pair] = check_credit(spec, f"--role-credit {role}")
+    for sender, receiver, spec in overrides.edges:
+        if (sender, receiver) not in by_pair:
+            raise GraphError(f"--edge-credit: the graph has no edge {sender}->{receiver}")
+        by_pair[(sender, receiver)] = check_credit(spec, f"--edge-credit {sender}->{receiver}")
+    for pair, spec in by_pair.items():
+        check_credit(spec, f"credit of {pair[0]}->{pair[1]}")
+    return replace(
+        graph,
+        edges=tuple(replace(e, credit=by_pair[(e.sender, e.receiver)]) for e in graph.edges),
+    )

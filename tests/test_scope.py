@@ -1,0 +1,230 @@
+"""SCOPE-*: what a verdict claims, for which supply, and its exit code; EXP-DIRECTED and
+Z3-STEP-BOUND for RabbitMQ-sized credits (issue "Answers for the settings people run")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli import main
+from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.directed import directed_run, replayed_finding
+from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.inputs.graphs import load_graph, preset_names
+from creditflow.conformance.symbolic.every_supply import answer_every_supply
+from creditflow.conformance.symbolic.step_bound import step_bound
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import FlowGraph
+from tests.strategies import process_graphs
+
+
+def check(*args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(main, ["check", *args, "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+def prove(*args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(main, ["prove", *args, "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+@pytest.mark.parametrize("initial", [1, 7, 400, 4000])
+def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path, initial):
+    """SCOPE-DAG, `{I,0}`: RabbitMQ's ack countdown starts at 0 and never grants; the
+    reader is blocked forever after exactly I reads, whatever the preset's supply (4)."""
+    code, report = check(
+        "rabbitmq-publish", "--credit", f"{initial},0", "--trace-out", str(tmp_path / "t.itf.json")
+    )
+    assert code == exit_codes.DEADLOCK == report["exit_code"]
+    assert report["scope"]["supply"] == "every"
+    assert report["blocked_forever"] == ["reader"]
+    assert report["shortest_counterexample_length"] == initial == report["step_bound"]
+    publishes = "1 publish" if initial == 1 else f"{initial} publishes"
+    assert report["claim"] == f"violated with {publishes} per source: not for every supply"
+    assert (tmp_path / "t.itf.json").exists()
+
+
+def test_more_after_above_initial_blocks_forever_after_i_sends():
+    """SCOPE-DAG, `{I, M > I}`: at most I acks ever arrive, fewer than M."""
+    code, report = check("rabbitmq-publish", "--credit", "100,200")
+    assert code == exit_codes.DEADLOCK
+    assert report["shortest_counterexample_length"] == 100 == report["step_bound"]
+
+
+def test_rabbitmq_defaults_hold_for_every_supply():
+    """RabbitMQ 3.10.8's `{400,200}` and msg_store `{4000,800}` (the preset's own):
+    proved for every supply without exploring."""
+    code, report = check("rabbitmq-publish")
+    assert code == exit_codes.OK
+    assert report["scope"] == {"supply": "every"}
+    assert report["states"] == 0 and all(report["properties"].values())
+    assert report["decided_by"]["PROP-NO-DEADLOCK"] == "edge-lemma"
+    assert report["claim"] == "holds for every supply"
+
+
+@pytest.mark.parametrize("credit", ["0,0", "-1,5", "-3,-3"])
+def test_disabled_credit_never_blocks(credit):
+    """CF-DISABLED: `I <= 0` never blocks, so nothing deadlocks for any supply."""
+    code, report = check("rabbitmq-publish", "--credit", credit)
+    assert code == exit_codes.OK and report["claim"] == "holds for every supply"
+
+
+def test_negative_more_after_is_like_zero():
+    """`{5,-1}`: no grant is ever sent (CF-DISABLED), blocked forever after 5 reads."""
+    code, report = check("rabbitmq-publish", "--credit", "5,-1")
+    assert code == exit_codes.DEADLOCK and report["shortest_counterexample_length"] == 5
+
+
+def test_a_bounded_question_keeps_exploration():
+    """SCOPE-SUPPLY: --publishes N asks about N only; a complete exploration is exit 0."""
+    code, report = check("rabbitmq-publish", "--credit", "400,0", "--publishes", "4")
+    assert code == exit_codes.OK
+    assert report["scope"]["supply"] == 4 and report["states"] > 0
+    assert report["claim"] == "holds for 4 publishes per source"
+    code, report = check("rabbitmq-publish", "--credit", "400,0", "--graph-supply")
+    assert code == exit_codes.OK and report["scope"]["supply"] == 4
+
+
+def test_an_example_supply_is_not_every_supply():
+    """SCOPE-EXIT: a cycle explored completely for its example supply, with nothing
+    found, is not a proof for every supply: exit 4, and the claim says so."""
+    code, report = check("cycle2", "--credit", "10,1", "--publishes", "1")
+    assert code == exit_codes.OK  # the bounded question: established
+    code, report = check("cycle2", "--credit", "10,1")
+    assert code == exit_codes.INCOMPLETE == report["exit_code"]
+    assert report["scope"]["supply"] == "every"
+    assert report["scope"]["explored_supply"] == 4  # the preset's example supply
+    assert "for every supply: not established" in report["claim"]
+
+
+def test_prove_bounded_non_finding_is_not_exit_0():
+    """SCOPE-EXIT for prove: `--depth` below the deadlock's depth finds nothing, which
+    establishes nothing (exit 4); the scope names the depth."""
+    code, report = prove("cycle2", "--credit", "2,1", "--depth", "5")
+    assert code == exit_codes.INCOMPLETE == report["exit_code"]
+    assert report["result"] == "unknown"
+    assert report["scope"] == {"supply": "every", "depth": 5}
+    assert report["properties"]["PROP-NO-DEADLOCK"]["status"] == "none-up-to-depth"
+
+
+def test_prove_large_credits_in_seconds():
+    """`prove` with `{400,0}`: EXP-DIRECTED, not a timeout (was: no answer in 60 s)."""
+    code, report = prove("rabbitmq-publish", "--credit", "400,0", "--timeout", "30")
+    assert code == exit_codes.DEADLOCK
+    assert report["counterexample"]["length"] == 400
+    assert report["counterexample"]["publishes"] == {"reader": 400}
+    assert report["properties"]["PROP-NO-DEADLOCK"]["method"] == "directed"
+
+
+def test_prove_symbolic_names_the_graphs_own_credits_outside(tmp_path):
+    """Z3-OWN-CREDITS: the derived condition and the graph's own `{100,200}`."""
+    graph = tmp_path / "g.json"
+    graph.write_text(
+        json.dumps(
+            {
+                "directed": True,
+                "graph": {"name": "g"},
+                "nodes": [{"id": "reader", "publishes": 2}, {"id": "channel"}],
+                "links": [{"source": "reader", "target": "channel", "credit": [100, 200]}],
+            }
+        )
+    )
+    code, report = prove(str(graph), "--symbolic")
+    assert report["own_credits_outside"] == {"reader->channel": [100, 200]}
+
+
+@pytest.mark.parametrize("name", preset_names())
+@pytest.mark.parametrize("credit", ["400,200", "2,1", "400,0"])
+def test_every_preset_has_a_scoped_verdict(name, credit):
+    """Every preset under RabbitMQ-sized and small credits: the exit code follows
+    SCOPE-EXIT and a deadlock is a replayed run."""
+    code, report = check(name, "--credit", credit, "--no-symmetry")
+    assert report["scope"]["supply"] == "every"
+    if code == exit_codes.OK:
+        assert all(report["properties"].values()) and "explored_supply" not in report["scope"]
+    elif code == exit_codes.DEADLOCK:
+        assert report["deadlock"] is True and report["shortest_counterexample_length"] > 0
+    else:
+        assert code == exit_codes.INCOMPLETE and "not established" in report["claim"]
+    if load_graph(name).is_dag() and not any(n.stalled for n in load_graph(name).nodes):
+        expect_holds = credit != "400,0"
+        assert (code == exit_codes.OK) == expect_holds, (name, credit, report["claim"])
+
+
+@pytest.mark.slow
+def test_a_million_credits_in_seconds():
+    """`{1000000,0}`: a witness of one million reads, replayed through the model."""
+    answer = answer_every_supply(
+        load_graph("rabbitmq-publish"), CheckOptions(credit=CreditSpec(1_000_000, 0)), 60
+    )
+    assert answer is not None and answer.counterexample is not None
+    finding = answer.counterexample.finding
+    assert finding.length == 1_000_000 and finding.processes == ("reader",)
+    assert answer.report.step_bound == 1_000_000
+
+
+def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:
+    return replace(
+        graph,
+        nodes=tuple(replace(n, publishes=reads[n.name]) if n.source else n for n in graph.nodes),
+    )
+
+
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=4, acyclic=True), st.data())
+def test_directed_witnesses_agree_with_the_explorer(graph, data):
+    """EXP-DIRECTED and Z3-STEP-BOUND against the explorer on random acyclic graphs:
+    a directed run replays, its supply deadlocks for the explorer too, never in more
+    steps, and where the run meets the bound the explorer's shortest is that length."""
+    bound = step_bound(graph)
+    if bound.steps is None:
+        return
+    target = data.draw(st.sampled_from(sorted({e.split("->")[0] for e in bound.per_edge})))
+    run = directed_run(graph, target, 2 * bound.per_edge_min(target) + 200)
+    if run is None:
+        return
+    system, finding = replayed_finding(graph, run)
+    assert finding.length >= bound.steps
+    exact = _with_supply(graph, run.reads)
+    _, result = check_graph(exact, CheckOptions(stop_at_deadlock=True))
+    assert NO_DEADLOCK in result.findings
+    explored = result.findings[NO_DEADLOCK].length
+    assert bound.steps <= explored <= finding.length
+    if finding.length == bound.steps:
+        assert explored == finding.length
+
+
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=4, acyclic=True))
+def test_every_supply_answers_agree_with_the_explorer(graph):
+    """SCOPE-ORDER against the explorer on random acyclic graphs: "holds for every
+    supply" is never contradicted by an exploration of supplies 1..3, and a deadlock
+    claimed shortest for every supply has exactly that length for its own supply."""
+    answer = answer_every_supply(graph, CheckOptions(), 30)
+    assert answer is not None
+    if answer.proved:
+        for supply in (1, 2, 3):
+            _, result = check_graph(graph.with_publishes(supply), CheckOptions())
+            assert result.complete and not result.findings, supply
+        return
+    cex = answer.counterexample
+    if cex is None or cex.finding.property_id != NO_DEADLOCK:
+        return
+    exact = _with_supply(graph, cex.publishes)
+    _, result = check_graph(exact, CheckOptions(stop_at_deadlock=True))
+    explored = result.findings[NO_DEADLOCK].length
+    assert explored <= cex.finding.length
+    if "shortest for every supply" in cex.finding.detail:
+        assert explored == cex.finding.length
