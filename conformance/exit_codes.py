@@ -1,25 +1,26 @@
 """Exit codes shared by every ``creditflow`` command (documented in the README)."""
 
-OK = 0  #: every property holds / conformant / proved
+OK = 0  #: SCOPE-EXIT: the claim asked for is established (holds, conformant, proved)
 DIVERGENCE = 1  #: an implementation diverged from the model (conform, replay)
 USAGE = 2  #: bad usage or bad input (graph, trace, config)
 ADAPTER_FAILURE = 3  #: an adapter or implementation crashed, hung or broke the protocol
-INCOMPLETE = 4  #: the search budget ran out before a verdict; nothing violated so far
-OUTPUT_FAILED = (
-    5  #: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
-)
+INCOMPLETE = 4  #: SCOPE-EXIT: nothing violated, but the claim asked for is not established
+#: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
+OUTPUT_FAILED = 5
 DEADLOCK = 10  #: PROP-NO-DEADLOCK violated
 VIOLATION = 12  #: another property violated
 INTERRUPTED = 130  #: SIG-POLICY: stopped by SIGINT (Ctrl-C)
 INTERRUPTED_SIGTERM = 143  #: SIG-POLICY: stopped by SIGTERM (CI cancellation, timeout)
 
 DESCRIPTIONS = {
-    OK: "all properties hold",
+    OK: "the claim asked for is established: every property holds for every supply (or for "
+    "the supply asked), conformant, proved",
     DIVERGENCE: "the implementation diverged from the model",
     USAGE: "bad usage or input",
     ADAPTER_FAILURE: "an adapter or implementation failed",
-    INCOMPLETE: "search incomplete (budget exhausted), no violation found so far and "
-    "not every property proved (EXP-SETTLE)",
+    INCOMPLETE: "not established: no violation found, but a bounded search or budget found "
+    "nothing, a solver gave up, or only an example supply was decided when every supply "
+    "was asked (SCOPE-EXIT)",
     OUTPUT_FAILED: "an output (a file, stdout or stderr) could not be written (after the "
     "verdict was printed)",
     DEADLOCK: "deadlock found",

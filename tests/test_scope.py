@@ -39,7 +39,8 @@ def prove(*args: str) -> tuple[int, dict]:
 @pytest.mark.parametrize("initial", [1, 7, 400, 4000])
 def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path, initial):
     """SCOPE-DAG, `{I,0}`: RabbitMQ's ack countdown starts at 0 and never grants; the
-    reader is blocked forever after exactly I reads, whatever the preset's supply (4)."""
+    reader is blocked forever after exactly I reads, whatever the preset's supply (4);
+    SCOPE-TEXT says so, SCOPE-SHORTEST: the length meets Z3-STEP-BOUND."""
     code, report = check(
         "rabbitmq-publish", "--credit", f"{initial},0", "--trace-out", str(tmp_path / "t.itf.json")
     )
@@ -185,7 +186,8 @@ def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:
 def test_directed_witnesses_agree_with_the_explorer(graph, data):
     """EXP-DIRECTED and Z3-STEP-BOUND against the explorer on random acyclic graphs:
     a directed run replays, its supply deadlocks for the explorer too, never in more
-    steps, and where the run meets the bound the explorer's shortest is that length."""
+    steps, and where the run meets the bound the explorer's shortest is that length
+    (SCOPE-SHORTEST)."""
     bound = step_bound(graph)
     if bound.steps is None:
         return

@@ -100,8 +100,8 @@ def answer_summary(answer: SupplyAnswer) -> dict[str, Any]:
         "blocked_forever_drawn": list(finding.final_processes) if finding is not None else [],
         "conservation": CONSERVATION not in violated,
         "properties": {
-            pid: (pid not in violated) if answer.proved or pid in violated else None
-            for pid in report.verdicts
+            pid: False if pid in violated else True if v.status == "proved" else None
+            for pid, v in report.verdicts.items()
         },
         "states": 0,
         "transitions": 0,
