@@ -59,10 +59,7 @@ class GuardedWriter(io.RawIOBase):
                 select.select([], [self.fd], [])
             except OSError as exc:
                 self.failure = exc
-        return len(view)
-
-    def close(self) -> None:  # the descriptor is the process's, not ours to close
-        super().close()
+        return len(view)  # the descriptor stays open: it is the process's, not ours
 
 
 _writers: list[GuardedWriter] = []
