@@ -253,8 +253,9 @@ def scope_text(report: ProveReport) -> str:
 
 def _print(report: ProveReport, out: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    escape = shown  # OUT-TEXT: every line with names is printable and markup-free
 
     con = Console(width=None if sys.stdout.isatty() else 160)
     mode = (

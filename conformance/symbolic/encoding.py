@@ -42,7 +42,7 @@ from creditflow.conformance.explore.encoding import (
     CreditNetwork,
 )
 from creditflow.conformance.explore.properties import edge_conserved, sink_path_counts
-from creditflow.conformance.symbolic.symbolic import Sym, all_paths, merge, term, truth
+from creditflow.conformance.symbolic.symbolic import Sym, all_paths, merge, symbol, term, truth
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
 
@@ -119,7 +119,7 @@ class NetworkEncoding:
 
         def param(name: str) -> Sym:
             if name not in self.params:
-                self.params[name] = z3.Int(name)
+                self.params[name] = z3.Int(symbol(name))
             return Sym(self.params[name])
 
         edges = []
@@ -155,7 +155,7 @@ class NetworkEncoding:
             names[slot] = f"consumed[{node_names[n]}]"
         self.slot_names = tuple(names)
         #: The template state: one integer variable per slot of the model's state.
-        self.x = tuple(z3.Int(f"x.{name}") for name in names)
+        self.x = tuple(z3.Int(symbol(f"x.{name}")) for name in names)
         self.actions = net.actions
         self._xs = tuple(Sym(v) for v in self.x)
 
@@ -197,7 +197,7 @@ class NetworkEncoding:
 
     def state(self, prefix: str) -> tuple[z3.ArithRef, ...]:
         """Fresh state variables ``prefix.<slot>``."""
-        return tuple(z3.Int(f"{prefix}.{name}") for name in self.slot_names)
+        return tuple(z3.Int(symbol(f"{prefix}.{name}")) for name in self.slot_names)
 
     def at(self, template: z3.ExprRef, state: Sequence[z3.ExprRef]) -> z3.ExprRef:
         """``template`` with the template state replaced by ``state``."""

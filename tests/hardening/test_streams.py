@@ -181,3 +181,14 @@ def test_an_adapter_hello_name_is_shown_escaped(tmp_path):
     assert done.returncode == exit_codes.OK, done.stderr
     assert not RAW_CONTROL.search(done.stdout), done.stdout
     assert "evil\\x1b[2J\\x1b]0;owned\\x07\\nsecond line\\ud800" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["check", "prove"])
+def test_a_surrogate_name_reaches_z3_escaped(command, tmp_path):
+    """OUT-TEXT: with Z3 in the loop (``check`` proves first, ``prove``), a lone
+    surrogate in a node id becomes an escaped symbol name; the deadlock is exit 10."""
+    graph = _hostile_graph(tmp_path)
+    done = run(command, str(graph), cwd=tmp_path, timeout=180)
+    assert done.returncode == exit_codes.DEADLOCK, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not RAW_CONTROL.search(done.stdout), done.stdout
