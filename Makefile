@@ -20,8 +20,13 @@ test: setup
 	$(BIN)/python -m pytest -n 2 -p xdist -m "not broker and not spark" tests
 	$(BIN)/python -m pytest -p no:xdist -m "broker or spark" tests
 
+# The lint gate (.ci/run runs it before the tests): formatting, lint, types (mypy reads the
+# namespace through build/typecheck, see scripts/typecheck_tree.py and [tool.mypy]).
 lint: setup
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/python scripts/typecheck_tree.py
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python benchmarks/explorer_bench.py
@@ -32,6 +37,7 @@ bench: setup
 	$(BIN)/python benchmarks/paging_bench.py
 	$(BIN)/python benchmarks/accounts_bench.py
 	$(BIN)/python benchmarks/big_graph_bench.py
+	$(BIN)/python benchmarks/startup_bench.py
 
 bench-sweep: setup
 	$(BIN)/python benchmarks/sweep_bench.py

@@ -144,6 +144,7 @@ class Adapter:
         if op not in self.ops:
             raise ValueError(f"op {op!r} is not offered by this implementation")
         proc = self.process(req.get("proc"))
+        peer: Any = ""  # the state op names no peer
         if op != "state":
             peer = req.get("peer")
             if not isinstance(peer, str) or not peer:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
 
 
-def random_cyclic_graph(rng: random.Random, name: str, faithful: bool = False):  # type: ignore[no-untyped-def]
+def random_cyclic_graph(rng: random.Random, name: str, faithful: bool = False):
     """A seeded random strongly connected process graph: a directed cycle through every
     process, one source, a random credit spec and supply. Either every process checks
     blocked (NET-ALL-CHECK) and random chords are added, or (``faithful``) only the

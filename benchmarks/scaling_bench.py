@@ -39,7 +39,7 @@ CASES = [
 QUICK = {0, 1, 4, 6, 8, 9}
 
 
-def build(spec: tuple):  # type: ignore[no-untyped-def]
+def build(spec: tuple):
     """The FlowGraph of one case and its credit and supply."""
     import networkx as nx
 

@@ -38,7 +38,7 @@ class SerialRunner:
     def __init__(self) -> None:
         self.lock = threading.Lock()
 
-    def run(self, fn, batches, group):  # type: ignore[no-untyped-def]
+    def run(self, fn, batches, group):
         with self.lock:
             return [fn(b) for b in batches]
 

@@ -41,7 +41,7 @@ from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
 
-def timed(fn):  # type: ignore[no-untyped-def]
+def timed(fn):
     started = time.perf_counter()
     value = fn()
     return value, time.perf_counter() - started

@@ -19,7 +19,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -42,6 +42,9 @@ from creditflow.conformance.inputs.expectations import (
 )
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.runtime import children
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 
 class _Session:
@@ -208,7 +211,9 @@ class TraceItem(pytest.Item):
                 f"does not offer (AD-CAPABILITIES)"
             )
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
         exc = excinfo.value
         if isinstance(exc, TraceDiverged):
             o = exc.outcome

@@ -17,10 +17,13 @@ S = TypeVar("S", bound=Hashable)
 class TransitionSystem(Protocol[S]):
     """The interface :func:`creditflow.conformance.explore.explorer.explore` explores."""
 
-    #: Process names; bit ``i`` of a blocked mask is ``process_names[i]``.
-    process_names: Sequence[str]
-    #: The spec ids of the state properties :meth:`violations` can report.
-    property_ids: Sequence[str]
+    @property
+    def process_names(self) -> Sequence[str]:
+        """Process names; bit ``i`` of a blocked mask is ``process_names[i]``."""
+
+    @property
+    def property_ids(self) -> Sequence[str]:
+        """The spec ids of the state properties :meth:`violations` can report."""
 
     def initial(self) -> S:
         """The initial state."""

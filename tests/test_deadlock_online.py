@@ -37,7 +37,7 @@ def readable_states_without_counters(graph: FlowGraph, limit: int = 200_000) -> 
     no rule reads them, so leaving them out is exact."""
     system = ReadableNetwork(graph)
 
-    def key(state):  # type: ignore[no-untyped-def]
+    def key(state):
         counts = rules.counts(graph, state)
         return repr(sorted((k, sorted(v.items())) for k, v in counts.items() if k != "consumed"))
 
@@ -86,7 +86,7 @@ def test_counter_free_states_match_the_readable_model(graph):
         }
 
 
-def _all_states(graph: FlowGraph):  # type: ignore[no-untyped-def]
+def _all_states(graph: FlowGraph):
     system = CompiledNetwork(graph, count_consumed=False)
     return system, explore(system, reduce=False, max_states=5_000)
 
@@ -116,7 +116,7 @@ def test_the_certificate_fires():
     assert names == {"reader", "channel"}
 
 
-def _verdict(result):  # type: ignore[no-untyped-def]
+def _verdict(result):
     d = result.deadlock
     return None if d is None else (d.kind, d.length, d.processes)
 
@@ -171,7 +171,7 @@ def _dropping(system: CheckedNetwork, node: str) -> CheckedNetwork:
     taker = net.node_index[node]
     original = system.successors
 
-    def successors(state):  # type: ignore[no-untyped-def]
+    def successors(state):
         out = []
         for a, nxt in original(state):
             if (a >> 20) == 1 and net.edge_ends[a & 0xFFFFF][1] == taker:
@@ -182,7 +182,7 @@ def _dropping(system: CheckedNetwork, node: str) -> CheckedNetwork:
             out.append((a, nxt))
         return out
 
-    system.successors = successors  # type: ignore[method-assign]
+    system.successors = successors  # type: ignore[method-assign]  # the method, replaced
     return system
 
 
@@ -213,7 +213,7 @@ def test_compiled_successors_check_nothing_lost(monkeypatch):
 
     real = compiled._forward
 
-    def forgetful(src, depth, checked, node):  # type: ignore[no-untyped-def]
+    def forgetful(src, depth, checked, node):
         real(src, depth, checked, node)
         if checked.network.graph.node_names[node] == "channel":
             src.lines.pop()  # drop the last line: one FIFO's `+= 1`

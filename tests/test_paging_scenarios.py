@@ -55,7 +55,7 @@ def test_model_only_scenarios_are_refused_before_touching_a_broker():
     from creditflow.adapters.rabbitmq.paging import BrokerPagingRun
 
     with pytest.raises(BrokerError, match="slow-store: cannot run on a broker"):
-        BrokerPagingRun(None, load_scenario("slow-store"))  # type: ignore[arg-type]
+        BrokerPagingRun(None, load_scenario("slow-store"))  # type: ignore[arg-type]  # refused first
 
 
 def test_deliveries_follow_the_client_order():

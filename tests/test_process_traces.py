@@ -92,7 +92,8 @@ def test_network_trace_from_check_replays_as_per_process_ops(tmp_path):
     runner = CliRunner()
     out = tmp_path / "sq.itf.json"
     result = runner.invoke(
-        main, ["check", "stalled-queue", "--credit", "2,1", "--trace-out", str(out)]
+        main,
+        ["check", "stalled-queue", "--credit", "2,1", "--graph-supply", "--trace-out", str(out)],
     )
     assert result.exit_code == 10 and out.is_file()
     loaded = load_trace(out)

@@ -48,7 +48,7 @@ def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path,
     assert report["scope"]["supply"] == "every"
     assert report["blocked_forever"] == ["reader"]
     assert report["shortest_counterexample_length"] == initial == report["step_bound"]
-    publishes = "1 publish" if initial == 1 else f"{initial} publishes"
+    publishes = "1 publish" if initial == 1 else f"{initial:,} publishes"
     assert report["claim"] == f"violated with {publishes} per source: not for every supply"
     assert (tmp_path / "t.itf.json").exists()
 
@@ -160,6 +160,22 @@ def test_every_preset_has_a_scoped_verdict(name, credit):
         assert (code == exit_codes.OK) == expect_holds, (name, credit, report["claim"])
 
 
+@pytest.mark.parametrize("name", preset_names())
+def test_every_preset_under_rabbitmqs_defaults_by_role(tmp_path, name):
+    """IN-CONFIG-DEFAULTS with SCOPE-SUPPLY: an advanced.config that sets nothing gives
+    every edge RabbitMQ 3.10.8's `{400,200}` and msg_store edges `{4000,800}`; graphs
+    without cycles or stalled processes hold for every supply, the others are scoped."""
+    config = tmp_path / "advanced.config"
+    config.write_text("%% nothing set: RabbitMQ's defaults\n[{rabbit, []}].\n")
+    code, report = check(name, "--config", str(config), "--trace-out", str(tmp_path / "t.json"))
+    graph = load_graph(name)
+    plain_dag = graph.is_dag() and not any(n.stalled for n in graph.nodes)
+    assert (code == exit_codes.OK) == plain_dag, report["claim"]
+    assert report["scope"]["supply"] == "every"
+    if not plain_dag:
+        assert code in (exit_codes.DEADLOCK, exit_codes.INCOMPLETE), report["claim"]
+
+
 @pytest.mark.slow
 def test_a_million_credits_in_seconds():
     """`{1000000,0}`: a witness of one million reads, replayed through the model."""
@@ -230,3 +246,21 @@ def test_every_supply_answers_agree_with_the_explorer(graph):
     assert explored <= cex.finding.length
     if "shortest for every supply" in cex.finding.detail:
         assert explored == cex.finding.length
+
+
+def test_a_witness_over_the_trace_limit_is_printed_not_written(tmp_path, monkeypatch):
+    """TRACE-LIMIT: a run longer than the limit is not written as ITF; the line says
+    why and the steps are printed merged."""
+    from creditflow.conformance.traces import network
+
+    monkeypatch.setattr(network, "TRACE_STEP_LIMIT", 50)
+    trace = tmp_path / "t.itf.json"
+    result = CliRunner().invoke(
+        main, ["check", "rabbitmq-publish", "--credit", "400,0", "--trace-out", str(trace)]
+    )
+    assert result.exit_code == exit_codes.DEADLOCK
+    assert not trace.exists()
+    assert "more than the ITF limit of 50 (TRACE-LIMIT)" in result.output
+    assert "1–400  read(reader) (×400)" in result.output
+    code, report = check("rabbitmq-publish", "--credit", "400,0", "--trace-out", str(trace))
+    assert report["trace"] is None and "TRACE-LIMIT" in report["trace_not_written"]

@@ -14,7 +14,7 @@ from creditflow.conformance.cli import main
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.sweep.families import FAMILY_KINDS
-from creditflow.conformance.symbolic import Settlement, apply_settlement, settle
+from creditflow.conformance.symbolic.settle import Settlement, apply_settlement, settle
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import flow_graph_from_networkx
 

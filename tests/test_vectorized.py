@@ -17,13 +17,13 @@ from creditflow.model.credit.spec import CreditSpec
 from tests.strategies import process_graphs
 
 
-def both(monkeypatch, graph, block: int, after: int = 0, **options):  # type: ignore[no-untyped-def]
+def both(monkeypatch, graph, block: int, after: int = 0, **options):
     """The same exploration on each engine (the vectorized one in blocks of ``block``,
     taking over once more than ``after`` states are stored)."""
     count_consumed = options.pop("count_consumed", False)
     symmetric = options.pop("symmetry", False)
 
-    def run():  # type: ignore[no-untyped-def]
+    def run():
         system = CompiledNetwork(graph, count_consumed=count_consumed)
         symmetry = network_symmetry(system.network) if symmetric else None
         return explore(system, symmetry=symmetry, **options)
@@ -36,7 +36,7 @@ def both(monkeypatch, graph, block: int, after: int = 0, **options):  # type: ig
     return one, run()
 
 
-def assert_same(one, many) -> None:  # type: ignore[no-untyped-def]
+def assert_same(one, many) -> None:
     assert (one.n_states, one.transitions, one.complete, one.stopped_at_deadlock) == (
         many.n_states,
         many.transitions,
@@ -159,7 +159,7 @@ def test_a_hash_collision_falls_back(monkeypatch, when):
     real = system.vectorized.hashes
     calls = []
 
-    def colliding(rows):  # type: ignore[no-untyped-def]
+    def colliding(rows):
         calls.append(len(rows))
         if when == "in a later block" and len(calls) == 1:
             return real(rows)

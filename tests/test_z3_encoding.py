@@ -147,8 +147,8 @@ def test_unsupported_symbolic_use_fails_loudly():
     never a silent mis-encoding."""
     x = Sym(z3.Int("x"))
     with pytest.raises(SymbolicUseError):
-        range(x)  # type: ignore[call-overload]
+        range(x)  # type: ignore[call-overload]  # the misuse under test
     with pytest.raises(SymbolicUseError):
-        [0, 1][x]  # type: ignore[index]
+        [0, 1][x]  # type: ignore[index]  # the misuse under test
     with pytest.raises(SymbolicUseError):
         bool(x <= 0)  # outside all_paths

@@ -158,8 +158,7 @@ class PrivateBroker:
             probe = self._run_ctl(["await_startup", "--timeout", "10"], timeout=30)
             if probe.returncode == 0:
                 return self
-            last = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or [""]
-            last = last[0]
+            last = ((probe.stderr or probe.stdout).strip().splitlines()[-1:] or [""])[0]
             if not self._node_alive():
                 break
             time.sleep(1.0)
@@ -240,7 +239,7 @@ class PrivateBroker:
         ``HOME`` (cookie), epmd port and flags (see :mod:`creditflow.adapters.rabbitmq.erlang`)."""
         return dict(self._env)
 
-    def connection_parameters(self, **kwargs: object):  # type: ignore[no-untyped-def]
+    def connection_parameters(self, **kwargs: object):
         """pika connection parameters for this broker (guest on loopback)."""
         import pika
 

@@ -64,7 +64,9 @@ class NodeTarget:
     def of_broker(cls, broker: PrivateBroker) -> NodeTarget:
         benv = broker.erl_environment()
         cookie = (Path(benv["HOME"]) / ".erlang.cookie").read_text().strip()
-        env = {k: benv[k] for k in ("ERL_EPMD_PORT", "ERL_EPMD_ADDRESS") if k in benv}
+        env: dict[str, str] = {
+            k: benv[k] for k in ("ERL_EPMD_PORT", "ERL_EPMD_ADDRESS") if k in benv
+        }
         return cls(node=broker.node, cookie=cookie, env=env)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from creditflow.adapters.rabbitmq.broker import BrokerError
 
@@ -141,7 +141,8 @@ def probe_expression(
     polls: int = 1000,
 ) -> str:
     """The Erlang expression for one observation (``duration="read"``: observe only)."""
-    action = "read" if duration == "read" else f"{{target, {_erl_duration(duration)}}}"  # type: ignore[arg-type]
+    target = cast("float | None", duration)  # a duration unless "read"
+    action = "read" if duration == "read" else f"{{target, {_erl_duration(target)}}}"
     replacements = {
         "@VHOST@": _erl_binary_text(vhost),
         "@QUEUE@": _erl_binary_text(queue),

@@ -276,7 +276,7 @@ def alarms_check(
     system = CheckedAlarms(config)
     result = explore(system)
     primary = result.primary()
-    report = {
+    report: dict[str, Any] = {
         "profile": profile,
         "complete": result.complete,
         "states": result.n_states,
@@ -440,7 +440,7 @@ def alarms_broker(
     except BrokerError as exc:
         fail(str(exc), exit_codes.ADAPTER_FAILURE)
         return
-    rows = []
+    rows: list[dict[str, Any]] = []
     for want, got in zip(expected.checkpoints, actual.checkpoints, strict=True):
         rows.append(
             {

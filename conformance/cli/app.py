@@ -1,5 +1,5 @@
-"""The root ``creditflow`` command group and its own commands: ``check``, ``presets``
-and ``demo``. The other command groups are attached in :mod:`creditflow.conformance.cli`.
+"""The ``check`` and ``demo`` commands. The root group, ``presets`` and the table that
+loads every command when it runs (START-LAZY) are in :mod:`creditflow.conformance.cli.root`.
 
 Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
 Errors in the input are one line on stderr naming the file and the problem.
@@ -22,7 +22,6 @@ from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     POSITIVE,
     CreditParam,
-    PolicyGroup,
     Saver,
     TimeoutParam,
     console,
@@ -33,33 +32,20 @@ from creditflow.conformance.cli.common import (
     names,
     output_path,
     shown,
-    supply_text,
 )
-from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
-    check_graph,
-    prepare_graph,
-    summary,
 )
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
-from creditflow.conformance.symbolic import DEFAULT_SETTLE_SECONDS, settle_open_check
-from creditflow.conformance.symbolic.every_supply import (
-    SupplyAnswer,
-    answer_every_supply,
-    answer_summary,
-)
-from creditflow.conformance.symbolic.prove import supply_value
-from creditflow.conformance.traces.network import network_trace, write_network_trace
+from creditflow.conformance.symbolic.every_supply import decide_check
+from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
+from creditflow.conformance.traces.network import trace_too_long, write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
-from creditflow.model.network.graph import FlowGraph, GraphError
-
-EXIT_CODES_HELP = "\n".join(
-    f"  {code:>2}  {text}" for code, text in sorted(exit_codes.DESCRIPTIONS.items())
-)
+from creditflow.model.network.graph import GraphError
 
 
 @contextmanager
@@ -89,30 +75,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
         yield update
 
 
-@click.group(
-    cls=PolicyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Exit codes (every command):\n\n" + EXIT_CODES_HELP.replace("\n", "\n\n"),
-)
-@click.version_option(package_name="creditflow")
-def main() -> None:
-    """creditflow: an executable model of credit-based flow control (RabbitMQ's
-    credit_flow, queue paging, memory alarms, Syndicate accounts) and a conformance
-    suite that checks real implementations against it.
-
-    Start with `creditflow check fanout` (a preset) or `creditflow presets`.
-    """
-
-
-@main.command()
-def presets() -> None:
-    """List the preset process graphs shipped with creditflow."""
-    for name in preset_names():
-        graph = load_graph(name)
-        click.echo(f"{name:18} {graph.description}")
-
-
-@main.command()
+@click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
 @credit_settings_options
@@ -228,37 +191,25 @@ def check(
             stop_at_deadlock=not full_search,
         )
         every_supply = publishes is None and not graph_supply
-        answer = None
-        if every_supply and not no_prove:
-            answer = answer_every_supply(flow_graph, options, prove_timeout)
-        if answer is not None and answer.decided:
-            report = answer_summary(answer)
-            cex = answer.counterexample
-            system, primary = (cex.system, cex.finding) if cex else (None, None)
-        else:
-            show = sys.stderr.isatty() if progress is None else progress
-            with progress_bar(show, f"checking {flow_graph.name}") as update:
-                system, result = check_graph(flow_graph, options, update)
-            report = summary(system, result)
-            if not no_prove and answer is None:
-                report = settle_open_check(report, flow_graph, options, prove_timeout)
-            primary = result.primary()
-            cex = answer.counterexample if answer is not None else None
-            if primary is None and cex is not None:
-                # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
-                report = {**answer_summary(answer), "properties": report["properties"]}
-                report["properties"][cex.finding.property_id] = False
-                system, primary = cex.system, cex.finding
+        show = sys.stderr.isatty() if progress is None else progress
+        with progress_bar(show, f"checking {flow_graph.name}") as update:
+            decision = decide_check(
+                flow_graph, options, every_supply, not no_prove, prove_timeout, update
+            )
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
         return
-    report = scoped(report, flow_graph, options, every_supply, answer)
+    report, system, primary = decision.report, decision.system, decision.primary
     report["source"] = graph
-    report["graph"] = report.get("graph") or flow_graph.name
     saver = Saver()
     if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
-        saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        skipped = trace_too_long(primary)
+        saved = None
+        if skipped is None:
+            saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+        else:
+            report["trace_not_written"] = skipped
         report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
@@ -276,12 +227,12 @@ def check(
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:
-            print_steps(network_trace(system, primary, graph))
+            print_witness_steps(system, primary, graph)
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 
 
-@main.command()
+@click.command()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -290,20 +241,19 @@ def check(
     help="Folder for counterexample traces and pictures.",
 )
 def demo(out: Path) -> None:
-    """Check every preset with its own settings: print the verdicts and write each
-    counterexample (ITF) and its picture (DOT/SVG) under OUT."""
+    """Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts
+    and write each counterexample (ITF) and its picture (DOT/SVG) under OUT."""
     from rich.table import Table
 
     table = Table(title="creditflow demo: the presets")
-    for column in ("graph", "verdict", "states", "seconds", "shortest", "trace / picture"):
+    for column in ("graph", "verdict", "states", "seconds", "steps", "trace / picture"):
         table.add_column(column)
     saver = Saver()
     for name in preset_names():
-        system, result = check_graph(load_graph(name))
-        report = summary(system, result)
-        primary = result.primary()
+        decision = decide_check(load_graph(name), CheckOptions(stop_at_deadlock=True))
+        report, system, primary = decision.report, decision.system, decision.primary
         files = ""
-        if primary is not None:
+        if primary is not None and system is not None:
             trace = saver.attempt(
                 write_network_trace,
                 system,
@@ -318,9 +268,11 @@ def demo(out: Path) -> None:
             )
             dot, svg = picture or (None, None)
             files = f"{trace or 'NOT WRITTEN'}  {svg or dot or 'NOT WRITTEN'}"
-        verdict = "holds" if primary is None else f"{primary.property_id} ({primary.kind})"
+        verdict = report["claim"] if primary is None else f"{primary.property_id} ({primary.kind})"
         if primary is not None and primary.processes:
             verdict += ": " + ", ".join(primary.processes)
+        if primary is not None:
+            verdict += f"; {report['claim']}"
         table.add_row(
             name,
             verdict,
@@ -333,55 +285,6 @@ def demo(out: Path) -> None:
     saver.exit(exit_codes.OK)
 
 
-def scoped(
-    report: dict[str, Any],
-    graph: FlowGraph,
-    options: CheckOptions,
-    every_supply: bool,
-    answer: SupplyAnswer | None,
-) -> dict[str, Any]:
-    """SCOPE-JSON and SCOPE-EXIT for ``check``'s summary: what was asked (``supply``:
-    ``"every"`` or the supply explored), what limits the answer (``explored_supply``,
-    ``max_states``), the claim in words, and exit 0 only when the claim asked for is
-    established."""
-    out = dict(report)
-    supplies = {n.name: n.publishes for n in prepare_graph(graph, options).nodes if n.source}
-    example = supply_value(supplies)
-    decided = answer is not None and answer.decided
-    scope: dict[str, Any] = {"supply": "every" if every_supply else example}
-    if not decided:
-        scope["explored_supply"] = example
-        if not out["complete"]:
-            scope["max_states"] = options.max_states
-    out["scope"] = scope
-    code = out["exit_code"]
-    asked = supply_text(scope["supply"])
-    if code in (exit_codes.DEADLOCK, exit_codes.VIOLATION):
-        cex = answer.counterexample if answer is not None else None
-        used = supply_value(cex.publishes) if cex is not None else example
-        claim = f"violated with {supply_text(used)}" + (
-            f": not for {asked}" if every_supply else ""
-        )
-    elif code == exit_codes.OK and every_supply and not decided and not out.get("settled"):
-        code = exit_codes.INCOMPLETE
-        claim = (
-            f"holds for {supply_text(example)} (every state explored); for every supply: "
-            "not established"
-        )
-    elif code == exit_codes.OK:
-        claim = f"holds for {asked}"
-    elif out["complete"] or out.get("stopped_at_deadlock"):
-        claim = f"not established for {asked}"
-    else:
-        claim = (
-            f"no counterexample within {out['states']:,} states "
-            f"({supply_text(example)}); not established for {asked}"
-        )
-    out["exit_code"] = code
-    out["claim"] = claim
-    return out
-
-
 def _print_report(report: dict[str, Any], primary: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -390,7 +293,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     table = Table(title=f"creditflow check {shown(report['source'])}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
-    table.add_column("shortest counterexample", justify="right")
+    table.add_column("counterexample (steps)", justify="right")
     lengths = report["counterexample_lengths"]
     for pid, holds in report["properties"].items():
         verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
@@ -443,5 +346,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         )
         if primary.detail:
             out.print(shown(primary.detail))
-        out.print(f"trace: {report['trace'] or 'NOT WRITTEN'}")
+        skipped = report.get("trace_not_written")
+        out.print(
+            f"trace: not written ({skipped})"
+            if skipped
+            else f"trace: {report['trace'] or 'NOT WRITTEN'}"
+        )
         out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")

@@ -9,25 +9,20 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.inputs import bounds
-from creditflow.conformance.inputs.rabbitmq_config import (
-    CreditOverrides,
-    apply_credit_settings,
-    load_credit_config,
-    parse_edge_credit,
-    parse_role_credit,
-)
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.outputs import OutputError, derived_path, streams
 from creditflow.conformance.outputs.writer import WRITTEN
 from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
-from creditflow.model.network.graph import FlowGraph, GraphError
+
+if TYPE_CHECKING:
+    from creditflow.model.network.graph import FlowGraph
 
 T = TypeVar("T")
 #: AD-TRANSPORT-DEADLINE: the largest --timeout accepted (a day).
@@ -48,15 +43,6 @@ graph_supply_option = click.option(
     is_flag=True,
     help="Ask for the supplies written in the graph only (default: every supply).",
 )
-
-
-def supply_text(supply: object) -> str:
-    """SCOPE-TEXT: ``every supply``, ``10 publishes`` or ``publishes a 3, b 4``."""
-    if supply == "every":
-        return "every supply"
-    if isinstance(supply, dict):
-        return ", ".join(f"{v} publishes at {k}" for k, v in supply.items())
-    return f"{supply} publishes per source" if supply != 1 else "1 publish per source"
 
 
 class CreditParam(click.ParamType):
@@ -260,6 +246,9 @@ class EdgeCreditParam(click.ParamType):
         if isinstance(value, tuple):
             return value
         try:
+            # deferred: START-LAZY, the config reader loads the graph model (networkx)
+            from creditflow.conformance.inputs.rabbitmq_config import parse_edge_credit
+
             return parse_edge_credit(str(value))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
@@ -274,6 +263,9 @@ class RoleCreditParam(click.ParamType):
         if isinstance(value, tuple):
             return value
         try:
+            # deferred: START-LAZY, the config reader loads the graph model (networkx)
+            from creditflow.conformance.inputs.rabbitmq_config import parse_role_credit
+
             return parse_role_credit(str(value))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
@@ -320,6 +312,14 @@ def credits_from_options(
     ``--role-credit``, then ``--edge-credit``; with ``--credit`` (which excludes
     ``--config``) first when overrides follow it. Returns the graph and the ``--credit``
     still to apply (``None`` once applied here). A bad file or override: one line, exit 2."""
+    # deferred: START-LAZY, the config reader loads the graph model (networkx)
+    from creditflow.conformance.inputs.rabbitmq_config import (
+        CreditOverrides,
+        apply_credit_settings,
+        load_credit_config,
+    )
+    from creditflow.model.network.graph import GraphError  # deferred: START-LAZY, networkx
+
     if config is not None and credit is not None:
         fail("--config and --credit exclude each other (--credit sets every edge)")
     overrides = CreditOverrides(roles=tuple(role_credit), edges=tuple(edge_credit))

@@ -300,10 +300,8 @@ def _print_conform(
                 f"longer diverge"
             )
             return
-        known = " but the expected ones" if result.expected_hits else ""
-        click.echo(
-            f"CONFORMANT: no divergence{known} in {result.ops:,} ops ({result.seconds:.1f} s)"
-        )
+        but = " but the expected ones" if result.expected_hits else ""
+        click.echo(f"CONFORMANT: no divergence{but} in {result.ops:,} ops ({result.seconds:.1f} s)")
         return
     assert result.trace is not None
     click.echo(f"DIVERGENCE found by {result.found_by}")

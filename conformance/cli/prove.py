@@ -30,14 +30,14 @@ from creditflow.conformance.cli.common import (
     graph_supply_option,
     output_path,
     shown,
-    supply_text,
 )
-from creditflow.conformance.cli.show import print_steps
+from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
+from creditflow.conformance.symbolic.every_supply import supply_words
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
@@ -46,9 +46,10 @@ from creditflow.conformance.symbolic.prove import (
     prove_graph,
     prove_scope,
     summary,
+    supply_value,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
-from creditflow.conformance.traces.network import network_trace
+from creditflow.conformance.traces.network import network_trace, trace_too_long
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
@@ -66,6 +67,9 @@ def _write(
     """Write a counterexample's trace (and picture) before anything is reported, through
     the one output writer (OUT-FAILURE: a failure is remembered, ``None`` reported)."""
     f = cex.finding
+    skipped = trace_too_long(f)
+    if skipped is not None:
+        return {"trace": None, "trace_not_written": skipped}
     doc = network_trace(
         cex.system,
         f,
@@ -230,7 +234,7 @@ def prove(
     else:
         _print(report, out)
         if primary is not None:
-            print_steps(network_trace(primary.system, primary.finding, graph))
+            print_witness_steps(primary.system, primary.finding, graph)
         saver.show_unsaved()
     saver.exit(exit_code(report))
 
@@ -238,10 +242,10 @@ def prove(
 def scope_text(report: ProveReport) -> str:
     """SCOPE-TEXT of a ``prove`` result: what it claims, for which supply."""
     scope = prove_scope(report)
-    asked = supply_text(scope["supply"])
+    asked = supply_words(scope["supply"])
     primary = report.primary()
     if primary is not None:
-        return f"violated with supply {supply_text(primary.publishes)}: not for {asked}"
+        return f"violated with {supply_words(supply_value(primary.publishes))}: not for {asked}"
     if report.result == "proved" and report.symbolic:
         return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
@@ -351,7 +355,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         )
         if f.detail:
             con.print(escape(f.detail))
-        con.print(escape(f"trace: {out['trace'] or 'NOT WRITTEN'}"))
+        skipped = out.get("trace_not_written")
+        con.print(
+            escape(
+                f"trace: not written ({skipped})"
+                if skipped
+                else f"trace: {out['trace'] or 'NOT WRITTEN'}"
+            )
+        )
         con.print(escape(f"picture: {out.get('svg') or out.get('dot') or 'NOT WRITTEN'}"))
     con.print(escape(f"result: {out['result']} ({scope_text(report)}) in {out['seconds']:.2f} s"))
 

@@ -14,11 +14,16 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import fail, printable_line
+from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
     TraceReplayError,
+    action_runs,
+    network_trace,
     replay_network_document,
+    trace_too_long,
 )
 from creditflow.conformance.traces.steps import (
     Effect,
@@ -117,6 +122,21 @@ def generic_lines(runs: list[StepRun]) -> list[str]:
     return [f"{'step':>13}  what happens", *(line for run in runs for line in run_lines(run))]
 
 
+def print_witness_steps(system: CheckedNetwork, finding: Finding, source: str) -> None:
+    """The steps of a counterexample ``check`` or ``prove`` found: TRACE-STEPS in full,
+    or for a run over TRACE-LIMIT its steps with equal consecutive ones merged."""
+    if trace_too_long(finding) is None:
+        print_steps(network_trace(system, finding, source))
+        return
+    click.echo(f"steps (the first {finding.length:,}, equal consecutive steps merged):")
+    done = 0
+    for text, times in action_runs(system, finding):
+        first, done = done + 1, done + times
+        where = f"{first:,}" if times == 1 else f"{first:,}–{done:,}"
+        more = f" (×{times:,})" if times > 1 else ""
+        click.echo(printable_line(f"{where:>21}  {text}{more}"))
+
+
 def print_steps(doc: Mapping[str, Any]) -> None:
     """Print the steps of a counterexample ``check`` or ``prove`` just wrote."""
     click.echo("steps:")
@@ -145,8 +165,9 @@ def show(trace: Path, as_json: bool) -> None:
         model = doc.get("#meta", {}).get("creditflow", {}).get("model")
         if model == NETWORK_MODEL:
             replay_network_document(doc, where=str(trace))
-            witness: Witness | None = network_witness(doc, where=str(trace))
-            runs = list(witness.runs)
+            found = network_witness(doc, where=str(trace))
+            witness: Witness | None = found
+            runs = list(found.runs)
         else:
             witness, runs = None, generic_steps(doc)
     except (TraceFormatError, TraceReplayError) as exc:

@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,10 @@ def _run_machine(
 ) -> tuple[DivergenceFound | AdapterAbort | None, bool]:
     """Run one machine; the (shrunk) divergence or the adapter failure, and whether
     Hypothesis could reproduce it."""
-    test = get_state_machine_test(lambda: factory(context), settings=_settings(options, examples))
+    machine = partial(factory, context)
+    budget = _settings(options, examples)
+    test = get_state_machine_test(machine, settings=budget)  # type: ignore[arg-type]  # only called
+
     test = seed(machine_seed)(test)
     try:
         test()
@@ -265,8 +269,8 @@ def _run_machine(
     except ShrinkBudgetSpent:
         assert context.smallest is not None
         return context.smallest, True
-    except DivergenceFound as found:
-        return found, True
+    except DivergenceFound as divergence:
+        return divergence, True
     except FlakyFailure as flaky:
         found = _divergence_in(flaky)
         if found is None:

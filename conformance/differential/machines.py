@@ -184,9 +184,9 @@ class _Differential(RuleBasedStateMachine):
                 self.ended = True
                 return
         if found is not None:
-            exc = DivergenceFound(found, self.run.trace(), type(self).__name__)
-            self.context.found(exc)
-            raise exc
+            divergence = DivergenceFound(found, self.run.trace(), type(self).__name__)
+            self.context.found(divergence)
+            raise divergence
 
 
 class ProcessOpsMachine(_Differential):

@@ -4,6 +4,8 @@ the acting one (AD-OPS mirrored on ``model/credit/flow.py``)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from creditflow.conformance.differential.protocol import (
     DEFAULT_SPEC,
     Grant,
@@ -33,19 +35,20 @@ class ProcessModel:
         (CF-PEER-DOWN), AD-STATE. Returns the process's new state and the grants sent."""
         ps = self.procs.get(op.proc, cf.INITIAL)
         kind = op.kind
+        peer = cast(str, op.peer)  # every kind but "state" names a peer (AD-OPS)
         emitted: tuple[Grant, ...] = ()
         if kind == "send":
-            ps = cf.send(ps, op.peer, op.spec or self.spec)
+            ps = cf.send(ps, peer, op.spec or self.spec)
         elif kind == "ack":
-            ps, emitted = cf.ack(ps, op.peer, op.spec or self.spec)
+            ps, emitted = cf.ack(ps, peer, op.spec or self.spec)
         elif kind == "bump":
-            ps, emitted = cf.handle_bump(ps, op.peer, op.amount)  # type: ignore[arg-type]
+            ps, emitted = cf.handle_bump(ps, peer, cast(int, op.amount))  # checked: AD-BUMP
         elif kind == "block":
-            ps = cf.block(ps, op.peer)
+            ps = cf.block(ps, peer)
         elif kind == "unblock":
-            ps, emitted = cf.unblock(ps, op.peer)
+            ps, emitted = cf.unblock(ps, peer)
         elif kind == "peer_down":
-            ps, emitted = cf.peer_down(ps, op.peer)
+            ps, emitted = cf.peer_down(ps, peer)
         elif kind != "state":
             raise ValueError(f"unknown op {kind!r}")
         self.procs[op.proc] = ps

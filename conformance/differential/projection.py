@@ -89,6 +89,7 @@ class ProjectedProcesses:
         oldest grant of its pair)."""
         for op in step_ops(self.graph, self.net.decode(action)):
             ps = self.procs[op.proc]
+            assert op.peer is not None  # a step's ops all name a peer
             if op.kind == "send":
                 assert op.spec is not None
                 self.procs[op.proc] = cf.send(ps, op.peer, op.spec)
@@ -97,7 +98,6 @@ class ProjectedProcesses:
                 self.procs[op.proc], out = cf.ack(ps, op.peer, op.spec)
                 self._emit(op.proc, out)
             else:
-                assert op.peer is not None
                 amount = self.grants[(op.peer, op.proc)].popleft()
                 self.procs[op.proc], out = cf.handle_bump(ps, op.peer, amount)
                 self._emit(op.proc, out)

@@ -115,7 +115,7 @@ def op_from_request(req: Mapping[str, Any]) -> Op:
     amount = req.get("amount")
     if kind == "bump" and (not isinstance(amount, int) or isinstance(amount, bool)):
         raise ValueError('"amount" must be an integer')
-    return Op(kind, req.get("proc"), req.get("peer"), amount, spec)  # type: ignore[arg-type]
+    return Op(kind, req.get("proc"), req.get("peer"), amount, spec)  # type: ignore[arg-type]  # proc unchecked: the model keys processes by any value
 
 
 def spec_from_json(value: Any) -> CreditSpec:

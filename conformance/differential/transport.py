@@ -320,4 +320,4 @@ class JsonLinesProcess:
             proc.stdout.close()
         self._selector.close()
         self._stderr.close()
-        self._proc = None  # type: ignore[assignment]
+        self._proc = None  # type: ignore[assignment]  # closed: no process any more

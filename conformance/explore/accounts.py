@@ -7,8 +7,9 @@ PROP-NO-DEADLOCK, and measure each account's largest debt against its bounds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from creditflow.conformance.explore.check import exit_code
 from creditflow.conformance.explore.explorer import (
@@ -56,7 +57,7 @@ def max_debts(system: CheckedAccounts, result: ExplorationResult) -> list[int]:
     """The largest debt each account reaches over the explored states."""
     n = len(system.model.account_names)
     best = [0] * n
-    for state in result.graph.states:
+    for state in cast("Sequence[tuple[Any, int]]", result.graph.states):  # (model, bits)
         for a, d in enumerate(state[0].debt):
             if d > best[a]:
                 best[a] = d

@@ -9,13 +9,19 @@ quotes the results; ``tests/test_compare.py`` checks them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import networkx as nx
 
 from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
 from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.encoding import State
+from creditflow.conformance.explore.explorer import ExplorationResult
+from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.model.accounts.graph import actor_graph_from_networkx
+from creditflow.model.accounts.system import CheckedAccounts
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import flow_graph_from_networkx
 
@@ -44,13 +50,25 @@ class Comparison:
     accounts: Verdict
 
 
-def _credit_verdict(g: nx.DiGraph, options: CheckOptions) -> tuple[Verdict, object, object]:
+def network_states(result: ExplorationResult) -> Sequence[State]:
+    """The explored states of a credit network."""
+    return cast("Sequence[State]", result.graph.states)
+
+
+def accounts_states(result: ExplorationResult) -> Sequence[tuple[Any, int]]:
+    """The explored states of an accounts model: (model state, step bits)."""
+    return cast("Sequence[tuple[Any, int]]", result.graph.states)
+
+
+def _credit_verdict(
+    g: nx.DiGraph, options: CheckOptions
+) -> tuple[Verdict, CheckedNetwork, ExplorationResult]:
     system, result = check_graph(flow_graph_from_networkx(g), options)
     net = system.network
     names = system.process_names
     ends = frozenset(
         frozenset(names[n] for n in range(net.n_nodes) if net.is_blocked(s, n))
-        for i, s in enumerate(result.graph.states)
+        for i, s in enumerate(network_states(result))
         if result.graph.is_terminal(i)
     )
     d = result.deadlock
@@ -62,19 +80,19 @@ def _credit_verdict(g: nx.DiGraph, options: CheckOptions) -> tuple[Verdict, obje
             d.processes if d else (),
             d.length if d else None,
             ends,
-            tuple(system.describe(a) for a, _ in d.path[1:]) if d else (),
+            tuple(system.describe(a) for a, _ in d.path[1:] if a is not None) if d else (),
         ),
         system,
         result,
     )
 
 
-def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, object, object]:
+def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, CheckedAccounts, ExplorationResult]:
     system, result = check_actor_graph(actor_graph_from_networkx(g), AccountsOptions())
     names = system.process_names
     ends = frozenset(
         frozenset(names[x] for x in range(len(names)) if system.blocked_mask(s) >> x & 1)
-        for i, s in enumerate(result.graph.states)
+        for i, s in enumerate(accounts_states(result))
         if result.graph.is_terminal(i)
     )
     d = result.deadlock
@@ -86,7 +104,7 @@ def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, object, object]:
             d.processes if d else (),
             d.length if d else None,
             ends,
-            tuple(system.describe(a) for a, _ in d.path[1:]) if d else (),
+            tuple(system.describe(a) for a, _ in d.path[1:] if a is not None) if d else (),
         ),
         system,
         result,
@@ -107,7 +125,11 @@ def cycle_comparison(publishes: int = 3) -> Comparison:
     c, _, _ = _credit_verdict(credit, CheckOptions(credit=CreditSpec(1, 1)))
     a, system, result = _accounts_verdict(actors)
     a.figures["debt_at_end"] = max(
-        (max(s[0].debt) for i, s in enumerate(result.graph.states) if result.graph.is_terminal(i)),
+        (
+            max(s[0].debt)
+            for i, s in enumerate(accounts_states(result))
+            if result.graph.is_terminal(i)
+        ),
         default=0,
     )
     return Comparison("CMP-CYCLE", "A <-> B request/reply", c, a)
@@ -132,13 +154,13 @@ def slow_consumer_comparison(publishes: int = 4) -> Comparison:
     s_edge = net.edge_index[("D", "S")]
     c.figures["backlog_at_S"] = max(
         net.field(s, s_edge, 2)
-        for i, s in enumerate(cres.graph.states)
+        for i, s in enumerate(network_states(cres))
         if cres.graph.is_terminal(i)
     )
     s_index = asys.model.actor_index["S"]
     a.figures["backlog_at_S"] = max(
         sum(loan.cost for loan in s[0].actors[s_index].mailbox)
-        for i, s in enumerate(ares.graph.states)
+        for i, s in enumerate(accounts_states(ares))
         if ares.graph.is_terminal(i)
     )
     return Comparison("CMP-SLOW-CONSUMER", "P1, P2 -> D -> F, S (stalled)", c, a)

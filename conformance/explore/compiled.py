@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
@@ -37,6 +38,7 @@ from creditflow.conformance.explore.properties import (
     NOTHING_LOST,
 )
 from creditflow.conformance.explore.vectorized import VectorNetwork
+from creditflow.model.network.graph import FlowGraph
 
 
 def _blocked_expr(slots: tuple[int, ...], var: str = "s") -> str:
@@ -67,7 +69,7 @@ def _forward(src: _Source, depth: int, checked: CheckedNetwork, node: int) -> No
         src.emit(depth, f"l[{slot}] += 1")
 
 
-def _action_blocks(checked: CheckedNetwork) -> list[tuple[int, str, list[tuple[int, str]]]]:
+def _action_blocks(checked: CheckedNetwork) -> list[tuple[int, str, list[str]]]:
     """For each action in the model's enabled order: (code, guard, body lines)."""
     net = checked.network
     blocks = []
@@ -280,14 +282,14 @@ def _violations_source(checked: CheckedNetwork) -> str:
     return src.text()
 
 
-def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
+def compile_network(checked: CheckedNetwork) -> dict[str, Any]:
     """Generate and compile ``successors``, ``first_safe``, ``violations`` and
     ``blocked_mask``."""
     blocks = _action_blocks(checked)
-    namespace: dict[str, Callable] = {"LOST": []}  # type: ignore[dict-item]
+    namespace: dict[str, Any] = {"LOST": []}
     # PROP-NOTHING-LOST (step form): decided once per action, from its body
     bad_moves = frozenset(code for code, _, body in blocks if _moves_wrong(checked, code, body))
-    namespace["BAD_MOVES"] = bad_moves  # type: ignore[assignment]
+    namespace["BAD_MOVES"] = bad_moves
     source = (
         _successors_source(checked, blocks, bad_moves)
         + _first_safe_source(checked, blocks, bad_moves)
@@ -295,7 +297,7 @@ def compile_network(checked: CheckedNetwork) -> dict[str, Callable]:
         + _blocked_mask_source(checked)
     )
     exec(compile(source, f"<compiled network {checked.graph.name!r}>", "exec"), namespace)
-    namespace["__source__"] = source  # type: ignore[assignment]
+    namespace["__source__"] = source
     return namespace
 
 
@@ -310,8 +312,8 @@ class CompiledNetwork(CheckedNetwork):
     """:class:`CheckedNetwork` with the hot functions replaced by compiled ones (only up
     to :data:`COMPILE_LIMIT`, IN-WORK; ``compiled`` says whether they were)."""
 
-    def __init__(  # type: ignore[no-untyped-def]
-        self, graph, mailbox_bound: int | None = None, count_consumed: bool = True
+    def __init__(
+        self, graph: FlowGraph, mailbox_bound: int | None = None, count_consumed: bool = True
     ) -> None:
         super().__init__(graph, mailbox_bound, count_consumed)
         self.compiled = len(graph.nodes) + len(graph.edges) <= COMPILE_LIMIT
@@ -322,16 +324,16 @@ class CompiledNetwork(CheckedNetwork):
             return
         compiled = compile_network(self)
         self.source = compiled["__source__"]
-        self.successors: Callable[[State], list[tuple[int, State]]] = compiled["successors"]
+        # the hot methods of CheckedNetwork, replaced by their compiled forms (same types)
+        for method in ("successors", "violations", "blocked_mask"):
+            setattr(self, method, compiled[method])
         self.first_safe: Callable[[State], tuple[int, State] | None] = compiled["first_safe"]
-        self.violations: Callable[[State], tuple[str, ...]] = compiled["violations"]
-        self.blocked_mask: Callable[[State], int] = compiled["blocked_mask"]
         if not count_consumed:
             # PROP-NOTHING-LOST (step form) is checked inside the compiled successors,
             # which log the codes of bad steps here for the explorer (EXP-FINITE)
-            self.step_log: list[int] = compiled["LOST"]  # type: ignore[assignment]
+            self.step_log: list[int] = compiled["LOST"]
             self.step_log_property = NOTHING_LOST
             #: the actions whose every step breaks it (what the log would say)
-            self.bad_move_actions: frozenset[int] = compiled["BAD_MOVES"]  # type: ignore[assignment]
+            self.bad_move_actions: frozenset[int] = compiled["BAD_MOVES"]
         #: EXP-VECTOR: the same rules over blocks of states, for the explorer
         self.vectorized = VectorNetwork(self)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from creditflow.conformance.explore.deadlock import mask_names
 from creditflow.model.system import TransitionSystem
@@ -27,6 +28,26 @@ NO_DEADLOCK = "PROP-NO-DEADLOCK"
 MAX_CONTINUATION = 400
 
 Run = list[tuple[int | None, Hashable]]
+
+
+class Symmetry(Protocol):
+    """What the search uses of a state symmetry (:class:`.symmetry.Symmetry`, EXP-SYMMETRY)."""
+
+    def canonicalize(self, state: Any) -> tuple[Any, int]: ...
+
+    def to_original_frame(self, mask: int, perm_id: int) -> int: ...
+
+
+class Certifying(Protocol):
+    """A system with a sound certificate of who is blocked forever (EXP-CERTIFICATE)."""
+
+    def stuck_certificate(self, state: Any) -> int: ...
+
+
+class StepSystem(Protocol):
+    """A system that checks step properties on each step (looked up by the search)."""
+
+    def step_violations(self, state: Any, action: int, nxt: Any) -> tuple[str, ...]: ...
 
 
 @dataclass
@@ -61,7 +82,7 @@ class Finding:
 
 
 def _concrete_run(
-    system: TransitionSystem, chain: Sequence[tuple[int, Hashable]], symmetry: object | None
+    system: TransitionSystem, chain: Sequence[tuple[int, Hashable]], symmetry: Symmetry | None
 ) -> Run:
     """Replay a chain of (action, canonical state) from the initial state."""
     current = system.initial()
@@ -71,7 +92,7 @@ def _concrete_run(
             if symmetry is None:
                 if a == action:
                     break
-            elif symmetry.canonicalize(nxt)[0] == canonical:  # type: ignore[attr-defined]
+            elif symmetry.canonicalize(nxt)[0] == canonical:
                 break
         else:
             raise RuntimeError("internal error: a counterexample step could not be replayed")
@@ -80,11 +101,11 @@ def _concrete_run(
     return run
 
 
-def _frame(symmetry: object | None, mask: int, state: Hashable) -> int:
+def _frame(symmetry: Symmetry | None, mask: int, state: Hashable) -> int:
     """Translate ``mask`` of the canonical form of ``state`` into ``state``'s frame."""
     if symmetry is None:
         return mask
-    return symmetry.to_original_frame(mask, symmetry.canonicalize(state)[1])  # type: ignore[attr-defined]
+    return symmetry.to_original_frame(mask, symmetry.canonicalize(state)[1])
 
 
 def lasso_continuation(
@@ -141,11 +162,11 @@ def _finding(
 
 
 def _stuck_at_function(
-    system: TransitionSystem, graph: StateGraph, symmetry: object | None, safe: frozenset[int]
+    system: TransitionSystem, graph: StateGraph, symmetry: Symmetry | None, safe: frozenset[int]
 ) -> Callable[[Hashable], int]:
     """Who is blocked forever in any reachable concrete state (EXP-PICTURE), read off
     the explored graph's verdicts at the state's safe closure (EXP-SAFE)."""
-    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    canon = symmetry.canonicalize if symmetry is not None else None
 
     def stuck_at(state: Hashable) -> int:
         blocked = system.blocked_mask(state)
@@ -166,7 +187,7 @@ def find_counterexamples(
     graph: StateGraph,
     wanted: set[str],
     *,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int],
     exact_depths: bool,
     max_states: int,
@@ -185,7 +206,7 @@ def deadlock_finding(
     index: int,
     kind: str,
     mask: int,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
 ) -> Finding:
     """The PROP-NO-DEADLOCK finding of state ``index`` of ``graph`` (breadth-first, so
     shortest): ``kind`` is ``terminal`` or ``blocked-forever`` with ``mask`` the
@@ -209,7 +230,7 @@ def _step_finding(system: TransitionSystem, property_id: str, run: Run) -> Findi
     or, under symmetry, from its canonical form, and automorphisms map steps to steps)."""
     end = run[-1][1]
     for a, nxt in system.successors(end):
-        if property_id in system.step_violations(end, a, nxt):  # type: ignore[attr-defined]
+        if property_id in cast(StepSystem, system).step_violations(end, a, nxt):
             return Finding(
                 property_id=property_id,
                 kind="step",
@@ -232,7 +253,7 @@ def _from_graph(
     system: TransitionSystem,
     graph: StateGraph,
     wanted: set[str],
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int] = frozenset(),
 ) -> dict[str, Finding]:
     found: dict[str, Finding] = {}
@@ -249,9 +270,9 @@ def _from_graph(
             state,
             wanted if expanded else wanted - {NO_DEADLOCK},
             found,
-            lambda i=i: _run(system, graph, i, symmetry),
+            partial(_run, system, graph, i, symmetry),
             expanded and graph.is_terminal(i) and system.pending_work(state),
-            lambda i=i: graph.stuck[i] if graph.stuck else 0,
+            partial(_stuck_of, graph, i),
             symmetry,
             stuck_at,
         )
@@ -266,7 +287,7 @@ def _record(
     make_run: Callable[[], Run],
     terminal: bool,
     stuck_of: Callable[[], int],
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     stuck_at: Callable[[Hashable], int] | None = None,
 ) -> None:
     """Record the first witness of each wanted property that ``state`` violates."""
@@ -288,7 +309,7 @@ def _record(
             )
 
 
-def _run(system: TransitionSystem, graph: StateGraph, i: int, symmetry: object | None) -> Run:
+def _run(system: TransitionSystem, graph: StateGraph, i: int, symmetry: Symmetry | None) -> Run:
     return _concrete_run(system, _chain(graph, i), symmetry)
 
 
@@ -307,15 +328,20 @@ def _safe_closure(system: TransitionSystem, state: Hashable, safe: frozenset[int
             return state
 
 
+def _stuck_of(graph: StateGraph, i: int) -> int:
+    """The blocked-forever mask of state ``i``, if the search computed them."""
+    return graph.stuck[i] if graph.stuck else 0
+
+
 def _search_full(
     system: TransitionSystem,
     reduced: StateGraph,
     wanted: set[str],
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int],
     max_states: int,
 ) -> dict[str, Finding]:
-    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    canon = symmetry.canonicalize if symmetry is not None else None
     first = system.initial()
     if canon is not None:
         first = canon(first)[0]
@@ -346,6 +372,10 @@ def _search_full(
 
     step_violations = getattr(system, "step_violations", None)
     stuck_at = _stuck_at_function(system, reduced, symmetry, safe)
+
+    def run_to(j: int) -> Run:
+        return _concrete_run(system, chain(j), symmetry)
+
     i = 0
     while i < len(states) and len(found) < len(wanted) and len(states) <= max_states:
         state = states[i]
@@ -362,9 +392,9 @@ def _search_full(
             state,
             wanted,
             found,
-            lambda i=i: _concrete_run(system, chain(i), symmetry),
+            partial(run_to, i),
             not nexts and system.pending_work(state),
-            lambda state=state: stuck_in(state),
+            partial(stuck_in, state),
             symmetry,
             stuck_at,
         )

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from creditflow.model.network.graph import FlowGraph
 from creditflow.model.network.rules import Step
@@ -282,9 +282,9 @@ class CreditNetwork:
                 raise ValueError(f"{step.node} is not a source")
             return READ << ACTION_SHIFT | node
         if step.kind == "take":
-            return TAKE << ACTION_SHIFT | self.edge_index[(step.peer, step.node)]
+            return TAKE << ACTION_SHIFT | self.edge_index[(cast(str, step.peer), step.node)]
         if step.kind == "bump":
-            return BUMP << ACTION_SHIFT | self.edge_index[(step.node, step.peer)]
+            return BUMP << ACTION_SHIFT | self.edge_index[(step.node, cast(str, step.peer))]
         raise ValueError(f"unknown step kind {step.kind!r}")
 
     def describe(self, action: int) -> str:

@@ -30,19 +30,33 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableSequence,
+    Sequence,
+)
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from creditflow.conformance.explore.counterexamples import (
+    Certifying,
     Finding,
+    Symmetry,
     deadlock_finding,
     find_counterexamples,
 )
 from creditflow.conformance.explore.deadlock import blocked_forever
 from creditflow.conformance.explore.vectorized import FIELD, VectorNetwork
 from creditflow.model.system import TransitionSystem
+
+if TYPE_CHECKING:
+    from creditflow.conformance.explore.symmetry import Symmetry as NetworkSymmetry
 
 #: PROP-NO-DEADLOCK's id (decided by the explorer rather than by a state predicate).
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
@@ -60,8 +74,8 @@ Progress = Callable[[int, int], None]
 class StateGraph:
     """The explored (possibly reduced) state graph, in breadth-first numbering."""
 
-    states: list[Hashable]
-    index: dict[Hashable, int]
+    states: Sequence[Hashable]
+    index: Mapping[Hashable, int]
     parent: array
     action: array
     depth: array
@@ -130,7 +144,7 @@ def explore(
     system: TransitionSystem,
     *,
     max_states: int = DEFAULT_MAX_STATES,
-    symmetry: object | None = None,
+    symmetry: Symmetry | None = None,
     reduce: bool = True,
     check_deadlock: bool = True,
     stop_at_deadlock: bool = False,
@@ -146,7 +160,7 @@ def explore(
     is then not decided and only the violations seen so far are reported.
     """
     started = time.perf_counter()
-    safe = getattr(system, "safe_actions", frozenset()) if reduce else frozenset()
+    safe: frozenset[int] = getattr(system, "safe_actions", frozenset()) if reduce else frozenset()
     online = stop_at_deadlock and check_deadlock
     property_ids = (
         (*system.property_ids, NO_DEADLOCK) if check_deadlock else tuple(system.property_ids)
@@ -221,7 +235,7 @@ def explore(
         # or a terminal state): report it, without the shortest guarantee
         index, kind = seen.candidate
         state = seen.graph.states[index]
-        mask = 0 if kind == "terminal" else system.stuck_certificate(state)  # type: ignore[attr-defined]
+        mask = 0 if kind == "terminal" else cast(Certifying, system).stuck_certificate(state)
         finding = deadlock_finding(system, seen.graph, index, kind, mask, symmetry)
         finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
         findings[NO_DEADLOCK] = finding
@@ -231,8 +245,8 @@ def explore(
 def _stuck(
     system: TransitionSystem,
     graph: StateGraph,
-    symmetry: object | None,
-    blocked: list[int] | None = None,
+    symmetry: Symmetry | None,
+    blocked: MutableSequence[int] | None = None,
 ) -> list[int]:
     """EXP-DEADLOCK over ``graph``; states not expanded count as having no successors,
     so on a partial graph the result over-approximates who is blocked forever.
@@ -240,7 +254,7 @@ def _stuck(
     n = len(graph.states)
     if blocked is None and graph.blocked is not None:
         blocked = graph.blocked
-    masks = blocked if blocked is not None else []
+    masks: MutableSequence[int] = blocked if blocked is not None else []
     masks.extend(system.blocked_mask(s) for s in graph.states[len(masks) :])
     offsets = graph.offsets
     if len(offsets) < n + 1:
@@ -288,9 +302,9 @@ def _resolve(
     system: TransitionSystem,
     graph: StateGraph,
     expanded: int,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     certify: Callable[[Hashable], int],
-    blocked: list[int] | None = None,
+    blocked: MutableSequence[int] | None = None,
 ) -> tuple[int, str, int] | None:
     """EXP-ONLINE: the first state (in breadth-first order) that violates
     PROP-NO-DEADLOCK, if it is certain from the explored prefix; ``None`` if not yet.
@@ -302,14 +316,14 @@ def _resolve(
     names exactly the processes that remain."""
     stuck = _stuck(system, graph, symmetry, blocked)
     offsets = graph.offsets
-    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    canon = symmetry.canonicalize if symmetry is not None else None
     index = graph.index
     budget = [min(LOCAL_SEARCH_CAP, LOCAL_SEARCH_FACTOR * len(graph.states))]
 
     def frame(mask: int, state: Hashable) -> int:
-        if canon is None:
+        if canon is None or symmetry is None:
             return mask
-        return symmetry.to_original_frame(mask, canon(state)[1])  # type: ignore[attr-defined]
+        return symmetry.to_original_frame(mask, canon(state)[1])
 
     def still_stuck(start: Hashable, needed: int) -> int:
         """Processes of ``needed`` no state reachable from ``start`` (found within the
@@ -384,7 +398,7 @@ VECTOR_BLOCK = 1 << 16
 def _search(
     system: TransitionSystem,
     max_states: int,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
@@ -409,7 +423,7 @@ def _search(
 def _breadth_first(
     system: TransitionSystem,
     max_states: int,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
@@ -427,14 +441,16 @@ def _breadth_first(
     if step_log:
         step_log.clear()  # left over from replays of earlier runs
     certify = getattr(system, "stuck_certificate", None) if online else None
-    canon = symmetry.canonicalize if symmetry is not None else None  # type: ignore[attr-defined]
+    canon = symmetry.canonicalize if symmetry is not None else None
 
     first = system.initial()
     if canon is not None:
         first = canon(first)[0]
+    states: list[Hashable] = [first]
+    index: dict[Hashable, int] = {first: 0}
     graph = StateGraph(
-        states=[first],
-        index={first: 0},
+        states=states,
+        index=index,
         parent=array("q", [-1]),
         action=array("q", [-1]),
         depth=array("l", [0]),
@@ -442,14 +458,10 @@ def _breadth_first(
         targets=array("q"),
         perm_ids=array("b") if canon is not None else None,
     )
-    states, index, targets = graph.states, graph.index, graph.targets
-    parent, action, depth, offsets, perm_ids = (
-        graph.parent,
-        graph.action,
-        graph.depth,
-        graph.offsets,
-        graph.perm_ids,
-    )
+    targets = graph.targets
+    parent, action, depth, offsets = graph.parent, graph.action, graph.depth, graph.offsets
+    # a throwaway array without symmetry (nothing is appended to it then)
+    perm_ids = graph.perm_ids if graph.perm_ids is not None else array("b")
     step_witness = graph.step_witness
     violated = set(violations_of(first))
     terminal_with_work: int | None = None
@@ -469,6 +481,7 @@ def _breadth_first(
     # the budget instead of materialising every successor of a state at once
     enabled_of = getattr(system, "lazy_enabled", None)
     apply_of = getattr(system, "lazy_apply", None)
+    step_log_property: Any = getattr(system, "step_log_property", None)
     setdefault = index.setdefault
     add_state, add_parent, add_action, add_depth, add_target = (
         states.append,
@@ -483,9 +496,10 @@ def _breadth_first(
     while i < n:
         state = states[i]
         picked = first_safe(state) if first_safe is not None else None
+        nexts: Iterable[tuple[int, Hashable]]
         if picked is not None:
             nexts = (picked,)
-        elif enabled_of is not None:
+        elif enabled_of is not None and apply_of is not None:
             acts = tuple(enabled_of(state))
             if not acts:
                 nexts = ()
@@ -511,7 +525,7 @@ def _breadth_first(
                         nexts = ((a, nxt),)
                         break
         if step_log:
-            pid = system.step_log_property  # type: ignore[attr-defined]
+            pid = step_log_property
             violated.add(pid)
             step_witness.setdefault(pid, (i, step_log[0]))
             step_log.clear()
@@ -525,7 +539,7 @@ def _breadth_first(
                         step_witness.setdefault(pid, (i, a))
             if canon is not None:
                 nxt, p = canon(nxt)
-                perm_ids.append(p)  # type: ignore[union-attr]
+                perm_ids.append(p)
             j = setdefault(nxt, n)  # one dictionary probe per successor
             if j == n:
                 n += 1
@@ -566,7 +580,7 @@ def _breadth_first(
                         terminal_with_work,
                         violated,
                         True,
-                        resolved,  # type: ignore[arg-type]
+                        resolved,
                     )
                 next_try = RETRY_GROWTH * i
         if n > max_states:
@@ -634,7 +648,7 @@ class RowStates(Sequence):
     def __len__(self) -> int:
         return self._rows.n
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k: Any) -> Any:  # an int or a slice, as a list's
         if isinstance(k, slice):
             return [tuple(r) for r in self._rows.array[: self._rows.n][k].tolist()]
         if not -self._rows.n <= k < self._rows.n:
@@ -658,7 +672,7 @@ class RowIndex(Mapping):
             raise KeyError(state)
         return j
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Hashable]:
         return iter(RowStates(self._rows))
 
     def __len__(self) -> int:
@@ -679,7 +693,7 @@ def _breadth_first_vectorized(
     system: TransitionSystem,
     vector: VectorNetwork,
     max_states: int,
-    symmetry: object | None,
+    symmetry: Symmetry | None,
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
@@ -696,7 +710,7 @@ def _breadth_first_vectorized(
     stored states, their numbers and the verdicts are the same. Equal hashes are checked
     to be equal states: :class:`HashCollision` otherwise."""
     certify = getattr(system, "stuck_certificate", None) if online else None
-    lost_property = getattr(system, "step_log_property", None)
+    lost_property: Any = getattr(system, "step_log_property", None)
     bad_moves = sorted(vector.bad_moves)  # only networks with the step form have any
     graph = start.graph
     assert start.handed_over is not None
@@ -707,8 +721,8 @@ def _breadth_first_vectorized(
         raise HashCollision
     rows = _Rows(vector)
     rows.add(stored, keys)
-    graph.states = RowStates(rows)  # type: ignore[assignment]
-    graph.index = RowIndex(rows)  # type: ignore[assignment]
+    graph.states = RowStates(rows)
+    graph.index = RowIndex(rows)
     graph.blocked = array("q", vector.blocked_masks(stored).tolist())
     blocked = graph.blocked
     violated = start.violated
@@ -719,7 +733,8 @@ def _breadth_first_vectorized(
         block = rows.array[i:hi]
         succ, counts = vector.successors(block, bool(safe))
         if symmetry is not None:
-            succ.rows, perm_ids = vector.canonical(succ.rows, symmetry)
+            # a vectorized search is of a network: its symmetry is a NetworkSymmetry
+            succ.rows, perm_ids = vector.canonical(succ.rows, cast("NetworkSymmetry", symmetry))
         keys = vector.hashes(succ.rows)
         m = len(keys)
         # which candidates are new: the first occurrence of a hash not stored yet
@@ -768,8 +783,9 @@ def _breadth_first_vectorized(
                 elif made_at is not None:
                     candidate, when = int(ids[certified_at]), made_at
             if when is not None:
+                assert candidate is not None  # set with ``when``
                 # after which parent _breadth_first returns or tries to resolve
-                due = when if safe else max(when, candidate - i, next_try - i - 1)  # type: ignore[operator]
+                due = when if safe else max(when, candidate - i, next_try - i - 1)
                 if due <= stop:
                     stop, event = due, "safe" if safe else "resolve"
                     cut = min(cut, int(ends[due]))
@@ -787,8 +803,8 @@ def _breadth_first_vectorized(
         _extend(graph.action, succ.actions[kept_new])
         _extend(graph.depth, np.array(graph.depth[i:hi], dtype=np.int64)[parents] + 1)
         _extend(graph.targets, kept_ids)
-        if symmetry is not None:
-            _extend(graph.perm_ids, perm_ids[:cut])  # type: ignore[arg-type]
+        if graph.perm_ids is not None:  # symmetry
+            _extend(graph.perm_ids, perm_ids[:cut])
         # the last kept parent may be cut short by the budget
         _extend(graph.offsets, int(graph.offsets[-1]) + np.minimum(ends[: stop + 1], cut))
         _extend(blocked, vector.blocked_masks(new_rows))
@@ -811,7 +827,7 @@ def _breadth_first_vectorized(
                 terminal_with_work,
                 violated,
                 deadlock_seen=True,
-                candidate=(candidate, candidate_kind),  # type: ignore[arg-type]
+                candidate=(candidate, candidate_kind) if candidate is not None else None,
             )
         if event == "resolve":
             resolved = _resolve(
@@ -820,7 +836,7 @@ def _breadth_first_vectorized(
                 i,
                 symmetry,
                 certify or (lambda s: 0),
-                blocked,  # type: ignore[arg-type]
+                blocked,
             )
             if resolved:
                 return _Search(
@@ -829,7 +845,7 @@ def _breadth_first_vectorized(
                     terminal_with_work,
                     violated,
                     True,
-                    resolved,  # type: ignore[arg-type]
+                    resolved,
                 )
             next_try = RETRY_GROWTH * i
         if budget_parent is not None and stop == budget_parent:

@@ -93,7 +93,18 @@ class CheckedNetwork:
             for e, (s, r) in enumerate(net.edge_ends):
                 spec = self.graph.edges[e]
                 f = state[EDGE_FIELDS * e : EDGE_FIELDS * (e + 1)]
-                if not edge_conserved(*f, *spec.credit, spec.sends_per_message):
+                credit_from, credit_to, data, bumps, deferred = f
+                initial, more_after = spec.credit
+                if not edge_conserved(
+                    credit_from,
+                    credit_to,
+                    data,
+                    bumps,
+                    deferred,
+                    initial,
+                    more_after,
+                    spec.sends_per_message,
+                ):
                     bad.append(f"{names[s]}->{names[r]} {dict(zip(FIELD_NAMES, f, strict=True))}")
             return "credit not conserved on " + "; ".join(bad)
         if property_id == DEFERRED_IMPLIES_BLOCKED:

@@ -41,6 +41,7 @@ from creditflow.conformance.explore.properties import (
 
 if TYPE_CHECKING:
     from creditflow.conformance.explore.network_system import CheckedNetwork
+    from creditflow.conformance.explore.symmetry import Symmetry
 
 #: the integer type of a stored state's fields
 FIELD = np.int32
@@ -126,7 +127,7 @@ class VectorNetwork:
             waiting = keep
 
     @staticmethod
-    def canonical(rows: np.ndarray, symmetry) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    def canonical(rows: np.ndarray, symmetry: Symmetry) -> tuple[np.ndarray, np.ndarray]:
         """EXP-SYMMETRY per row, as ``Symmetry.canonicalize``: the lexicographically least
         image under the automorphisms (the first one on ties) and its index."""
         best = rows.copy()

@@ -16,22 +16,14 @@ from xml.etree import ElementTree
 
 import networkx as nx
 
+from creditflow.conformance.inputs.presets import preset_names, presets_dir
 from creditflow.conformance.inputs.reading import InputError, load_json, parse_json, read_text
 from creditflow.conformance.inputs.schemas import NodeLinkGraph, validate
 from creditflow.model.network.graph import FlowGraph, GraphError, flow_graph_from_networkx
-from creditflow.spec import spec_dir
 
 
 class GraphFileError(InputError):
     """A graph file or preset that cannot be used; ``str()`` is a one-line message."""
-
-
-def presets_dir() -> Path:
-    return spec_dir() / "graphs"
-
-
-def preset_names() -> list[str]:
-    return sorted(p.stem for p in presets_dir().glob("*.json"))
 
 
 def load_preset(name: str) -> FlowGraph:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -163,7 +163,7 @@ def _hashable(value: Any) -> Any:
 
 def trace_document(
     variables: list[str],
-    states: list[Mapping[str, Any]],
+    states: Sequence[Mapping[str, Any]],
     meta: Mapping[str, Any],
     loop: int | None = None,
 ) -> dict[str, Any]:

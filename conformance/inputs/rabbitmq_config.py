@@ -265,10 +265,9 @@ def apply_credit_settings(
     for edge in graph.edges:
         spec = edge.credit
         if settings is not None:
-            receiver = graph.node(edge.receiver)
             spec = (
                 settings.effective_msg_store
-                if is_msg_store(receiver)
+                if is_msg_store(graph.node(edge.receiver))
                 else (settings.effective_default)
             )
         by_pair[(edge.sender, edge.receiver)] = spec

@@ -14,6 +14,7 @@ format (JSON, GraphML, DOT) shares.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -116,7 +117,7 @@ class ItfTrace(_Doc):
     loop: int | None = None
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: Mapping[str, Any]) -> str:
     msg = str(error.get("msg", "invalid"))
     msg = msg.removeprefix("Value error, ")
     kind = error.get("type", "")

@@ -266,7 +266,7 @@ def chains(procs: dict[str, Process], edges: list[Edge]) -> list[dict[str, Any]]
     for p in procs.values():
         if not p.blocked or (p.pid in waited_on and p.role != "reader"):
             continue
-        steps = [{"pid": p.pid, "label": p.label, "role": p.role}]
+        steps: list[dict[str, Any]] = [{"pid": p.pid, "label": p.label, "role": p.role}]
         seen = {p.pid}
         cur = p
         cause = ""

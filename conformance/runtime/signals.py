@@ -122,7 +122,7 @@ def _rearm() -> None:
         time.sleep(0.5)
         if not _state.handled and _received:
             _state.ping = True
-            _thread.interrupt_main(_received[0])
+            _thread.interrupt_main(signal.Signals(_received[0]))
     _state.rearming = False
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ def _apply(fn: WorkFn, batches: Iterator[Any]) -> Iterator[list[Result]]:
         yield fn(batch)
 
 
-def _warm(slots: Iterator[int]) -> Iterator[int]:
+def _warm(slots: Iterable[int]) -> Iterator[int]:
     import time
 
     started = time.monotonic()

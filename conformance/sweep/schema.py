@@ -104,7 +104,11 @@ def column_kind(name: str) -> str:
 
 def unstorable(row: dict[str, Any]) -> list[str]:
     """SW-ROW-TYPES: the columns of ``row`` whose value its column type cannot hold."""
-    plain = {"float64": (int, float), "string": str, "bool": bool}
+    plain: dict[str, type | tuple[type, ...]] = {
+        "float64": (int, float),
+        "string": str,
+        "bool": bool,
+    }
     bad = []
     for name, kind in _COLUMNS:
         value = row.get(name)

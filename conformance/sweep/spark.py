@@ -146,7 +146,7 @@ def package_zip(directory: Path) -> Path:
         archive.writestr("creditflow/", "")
         for name in PACKAGES:
             module = __import__(f"creditflow.{name}", fromlist=["__file__"])
-            root = Path(module.__file__).resolve().parent
+            root = Path(str(module.__file__)).resolve().parent
             for file in sorted(root.rglob("*")):
                 if "__pycache__" in file.parts:
                     continue

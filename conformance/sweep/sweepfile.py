@@ -301,7 +301,7 @@ def _family(table: Any, index: int, settings: Settings, names: set[str]) -> Fami
     if not isinstance(table, dict):
         raise _Invalid(f"{what} must be a table ([[family]])")
     kind_name = table.get("kind")
-    if kind_name not in FAMILY_KINDS:
+    if not isinstance(kind_name, str) or kind_name not in FAMILY_KINDS:
         raise _Invalid(f"{what}: kind must be one of {', '.join(FAMILY_KINDS)}, got {kind_name!r}")
     kind = FAMILY_KINDS[kind_name]
     name = table.get("name", kind_name)

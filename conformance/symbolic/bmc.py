@@ -250,7 +250,7 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
             if found is None:
                 result.unknown = True
                 continue
-        if found == -1:
+        if isinstance(found, int):  # -1: there is no witness
             continue
         depth, model, proved_shortest = found
         if pid == NO_DEADLOCK:

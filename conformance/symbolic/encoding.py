@@ -28,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, partial
+from operator import itemgetter
+from typing import cast
 
 import networkx as nx
 import z3
@@ -42,7 +44,16 @@ from creditflow.conformance.explore.encoding import (
     CreditNetwork,
 )
 from creditflow.conformance.explore.properties import edge_conserved, sink_path_counts
-from creditflow.conformance.symbolic.symbolic import Sym, all_paths, merge, symbol, term, truth
+from creditflow.conformance.symbolic.symbolic import (
+    Sym,
+    SymBool,
+    all_paths,
+    as_int,
+    merge,
+    symbol,
+    term,
+    truth,
+)
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
 
@@ -117,26 +128,26 @@ class NetworkEncoding:
         edge_names = [f"{e.sender}->{e.receiver}" for e in graph.edges]
         self.edge_names = tuple(edge_names)
 
-        def param(name: str) -> Sym:
+        def param(name: str) -> int:
             if name not in self.params:
                 self.params[name] = z3.Int(symbol(name))
-            return Sym(self.params[name])
+            return as_int(Sym(self.params[name]))
 
         edges = []
         for e, name in zip(graph.edges, edge_names, strict=True):
             if credits is Credits.PER_EDGE:
-                spec = CreditSpec(param(f"I[{name}]"), param(f"M[{name}]"))  # type: ignore[arg-type]
+                spec = CreditSpec(param(f"I[{name}]"), param(f"M[{name}]"))
             elif credits is Credits.GLOBAL:
-                spec = CreditSpec(param("I"), param("M"))  # type: ignore[arg-type]
+                spec = CreditSpec(param("I"), param("M"))
             else:
                 spec = e.credit
             edges.append(replace(e, credit=spec))
         nodes = []
-        for n in graph.nodes:
-            if symbolic_supply and n.source:
-                nodes.append(replace(n, publishes=param(f"P[{n.name}]")))
+        for node in graph.nodes:
+            if symbolic_supply and node.source:
+                nodes.append(replace(node, publishes=param(f"P[{node.name}]")))
             else:
-                nodes.append(n)
+                nodes.append(node)
         #: The graph with symbolic specs/supplies, on which the model code runs.
         self.symbolic_graph = replace(graph, edges=tuple(edges), nodes=tuple(nodes))
         self.net = net = CreditNetwork(self.symbolic_graph)
@@ -157,7 +168,7 @@ class NetworkEncoding:
         #: The template state: one integer variable per slot of the model's state.
         self.x = tuple(z3.Int(symbol(f"x.{name}")) for name in names)
         self.actions = net.actions
-        self._xs = tuple(Sym(v) for v in self.x)
+        self._xs = tuple(as_int(Sym(v)) for v in self.x)
 
     # -- parameters ----------------------------------------------------------------
 
@@ -219,7 +230,7 @@ class NetworkEncoding:
     def guards(self) -> dict[int, z3.BoolRef]:
         """Per action, its guard over the template state (``CreditNetwork.is_enabled``)."""
         net, xs = self.net, self._xs
-        return {a: truth(all_paths(lambda a=a: net.is_enabled(xs, a))) for a in self.actions}
+        return {a: truth(all_paths(partial(net.is_enabled, xs, a))) for a in self.actions}
 
     @cached_property
     def nexts(self) -> dict[int, tuple[z3.ArithRef, ...]]:
@@ -227,8 +238,8 @@ class NetworkEncoding:
         net, xs = self.net, self._xs
         out = {}
         for a in self.actions:
-            paths = all_paths(lambda a=a: net.apply(xs, a))  # type: ignore[arg-type]
-            out[a] = tuple(z3.simplify(merge(paths, lambda r, i=i: r[i])) for i in range(net.size))
+            paths = all_paths(partial(net.apply, xs, a))
+            out[a] = tuple(z3.simplify(merge(paths, itemgetter(i))) for i in range(net.size))
         return out
 
     @cached_property
@@ -246,21 +257,19 @@ class NetworkEncoding:
     def blocked(self) -> tuple[z3.BoolRef, ...]:
         """Per node, NET-BLOCKED over the template state (``CreditNetwork.is_blocked``)."""
         net, xs = self.net, self._xs
-        return tuple(
-            truth(all_paths(lambda n=n: net.is_blocked(xs, n))) for n in range(net.n_nodes)
-        )
+        return tuple(truth(all_paths(partial(net.is_blocked, xs, n))) for n in range(net.n_nodes))
 
     @cached_property
     def blocks_on(self) -> tuple[z3.BoolRef, ...]:
         """Per edge, "its sender is blocked on it" (``CreditNetwork.blocks_on``)."""
         net, xs = self.net, self._xs
-        return tuple(truth(all_paths(lambda e=e: net.blocks_on(xs, e))) for e in range(net.n_edges))
+        return tuple(truth(all_paths(partial(net.blocks_on, xs, e))) for e in range(net.n_edges))
 
     @cached_property
     def pending(self) -> z3.BoolRef:
         """Work left for a non-stalled process (``CreditNetwork.pending_work``)."""
         net, xs = self.net, self._xs
-        return truth(all_paths(lambda: net.pending_work(xs)))  # type: ignore[arg-type]
+        return truth(all_paths(lambda: net.pending_work(xs)))
 
     @cached_property
     def terminal(self) -> z3.BoolRef:
@@ -272,13 +281,20 @@ class NetworkEncoding:
     def conserved(self, edge: int) -> z3.BoolRef:
         """PROP-CONSERVATION of one edge: the model's ``edge_conserved`` on terms."""
         t = self.edge_terms[edge]
-        fields = [Sym(self.x[EDGE_FIELDS * edge + f]) for f in range(EDGE_FIELDS)]
-        return edge_conserved(  # type: ignore[return-value]
-            *fields,
-            Sym(t.initial),
-            Sym(t.more_after),
-            t.debits,  # type: ignore[arg-type]
-        ).expr
+        credit_from, credit_to, data, bumps, deferred = (
+            as_int(Sym(self.x[EDGE_FIELDS * edge + f])) for f in range(EDGE_FIELDS)
+        )
+        holds = edge_conserved(
+            credit_from,
+            credit_to,
+            data,
+            bumps,
+            deferred,
+            as_int(Sym(t.initial)),
+            as_int(Sym(t.more_after)),
+            t.debits,
+        )
+        return cast(SymBool, holds).expr
 
     def deferred_blocked(self, node: int) -> z3.BoolRef:
         """PROP-DEFERRED-BLOCKED at one node: it holds deferred grants only if blocked."""
@@ -299,7 +315,7 @@ class NetworkEncoding:
 
     def mailbox(self, node: int) -> z3.ArithRef:
         """Data waiting for ``node`` (``CreditNetwork.mailbox``)."""
-        return term(self.net.mailbox(self._xs, node))  # type: ignore[arg-type]
+        return term(self.net.mailbox(self._xs, node))
 
     @cached_property
     def path_counts(self) -> dict[int, dict[int, int]] | None:

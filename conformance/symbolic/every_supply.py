@@ -17,16 +17,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check import CheckOptions
-from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.check import (
+    CheckOptions,
+    check_graph,
+    prepare_graph,
+    summary,
+)
+from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress
+from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
     ProveReport,
     prove_graph,
+    supply_value,
 )
-from creditflow.conformance.symbolic.settle import SETTLE_LIMIT
+from creditflow.conformance.symbolic.settle import (
+    DEFAULT_SETTLE_SECONDS,
+    SETTLE_LIMIT,
+    settle_open_check,
+)
 from creditflow.model.network.graph import FlowGraph
 
 
@@ -119,3 +131,105 @@ def answer_summary(answer: SupplyAnswer) -> dict[str, Any]:
         "decided_by": {pid: v.method for pid, v in report.verdicts.items()},
         "step_bound": report.step_bound,
     }
+
+
+@dataclass(frozen=True)
+class CheckDecision:
+    """One ``check``: its summary (plain data, with SCOPE-JSON), the system and finding
+    of the counterexample to write (``None`` when nothing is violated)."""
+
+    report: dict[str, Any]
+    system: CheckedNetwork | None
+    primary: Finding | None
+
+
+def decide_check(
+    graph: FlowGraph,
+    options: CheckOptions,
+    every_supply: bool = True,
+    prove: bool = True,
+    prove_seconds: float = DEFAULT_SETTLE_SECONDS,
+    progress: Progress | None = None,
+) -> CheckDecision:
+    """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply), an
+    exploration of the supply asked otherwise (with EXP-SETTLE when its budget runs
+    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT)."""
+    answer = answer_every_supply(graph, options, prove_seconds) if every_supply and prove else None
+    if answer is not None and answer.decided:
+        report = answer_summary(answer)
+        cex = answer.counterexample
+        system, primary = (cex.system, cex.finding) if cex else (None, None)
+    else:
+        system, result = check_graph(graph, options, progress)
+        report = summary(system, result)
+        if prove and answer is None:
+            report = settle_open_check(report, graph, options, prove_seconds)
+        primary = result.primary()
+        cex = answer.counterexample if answer is not None else None
+        if primary is None and cex is not None and answer is not None:
+            # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
+            report = {**answer_summary(answer), "properties": report["properties"]}
+            report["properties"][cex.finding.property_id] = False
+            system, primary = cex.system, cex.finding
+    report = scoped(report, graph, options, every_supply, answer)
+    report["graph"] = report.get("graph") or graph.name
+    return CheckDecision(report, system, primary)
+
+
+def scoped(
+    report: dict[str, Any],
+    graph: FlowGraph,
+    options: CheckOptions,
+    every_supply: bool,
+    answer: SupplyAnswer | None,
+) -> dict[str, Any]:
+    """SCOPE-JSON and SCOPE-EXIT for ``check``'s summary: what was asked (``supply``:
+    ``"every"`` or the supply explored), what limits the answer (``explored_supply``,
+    ``max_states``), the claim in words, and exit 0 only when the claim asked for is
+    established."""
+    out = dict(report)
+    supplies = {n.name: n.publishes for n in prepare_graph(graph, options).nodes if n.source}
+    example = supply_value(supplies)
+    decided = answer is not None and answer.decided
+    scope: dict[str, Any] = {"supply": "every" if every_supply else example}
+    if not decided:
+        scope["explored_supply"] = example
+        if not out["complete"]:
+            scope["max_states"] = options.max_states
+    out["scope"] = scope
+    code = out["exit_code"]
+    asked = supply_words(scope["supply"])
+    if code in (exit_codes.DEADLOCK, exit_codes.VIOLATION):
+        cex = answer.counterexample if answer is not None else None
+        used = supply_value(cex.publishes) if cex is not None else example
+        claim = f"violated with {supply_words(used)}" + (
+            f": not for {asked}" if every_supply else ""
+        )
+    elif code == exit_codes.OK and every_supply and not decided and not out.get("settled"):
+        code = exit_codes.INCOMPLETE
+        claim = (
+            f"holds for {supply_words(example)} (every state explored); for every supply: "
+            "not established"
+        )
+    elif code == exit_codes.OK:
+        claim = f"holds for {asked}"
+    elif out["complete"] or out.get("stopped_at_deadlock"):
+        claim = f"not established for {asked}"
+    else:
+        claim = (
+            f"no counterexample within {out['states']:,} states "
+            f"({supply_words(example)}); not established for {asked}"
+        )
+    out["exit_code"] = code
+    out["claim"] = claim
+    return out
+
+
+def supply_words(supply: object) -> str:
+    """SCOPE-TEXT: ``every supply``, ``10 publishes per source`` or
+    ``400 publishes at reader``."""
+    if supply == "every":
+        return "every supply"
+    if isinstance(supply, dict):
+        return ", ".join(f"{v:,} publishes at {k}" for k, v in supply.items())
+    return f"{supply:,} publishes per source" if supply != 1 else "1 publish per source"

@@ -328,7 +328,7 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
             shortest, how = True, "every smaller supply explored"
             best = shorter or best
     system, finding = best
-    reads = ", ".join(f"{v} publishes at {k}" for k, v in run_reads(system).items())
+    reads = ", ".join(f"{v:,} publishes at {k}" for k, v in run_reads(system).items())
     finding.detail = (
         f"found by EXP-DIRECTED with {reads}; "
         + (
@@ -424,7 +424,7 @@ def _settle_by_search(
     termination = report.termination
     terminates = termination is not None and termination.proved
     max_steps = None
-    if terminates and not every:
+    if termination is not None and termination.proved and not every:
         bound = z3.simplify(z3.substitute(termination.initial_rank, *supply))
         max_steps = bound.as_long() if z3.is_int_value(bound) else None
     depth = options.depth
@@ -637,6 +637,7 @@ def _boundary(
     orbits = _edge_images(enc.graph)
     for edge, region in outside:
         image = next(((phi, done[src]) for src, phi in orbits.get(edge, []) if src in done), None)
+        witness: Witness | None
         if image is not None:
             witness = map_witness(image[1], image[0])
         else:
@@ -653,8 +654,8 @@ def _boundary(
                 ),
             )
             witness = bmc.witnesses.get(NO_DEADLOCK)
-            if witness is None:
-                continue
+        if witness is None:
+            continue
         done[edge] = witness
         system, finding = finding_from_witness(witness)
         found.append(Counterexample(system, finding, edge))
@@ -732,8 +733,8 @@ def prove_scope(report: ProveReport) -> dict[str, Any]:
     a bounded search limits the answer."""
     supplies = {n.name: n.publishes for n in report.graph.nodes if n.source}
     supply: Any = "every" if report.every_supply else supply_value(supplies)
-    bounded = report.bmc is not None and not report.bmc.complete
-    return {"supply": supply, "depth": report.bmc.searched if bounded else None}
+    bmc = report.bmc
+    return {"supply": supply, "depth": bmc.searched if bmc and not bmc.complete else None}
 
 
 def supply_value(supplies: dict[str, int]) -> int | dict[str, int]:

@@ -24,10 +24,10 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import z3
 
@@ -71,7 +71,6 @@ class Sym:
     """A symbolic integer: Python arithmetic and comparisons on it build Z3 terms."""
 
     __slots__ = ("expr",)
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, expr: z3.ArithRef) -> None:
         self.expr = expr
@@ -112,10 +111,11 @@ class Sym:
     def __gt__(self, other: Value) -> SymBool:
         return SymBool(self.expr > term(other))
 
-    def __eq__(self, other: object) -> SymBool:  # type: ignore[override]
+    # == and != build terms, as numpy's build arrays (and make Sym unhashable, like SymBool)
+    def __eq__(self, other: object) -> SymBool:  # type: ignore[override]  # a term, not a bool
         return SymBool(self.expr == term(other))
 
-    def __ne__(self, other: object) -> SymBool:  # type: ignore[override]
+    def __ne__(self, other: object) -> SymBool:  # type: ignore[override]  # a term, not a bool
         return SymBool(self.expr != term(other))
 
     def __bool__(self) -> bool:
@@ -129,11 +129,17 @@ class Sym:
         raise SymbolicUseError(f"a symbolic value {self.expr} used as an index or count")
 
 
+def as_int(value: Sym) -> int:
+    """A symbolic integer where the model's code expects an ``int``: that code runs
+    unchanged on it (Z3-ENCODING), which the type checker is told here, once."""
+    return cast(int, value)
+
+
 class SymBool:
     """A symbolic truth value; using it in a condition forks the run."""
 
     __slots__ = ("expr",)
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like Sym: a condition, not a key
 
     def __init__(self, expr: z3.BoolRef) -> None:
         self.expr = expr
@@ -203,7 +209,7 @@ def _decide(condition: z3.BoolRef) -> bool:
 
 
 @contextmanager
-def _running(explorer: _Explorer):  # type: ignore[no-untyped-def]
+def _running(explorer: _Explorer) -> Iterator[_Explorer]:
     _current.append(explorer)
     try:
         yield explorer

@@ -48,7 +48,7 @@ from creditflow.conformance.symbolic.prove import (
 )
 from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
-from creditflow.model.network.graph import FlowGraph, GraphError
+from creditflow.model.network.graph import EdgeSpec, FlowGraph, GraphError
 
 DEADLOCK_FREE, MAILBOX = "deadlock-free", "mailbox"
 #: The largest I the counterexample-guided loop considers by default.
@@ -91,8 +91,8 @@ class SynthesisResult:
     seconds: float = 0.0
 
 
-def _edge_name(e: object) -> str:
-    return f"{e.sender}->{e.receiver}"  # type: ignore[attr-defined]
+def _edge_name(e: EdgeSpec) -> str:
+    return f"{e.sender}->{e.receiver}"
 
 
 def _with_initials(graph: FlowGraph, initials: dict[str, int]) -> FlowGraph:

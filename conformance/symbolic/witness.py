@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
-from creditflow.conformance.explore.encoding import EDGE_FIELDS, CreditNetwork, Step
+from creditflow.conformance.explore.encoding import EDGE_FIELDS, CreditNetwork, State, Step
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.model.network.graph import FlowGraph
@@ -75,7 +76,7 @@ def finding_from_witness(
     """The explorer-style finding of a replayed witness: a deadlock's processes and, for a
     blocked-forever one, the continuation (EXP-LASSO); a state property's explanation."""
     system, run = replay_witness(witness, mailbox_bound)
-    end = run[-1][1]
+    end = cast(State, run[-1][1])  # a replayed network run
     finding = Finding(property_id=witness.property_id, kind=witness.kind, path=run)
     if witness.property_id == NO_DEADLOCK:
         finding.processes = witness.processes
@@ -107,9 +108,7 @@ def map_witness(witness: Witness, phi: Mapping[str, str]) -> Witness:
     net = CreditNetwork(graph)
     edge_of = {(e.sender, e.receiver): i for i, e in enumerate(graph.edges)}
     image = [edge_of[(phi[e.sender], phi[e.receiver])] for e in graph.edges]
-    specs = [None] * len(graph.edges)
-    for e, target in enumerate(image):
-        specs[target] = graph.edges[e].credit
+    specs = {target: graph.edges[e].credit for e, target in enumerate(image)}
     mapped = replace(
         graph,
         edges=tuple(replace(e, credit=specs[i]) for i, e in enumerate(graph.edges)),

@@ -7,10 +7,10 @@ import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from creditflow.conformance.explore.counterexamples import Finding, Run
-from creditflow.conformance.explore.encoding import Step
+from creditflow.conformance.explore.encoding import State, Step
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.graphs import graph_from_node_link, graph_to_node_link
 from creditflow.conformance.inputs.itf import (
@@ -61,11 +61,12 @@ def network_trace(
         state = system.initial()
         counted: Run = [(None, state)]
         for action, _ in run[1:]:
-            state = system.network.apply(state, action)  # type: ignore[arg-type]
+            assert action is not None  # only the first state has no action
+            state = system.network.apply(state, action)
             counted.append((action, state))
         run = counted
     states = run_states(system, run)
-    variables = [*system.render(run[0][1]).keys(), ACTION_VAR, PICKS_VAR]
+    variables = [*system.render(cast(State, run[0][1])).keys(), ACTION_VAR, PICKS_VAR]
     meta = {
         "source": source,
         "description": description
@@ -83,6 +84,32 @@ def network_trace(
         },
     }
     return trace_document(variables, states, meta, loop=finding.loop_start)
+
+
+#: TRACE-LIMIT: the longest run written as an ITF trace (a state per step: a million-step
+#: witness would be hundreds of megabytes of JSON); longer runs are printed compressed.
+TRACE_STEP_LIMIT = 100_000
+
+
+def trace_too_long(finding: Finding) -> str | None:
+    """TRACE-LIMIT: why ``finding`` is not written as a trace, or ``None``."""
+    steps = len(finding.path) - 1 + len(finding.continuation)
+    if steps <= TRACE_STEP_LIMIT:
+        return None
+    return f"{steps:,} steps, more than the ITF limit of {TRACE_STEP_LIMIT:,} (TRACE-LIMIT)"
+
+
+def action_runs(system: CheckedNetwork, finding: Finding) -> list[tuple[str, int]]:
+    """TRACE-LIMIT: the violating run as (step, repetitions), equal consecutive steps
+    merged, for a run too long to write."""
+    runs: list[tuple[int, int]] = []
+    for action, _ in finding.path[1:]:
+        assert action is not None
+        if runs and runs[-1][0] == action:
+            runs[-1] = (action, runs[-1][1] + 1)
+        else:
+            runs.append((action, 1))
+    return [(system.describe(action), times) for action, times in runs]
 
 
 def write_network_trace(

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 import networkx as nx
 
@@ -100,14 +101,14 @@ def deadlock_dot(
             f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, fillcolor={color}];"
         )
     for e, (s, r) in enumerate(net.edge_ends):
-        spec = system.graph.edges[e]
+        edge = system.graph.edges[e]
         f = state[EDGE_FIELDS * e : EDGE_FIELDS * (e + 1)]
         label = (
-            f"{spec.credit} credit {f[CREDIT_FROM]}\n"
+            f"{edge.credit} credit {f[CREDIT_FROM]}\n"
             f"data {f[DATA]}, grants {f[BUMPS]}, deferred {f[DEFERRED]}"
         )
         attrs = [f"label={_quote(label)}"]
-        if spec.credit.blocks and f[CREDIT_FROM] <= 0:
+        if edge.credit.blocks and f[CREDIT_FROM] <= 0:
             attrs.append("color=red, fontcolor=red")
         if (names[s], names[r]) in highlight:
             attrs.append("penwidth=3.5")
@@ -121,7 +122,8 @@ def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
     ``path`` (for a deadlock, the state where the victims become blocked forever, not
     the end of the lasso continuation), with every process blocked forever there
     marked."""
-    return deadlock_dot(system, finding.path[-1][1], finding.processes, title)
+    end = cast(State, finding.path[-1][1])  # a network run
+    return deadlock_dot(system, end, finding.processes, title)
 
 
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:

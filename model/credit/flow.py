@@ -9,12 +9,13 @@ process sent during the operation, in send order.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from creditflow.model.credit.spec import FLOW_STATE_WINDOW_MS, CreditSpec
 
-Peer = Hashable
+#: A peer process, by name (RabbitMQ keys by pid; every model here names its processes).
+Peer = str
 #: A ``bump_credit`` message as (recipient, amount) (CF-GRANT).
 Grant = tuple[Peer, int]
 
@@ -54,15 +55,15 @@ class ProcessCredit:
         self.blocked_at = blocked_at
         self._hash: int | None = None
 
-    def _with(self, **changes: object) -> ProcessCredit:
+    def _with(self, **changes: Any) -> ProcessCredit:
         """A copy with some fields changed (the others are shared: nothing mutates)."""
         get = changes.get
         return ProcessCredit(
-            get("credit_from", self.credit_from),  # type: ignore[arg-type]
-            get("credit_to", self.credit_to),  # type: ignore[arg-type]
-            get("blocked", self.blocked),  # type: ignore[arg-type]
-            get("deferred", self.deferred),  # type: ignore[arg-type]
-            get("blocked_at", self.blocked_at),  # type: ignore[arg-type]
+            get("credit_from", self.credit_from),
+            get("credit_to", self.credit_to),
+            get("blocked", self.blocked),
+            get("deferred", self.deferred),
+            get("blocked_at", self.blocked_at),
         )
 
     def __eq__(self, other: object) -> bool:

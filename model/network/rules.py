@@ -175,7 +175,7 @@ def _deliver_grants(
     """NET-FIFO: every ``bump_credit`` ``granter`` sent joins the end of its pair's FIFO."""
     grants = dict(state.grants)
     for peer, amount in emitted:
-        grants[(granter, peer)] = (*grants[(granter, peer)], amount)  # type: ignore[index]
+        grants[(granter, peer)] = (*grants[(granter, peer)], amount)
     return grants
 
 
@@ -191,7 +191,8 @@ def take(graph: FlowGraph, state: NetworkState, sender: str, receiver: str) -> N
     CF-DEFER) and then forwards it (NET-FORWARD)."""
     edge = _edge(graph, sender, receiver)
     data = _put(state.data, (sender, receiver), state.data[(sender, receiver)] - 1)
-    ps, emitted = state.processes[receiver], ()
+    ps = state.processes[receiver]
+    emitted: tuple[cf.Grant, ...] = ()
     for _ in range(edge.sends_per_message):
         ps, sent = cf.ack(ps, sender, edge.credit)
         emitted += sent

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from creditflow.model.credit import flow as cf
@@ -195,9 +195,11 @@ def _publish_beta(w: Work, m: Msg) -> Msg:
     return m2
 
 
-def _queue_merge(w: Work, seqs: list[int], q: deque, limit: int | None, pub) -> tuple:
+def _queue_merge(
+    w: Work, seqs: list[int], q: deque[Msg], limit: int | None, pub: Callable[[Work, Msg], Msg]
+) -> tuple[list[int], deque[Msg]]:
     """Merge requeued seq ids below ``limit`` into ``q`` by seq id (``queue_merge``)."""
-    front: deque = deque()
+    front: deque[Msg] = deque()
     i = 0
     while i < len(seqs) and (limit is None or seqs[i] < limit):
         seq = seqs[i]

@@ -30,6 +30,7 @@ def permitted_beta_count(w: Work) -> int | None:
     """
     if w.len == 0:
         return None
+    assert w.target is not None, "reduce_memory_use stops first on target infinity"
     segment = next_segment_boundary(w.profile, 0)
     if w.target == 0:
         return min(len(w.q3), segment)

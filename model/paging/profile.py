@@ -9,7 +9,7 @@ that differ between 3.10.8 (the default) and 3.5.5; every constant can also be o
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from creditflow.model.credit.spec import MSG_STORE_CREDIT_BY_VERSION, CreditSpec
 
@@ -35,7 +35,7 @@ class PagingProfile(NamedTuple):
     #: reschedule itself with ``bump_reduce_memory_use`` (PG-CONTINUE).
     self_bump: bool
 
-    def with_settings(self, **settings: object) -> PagingProfile:
+    def with_settings(self, **settings: Any) -> PagingProfile:
         """A copy with some constants replaced; unknown names raise ``ValueError``."""
         unknown = sorted(set(settings) - set(self._fields) - {"version"})
         if unknown:
@@ -43,8 +43,8 @@ class PagingProfile(NamedTuple):
         if "store_credit" in settings:
             value = settings["store_credit"]
             if not isinstance(value, CreditSpec):
-                settings["store_credit"] = CreditSpec(*value)  # type: ignore[misc]
-        return self._replace(**settings)  # type: ignore[arg-type]
+                settings["store_credit"] = CreditSpec(*value)
+        return self._replace(**settings)
 
     @property
     def cap(self) -> int:

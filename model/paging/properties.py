@@ -9,7 +9,7 @@ Hypothesis machine (``tests/test_paging_stateful.py``) call them after every ste
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from creditflow.model.network.properties import edge_conserved
 from creditflow.model.paging.profile import PagingProfile
@@ -128,7 +128,7 @@ def _msg(st: PagingState) -> str | None:
 
 
 def _kinds(st: PagingState) -> str | None:
-    def bad(msgs: Iterable[Msg], ok, what: str) -> str | None:
+    def bad(msgs: Iterable[Msg], ok: Callable[[Msg], bool], what: str) -> str | None:
         for m in msgs:
             if not ok(m):
                 return f"{what}: message {m.seq}"

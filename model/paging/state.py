@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.flow import ProcessCredit
@@ -257,7 +257,7 @@ class Work:
             disk_writes=self.disk_writes,
         )
 
-    def cut(self, op: str | None = None, **report: object) -> Report:
+    def cut(self, op: str | None = None, **report: Any) -> Report:
         """Close the report of one operation run on this Work (several can run on one
         Work, e.g. a batch of publishes) and start collecting the next."""
         done = Report(
@@ -265,13 +265,13 @@ class Work:
             writes=tuple(self.writes),
             passes=tuple(self.passes),
             grants=tuple(self.emitted),
-            **report,  # type: ignore[arg-type]
+            **report,
         )
         self.writes, self.passes, self.emitted = [], [], []
         self.reports.append(done)
         return done
 
-    def step(self, **report: object) -> Step:
+    def step(self, **report: Any) -> Step:
         """Freeze after a single operation: the new state and its report."""
         return Step(self.freeze(), self.cut(**report))
 
@@ -323,11 +323,11 @@ class Work:
 
     def expand_delta(self, m: Msg) -> None:
         """PG-EXPAND-DELTA (``expand_delta``): add a message to delta, widening its range."""
-        if not self.delta:
+        if not self.delta or self.delta_start is None or self.delta_end is None:
             self.delta_start, self.delta_end = m.seq, m.seq + 1
-        elif m.seq < self.delta_start:  # type: ignore[operator]
+        elif m.seq < self.delta_start:
             self.delta_start = m.seq
-        elif m.seq >= self.delta_end:  # type: ignore[operator]
+        elif m.seq >= self.delta_end:
             self.delta_end = m.seq + 1
         bisect.insort(self.delta, m)
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -35,11 +36,11 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def run(*args: str, cwd: Path, timeout: float = 60, **kw: object) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Path, timeout: float = 60, **kw: Any) -> subprocess.CompletedProcess:
     """Run ``creditflow ARGS`` as a real subprocess."""
     return subprocess.run(
         [*CF, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kw
-    )  # type: ignore[call-overload]
+    )
 
 
 def one_error_line(stderr: str) -> str:

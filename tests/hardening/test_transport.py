@@ -11,6 +11,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,8 +34,8 @@ from tests.hardening.helpers import (
 CORPUS_TRACE = ROOT / "conformance" / "corpus" / "credit_flow" / "cf13-disabled-0-0.itf.json"
 
 
-def _adapter(mode: str, timeout: float = 0.5, **kw: object) -> SubprocessAdapter:
-    return SubprocessAdapter([sys.executable, str(HOSTILE), mode], name=mode, timeout=timeout, **kw)  # type: ignore[arg-type]
+def _adapter(mode: str, timeout: float = 0.5, **kw: Any) -> SubprocessAdapter:
+    return SubprocessAdapter([sys.executable, str(HOSTILE), mode], name=mode, timeout=timeout, **kw)
 
 
 def _fail_on_first_op(mode: str, timeout: float = 0.5) -> tuple[AdapterFailure, float]:
