@@ -67,5 +67,5 @@ def command_factory(command: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[
     argv = shlex.split(command)
     if not argv:
         raise UnknownAdapter("--adapter-cmd is empty")
-    name = Path(argv[-1] if len(argv) > 1 and argv[0].startswith("python") else argv[0]).stem
-    return lambda: SubprocessAdapter(argv, name=name or "command", timeout=timeout)
+    # AD-HELLO: the adapter is labelled, and its traces named, by its hello name
+    return lambda: SubprocessAdapter(argv, timeout=timeout)

@@ -166,10 +166,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         session.drop()
 
 
+#: AD-CORPUS: traces seen while no adapter was chosen (the hint counts them).
+UNCOLLECTED = pytest.StashKey[int]()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if SESSION in parent.config.stash and file_path.name.endswith(SUFFIX):
+    if not file_path.name.endswith(SUFFIX):
+        return None
+    if SESSION in parent.config.stash:
         return TraceFile.from_parent(parent, path=file_path)
+    parent.config.stash[UNCOLLECTED] = parent.config.stash.get(UNCOLLECTED, 0) + 1
     return None
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    """AD-CORPUS: traces given without an adapter are not tests; say so, and how."""
+    seen = config.stash.get(UNCOLLECTED, 0)
+    if not seen:
+        return None
+    return (
+        f"creditflow: {seen} {SUFFIX} trace(s) not collected: no adapter chosen "
+        "(give --creditflow-adapter NAME or --creditflow-adapter-cmd CMD)"
+    )
 
 
 class TraceFile(pytest.File):

@@ -89,3 +89,32 @@ def actor_graphs(
             if draw(st.integers(0, 2)) == 0 or (j == i + 1 and draw(st.booleans())):
                 g.add_edge(names[i], names[j], events=draw(st.sampled_from([1, 1, 2])))
     return actor_graph_from_networkx(g)
+
+
+@st.composite
+def fault_graphs(
+    draw: st.DrawFn,
+    max_nodes: int = 4,
+    specs: st.SearchStrategy[CreditSpec] = small_specs,
+    max_publishes: int = 3,
+    acyclic: bool = False,
+    allow_stalled: bool = True,
+) -> FlowGraph:
+    """A small random process graph where at least one paired process may crash
+    (NET-FAULT-NODE), some DOWN handlers ignore the DOWN or take it early
+    (NET-DOWN-EARLY), and the crash bound varies."""
+    graph = draw(process_graphs(max_nodes, specs, max_publishes, acyclic, allow_stalled))
+    paired = {e.sender for e in graph.edges} | {e.receiver for e in graph.edges}
+    names = [n for n in graph.node_names if n in paired]
+    if not names:
+        return graph
+    crashing = set(draw(st.lists(st.sampled_from(names), min_size=1, max_size=2)))
+    g = graph.to_networkx()
+    for name in g.nodes:
+        if name in crashing:
+            g.nodes[name]["may_crash"] = True
+        if draw(st.integers(0, 3)) == 0:
+            g.nodes[name]["on_peer_down"] = draw(st.sampled_from(["ignore", "peer_down_early"]))
+    if draw(st.booleans()):
+        g.graph["max_crashes"] = draw(st.integers(0, len(crashing)))
+    return flow_graph_from_networkx(g)

@@ -20,6 +20,8 @@ from creditflow.model.alarms.properties import (
     AlarmProperties,
 )
 from creditflow.model.alarms.rules import (
+    ACTION_NAMES,
+    ACTION_SHIFT,
     BLOCKED,
     DISK,
     MEMORY,
@@ -315,7 +317,7 @@ def alarm_configs(draw):
         limit=draw(st.integers(0, 2)),
         max_used=draw(st.integers(1, 3)),
         initial_used=draw(st.integers(0, 1)),
-        watermarks=draw(st.sampled_from([(), (0, 3)])),
+        watermarks=draw(st.sampled_from([(), (0, 3), (1, 64, 100)])),
         disk=draw(st.booleans()),
         node_down=draw(st.booleans()),
         profile=draw(st.sampled_from(["3.10.8", "3.10.8", PROFILE_2008])),
@@ -347,6 +349,21 @@ class AlarmMachine(RuleBasedStateMachine):
     @rule()
     def idle(self):
         """Nothing happens (keeps runs going where nothing is enabled)."""
+
+    @precondition(lambda self: hasattr(self, "model"))
+    @invariant()
+    def one_action_guard_agrees_with_the_listing(self):
+        """AL-ACTIONS: ``is_enabled`` judges every action (every kind, every index in
+        range and one past it) exactly as ``enabled`` lists them."""
+        listed = set(self.model.enabled(self.state))
+        config = self.model.config
+        indices = max(len(config.connections), len(config.nodes) * max(1, len(config.watermarks)))
+        for kind in range(len(ACTION_NAMES)):
+            for index in range(indices + 1):
+                action = kind << ACTION_SHIFT | index
+                assert self.model.is_enabled(self.state, action) == (action in listed), (
+                    self.model.describe(action) if action in listed else action
+                )
 
     @precondition(lambda self: hasattr(self, "model"))
     @invariant()

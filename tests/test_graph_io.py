@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -131,3 +132,61 @@ def test_dot_through_graphviz(tmp_path):
     twice.write_text('digraph { a [source=true]; a -> b [credit="1,1"]; a -> b; }')
     with pytest.raises(GraphFileError, match="appears twice"):
         load_graph_file(twice)
+
+
+def _dot_graph(tmp_path, body: str):
+    path = tmp_path / "g.dot"
+    path.write_text('digraph g { credit="2,1"; a [source=true]; ' + body + " }")
+    return load_graph_file(path)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "subgraph s { } a -> b",
+        "subgraph cluster_x { subgraph cluster_y { subgraph z { } } a -> b } subgraph w { }",
+        'subgraph cluster_x { label="X"; bgcolor=grey; peripheries=2; a -> b }',
+        'subgraph cluster_x { "x-owner"=me; a } a -> b',
+        "a:e -> b:w",
+        "a:n:ne -> b:s [headport=w, tailclip=false, lhead=cluster_x]",
+    ],
+)
+def test_dot_subgraphs_and_presentation_are_no_processes(tmp_path, body):
+    """NET-DOT: subgraphs and clusters (empty, nested, inheriting the graph's credit)
+    are no processes; Graphviz's own attributes and ports are presentation."""
+    graph = _dot_graph(tmp_path, body)
+    assert [n.name for n in graph.nodes] == ["a", "b"]
+    assert [(e.sender, e.receiver, e.credit) for e in graph.edges] == [("a", "b", CreditSpec(2, 1))]
+
+
+def test_dot_model_attributes_go_on_nodes_and_edges_not_subgraphs(tmp_path):
+    """NET-DOT: ``edge [...]`` inside a subgraph sets its edges; a model attribute on the
+    subgraph itself sets nothing and is refused in one line naming it."""
+    graph = _dot_graph(tmp_path, 'subgraph cluster_x { edge [credit="3,1"]; a -> b } b -> c')
+    assert [e.credit for e in graph.edges] == [CreditSpec(3, 1), CreditSpec(2, 1)]
+    with pytest.raises(GraphFileError, match=r"subgraph 'cluster_x': attribute 'credit'") as e:
+        _dot_graph(tmp_path, 'subgraph cluster_x { credit="3,1"; a -> b }')
+    assert "\n" not in str(e.value)
+    with pytest.raises(GraphFileError, match=r"subgraph 's': attribute 'source'"):
+        _dot_graph(tmp_path, "subgraph s { source=true } a -> b")
+
+
+def test_dot_is_read_without_a_layout(tmp_path, monkeypatch):
+    """NET-DOT: Graphviz is asked for no layout (``-Knop``, every node placed), so a
+    large, dense graph — whose ``dot`` layout takes minutes — reads in linear time."""
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def recording_run(args, **kwargs):
+        calls.append(list(args))
+        return real_run(args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", recording_run)
+    rows = ['digraph g { credit="2,1"; n0 [source=true];']
+    rows += [f" n{i} -> n{(i * 7 + k) % 1500};" for i in range(1500) for k in (1, 2, 3)]
+    path = tmp_path / "dense.dot"
+    path.write_text("\n".join(rows) + "}\n")
+    graph = load_graph_file(path)
+    assert len(graph.nodes) == 1500 and len(graph.edges) == 4500
+    (command,) = calls
+    assert "-Knop" in command and "-Tdot_json" in command

@@ -114,6 +114,13 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
     help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
     "Default: beside the trace.",
 )
+@click.option(
+    "--max-crashes",
+    type=int,
+    metavar="N",
+    help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
+    "default: every may_crash process may crash).",
+)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
 @click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
 @click.option(
@@ -155,6 +162,7 @@ def check(
     as_json: bool,
     trace_out: Path | None,
     dot_out: Path | None,
+    max_crashes: int | None,
     no_symmetry: bool,
     no_reduction: bool,
     full_search: bool,
@@ -185,6 +193,7 @@ def check(
             publishes=publishes,
             all_check_blocked=all_check_blocked,
             mailbox_bound=mailbox_bound,
+            max_crashes=max_crashes,
             max_states=max_states,
             symmetry=not no_symmetry,
             reduce=not no_reduction,

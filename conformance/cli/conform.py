@@ -285,6 +285,11 @@ def _print_conform(
             f"  XPASS     {name}: passes, but the expectations list it; remove it "
             f"from {expectations}"
         )
+    for name, missing in result.known_not_run.items():
+        click.echo(
+            f"  NOT RUN   {name}: needs {', '.join(missing)}, which the implementation "
+            f"does not offer (AD-CAPABILITIES)"
+        )
     for p in result.phases:
         unit = "runs" if p.name == "explorer-runs" else "examples"
         click.echo(f"  {p.name:14} {p.examples:6,} {unit:8} {p.ops:9,} ops {p.seconds:7.2f} s")

@@ -62,6 +62,10 @@ def step_text(step: Step, publishes: tuple[int, int] | None = None) -> str:
         text = f"{step.node} takes from {step.peer}"
     elif step.action == "bump":
         text = f"{step.node} handles a grant of {step.grant} from {step.peer}"
+    elif step.action == "crash":
+        text = f"{step.node} crashes (NET-CRASH: its mailbox is lost)"
+    elif step.action == "down":
+        text = f"{step.node} handles the DOWN of {step.peer} (NET-DOWN)"
     else:
         text = f"{step.node} {step.action}".strip() + (f" ({step.peer})" if step.peer else "")
     if step.effects:

@@ -119,6 +119,52 @@ class KnownDivergence:
         return divergence.op.kind == self.op and {d.field for d in divergence.diffs} <= self.fields
 
 
+def minimal_context(adapter: Adapter, spec: CreditSpec, ops: list[Op]) -> Divergence | None:
+    """AD-EXPECTATIONS-CONFORM: the divergence of the last op of ``ops`` in the smallest
+    context in which that op still diverges (delta debugging of the ops before it, the
+    op itself kept); ``None`` if it no longer diverges there (a nondeterministic
+    implementation)."""
+    *before, last = ops
+
+    def diverges_at_last(candidate: list[Op]) -> int | None:
+        divergence, _ = check_trace(adapter, spec, [*candidate, last])
+        return len(candidate) if divergence and divergence.index == len(candidate) else None
+
+    if diverges_at_last([]) is not None:
+        context: list[Op] = []  # ddmin never tries the empty sequence
+    else:
+        try:
+            context = shrink_sequence(before, diverges_at_last)
+        except ValueError:
+            return None
+    divergence, _ = check_trace(adapter, spec, [*context, last])
+    return divergence
+
+
+def known_divergence(
+    known: list[KnownDivergence],
+    adapter: Adapter,
+    spec: CreditSpec,
+    ops: list[Op],
+    divergence: Divergence,
+) -> str | None:
+    """AD-EXPECTATIONS-CONFORM: the known divergence ``divergence`` (at op
+    ``divergence.index`` of ``ops``) is an instance of: one whose signature covers it,
+    or covers the same op's divergence in its minimal context — the same bug met in a
+    larger state (a late grant that is deferred rather than emitted) — else ``None``."""
+    if not known:
+        return None
+    for k in known:
+        if k.covers(divergence):
+            return k.name
+    minimal = minimal_context(adapter, spec, ops[: divergence.index + 1])
+    if minimal is not None:
+        for k in known:
+            if k.covers(minimal):
+                return k.name
+    return None
+
+
 @dataclass
 class PhaseReport:
     name: str
@@ -149,6 +195,9 @@ class ConformResult:
     expected_hits: dict[str, int] = field(default_factory=dict)
     #: Listed traces that no longer diverge (unexpected passes: exit 1).
     unexpected_passes: list[str] = field(default_factory=list)
+    #: AD-CAPABILITIES: listed traces not replayed, with the ops they need that the
+    #: implementation does not offer (neither pass nor fail).
+    known_not_run: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: ``hello``'s whole answer (AD-HELLO), for reports.
     info: dict[str, Any] = field(default_factory=dict)
     write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
@@ -320,15 +369,18 @@ class ExplorerRunFailure(Exception):
 
 
 def _polish(
-    adapter: Adapter, trace: ProcessTrace, report: PhaseReport
+    adapter: Adapter, trace: ProcessTrace, report: PhaseReport, result: ConformResult
 ) -> tuple[Divergence, ProcessTrace] | None:
     """Delta-debug Hypothesis's result further (it may have run out of time, and a
-    network run's projection holds ops a per-process trace does not need)."""
+    network run's projection holds ops a per-process trace does not need); a candidate
+    fails only with a divergence that is not a known one (AD-EXPECTATIONS-CONFORM)."""
 
     def fails(candidate: list[Op]) -> int | None:
         report.ops += len(candidate)
         d, _ = check_trace(adapter, trace.spec, candidate)
-        return None if d is None else d.index + 1
+        if d is None or known_divergence(result.known, adapter, trace.spec, candidate, d):
+            return None
+        return d.index + 1
 
     ops = list(trace.ops)
     if fails(ops) is None:
@@ -338,9 +390,10 @@ def _polish(
 
 
 def _shrink_run(
-    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport
+    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport, result: ConformResult
 ) -> tuple[str, Divergence, ProcessTrace]:
-    """Delta-debug a diverging explorer run down to a 1-minimal op sequence."""
+    """Delta-debug a diverging explorer run down to a 1-minimal op sequence whose
+    divergence is no known one (AD-EXPECTATIONS-CONFORM)."""
 
     def attempt(candidate: list[Op]) -> tuple[Divergence | None, ProcessTrace]:
         report.ops += len(candidate)
@@ -352,7 +405,13 @@ def _shrink_run(
 
     def fails(candidate: list[Op]) -> int | None:
         d, _ = attempt(candidate)
-        return None if d is None else d.index + 1
+        try:
+            if d is None or known_divergence(result.known, adapter, DEFAULT_SPEC, candidate, d):
+                return None
+        except AdapterFailure as exc:
+            trace = model_trace(DEFAULT_SPEC, candidate)
+            raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
+        return d.index + 1
 
     divergence, trace = attempt(shrink_sequence(ops, fails))
     assert divergence is not None
@@ -372,22 +431,18 @@ def _explorer_phase(
             raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
         if found is None:
             continue
-        known = _known_for(result, found)
+        try:
+            known = known_divergence(result.known, adapter, DEFAULT_SPEC, ops, found)
+        except AdapterFailure as exc:
+            raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
         if known is not None:
             result.expected_hits[known] = result.expected_hits.get(known, 0) + 1
             continue
-        return _shrink_run(adapter, label, ops, report)
+        return _shrink_run(adapter, label, ops, report, result)
     return None
 
 
 # -- known divergences (AD-EXPECTATIONS-CONFORM) ----------------------------------------
-
-
-def _known_for(result: ConformResult, divergence: Divergence) -> str | None:
-    for known in result.known:
-        if known.covers(divergence):
-            return known.name
-    return None
 
 
 def _find_trace(name: str, options: ConformOptions) -> Path | None:
@@ -413,7 +468,9 @@ def _find_trace(name: str, options: ConformOptions) -> Path | None:
 def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
     """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM): one that
     diverges gives a known divergence's signature; one that passes is an unexpected
-    pass. Raises :class:`ExpectationsError` for a trace that cannot be found or read."""
+    pass; one that needs an op the implementation does not offer is not sent
+    (AD-CAPABILITIES). Raises :class:`ExpectationsError` for a trace that cannot be found
+    or read."""
     if options.expectations is None:
         return
     for name, reason in options.expectations.known.items():
@@ -427,6 +484,10 @@ def known_divergences(adapter: Adapter, options: ConformOptions, result: Conform
             loaded = load_trace(path)
         except TraceFormatError as exc:
             raise ExpectationsError(str(exc)) from None
+        missing = tuple(sorted({op.kind for op in loaded.trace.ops} - set(adapter.supported_ops)))
+        if missing:
+            result.known_not_run[name] = missing
+            continue
         divergence, _ = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
         if divergence is None:
             result.unexpected_passes.append(name)
@@ -513,7 +574,11 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             adapter,
             shrink_seconds=options.shrink_seconds,
             offered=offered,
-            expected=(lambda d: _known_for(result, d)) if result.known else None,
+            expected=(
+                (lambda d, t: known_divergence(result.known, adapter, t.spec, list(t.ops), d))
+                if result.known
+                else None
+            ),
         )
         outcome, reproducible = _run_machine(factory, context, options, examples, machine_seed)
         report.examples, report.ops = context.examples, context.ops
@@ -536,7 +601,7 @@ def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult
             return
         result.divergence = outcome.divergence
         try:
-            polished = _polish(adapter, outcome.trace, report)
+            polished = _polish(adapter, outcome.trace, report, result)
         except AdapterFailure as exc:
             result.notes.append(f"the final shrink stopped: {exc}")
             polished = None

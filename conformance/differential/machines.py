@@ -124,8 +124,9 @@ class MachineContext:
     smallest: DivergenceFound | None = None
     #: The ops the implementation offers (AD-CAPABILITIES); the machines draw no other.
     offered: frozenset[str] = frozenset(OP_KINDS)
-    #: Names the known divergence a divergence is an instance of (AD-EXPECTATIONS-CONFORM).
-    expected: Callable[[Divergence], str | None] | None = None
+    #: Names the known divergence a divergence (in the run's trace so far) is an
+    #: instance of (AD-EXPECTATIONS-CONFORM).
+    expected: Callable[[Divergence, ProcessTrace], str | None] | None = None
     #: Known divergences met, by expectation name: how many examples ended in each.
     expected_hits: dict[str, int] = field(default_factory=dict)
     expected_examples: dict[str, ProcessTrace] = field(default_factory=dict)
@@ -174,7 +175,10 @@ class _Differential(RuleBasedStateMachine):
         except AdapterFailure as exc:
             raise AdapterAbort(exc, self.run.trace(), type(self).__name__) from None
         if found is not None and self.context.expected is not None:
-            name = self.context.expected(found)
+            try:
+                name = self.context.expected(found, self.run.trace())
+            except AdapterFailure as exc:
+                raise AdapterAbort(exc, self.run.trace(), type(self).__name__) from None
             if name is not None:
                 # AD-EXPECTATIONS-CONFORM: a known divergence ends the example (the two
                 # sides no longer agree on the state) without failing the run.

@@ -35,39 +35,59 @@ def _edge(graph: FlowGraph, sender: str, receiver: str) -> EdgeSpec:
     raise ValueError(f"{graph.name} has no edge {sender} -> {receiver}")
 
 
-def _forward_ops(graph: FlowGraph, node: str) -> list[Op]:
-    """NET-FORWARD: CF-SEND toward every successor, ``sends_per_message`` times each."""
+def _forward_ops(
+    graph: FlowGraph, node: str, handled: frozenset[tuple[str, str]] = frozenset()
+) -> list[Op]:
+    """NET-FORWARD: CF-SEND toward every successor, ``sends_per_message`` times each;
+    none toward a dead successor whose DOWN ``node`` has handled (NET-DEAD)."""
     return [
         Op("send", node, e.receiver, spec=e.credit)
         for e in graph.edges
-        if e.sender == node
+        if e.sender == node and (node, e.receiver) not in handled
         for _ in range(e.sends_per_message)
     ]
 
 
-def step_ops(graph: FlowGraph, step: Step) -> list[Op]:
+def step_ops(
+    graph: FlowGraph, step: Step, handled: frozenset[tuple[str, str]] = frozenset()
+) -> list[Op]:
     """TRACE-PROJECTION: the per-process ops of one network step, in execution order.
 
     ``read(n)``: NET-READ forwards (sends). ``take(n<-p)``: NET-TAKE acks ``p`` (CF-ACK,
     ``sends_per_message`` times), then forwards. ``bump(n<-p)``: NET-BUMP handles one
     grant of ``p``'s pair, whose amount is the pair's ``MoreCreditAfter`` (CF-BUMP).
+    ``crash(d)``: no op of a live process (NET-CRASH). ``down(n<-d)``: CF-PEER-DOWN of
+    ``d`` by ``n``, unless ``n``'s handler ignores the DOWN (NET-DOWN). ``handled``: the
+    ``(n, d)`` DOWNs handled before the step (NET-DEAD: no send toward ``d`` after).
     """
     if step.kind == "read":
-        return _forward_ops(graph, step.node)
+        return _forward_ops(graph, step.node, handled)
+    if step.kind == "crash":
+        return []
     assert step.peer is not None
     if step.kind == "take":
         edge = _edge(graph, step.peer, step.node)
         acks = [Op("ack", step.node, step.peer, spec=edge.credit)] * edge.sends_per_message
-        return acks + _forward_ops(graph, step.node)
+        return acks + _forward_ops(graph, step.node, handled)
     if step.kind == "bump":
         edge = _edge(graph, step.node, step.peer)
         return [Op("bump", step.node, step.peer, amount=edge.credit.more_after)]
+    if step.kind == "down":
+        if not graph.node(step.node).calls_peer_down:
+            return []
+        return [Op("peer_down", step.node, step.peer)]
     raise ValueError(f"unknown network step {step.kind!r}")
 
 
 def run_ops(graph: FlowGraph, steps: Iterable[Step]) -> list[Op]:
     """The ops of a whole run, and nothing else (no ``state`` queries)."""
-    return [op for step in steps for op in step_ops(graph, step)]
+    ops: list[Op] = []
+    handled: frozenset[tuple[str, str]] = frozenset()
+    for step in steps:
+        ops += step_ops(graph, step, handled)
+        if step.kind == "down":
+            handled |= {(step.node, str(step.peer))}
+    return ops
 
 
 class ProjectedProcesses:

@@ -82,6 +82,7 @@ def conform_json(result: ConformResult) -> dict[str, Any]:
             for k in result.known
         ],
         "unexpected_passes": list(result.unexpected_passes),
+        "expectations_not_run": {k: list(v) for k, v in result.known_not_run.items()},
     }
     if result.divergence is not None:
         d = result.divergence

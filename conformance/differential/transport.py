@@ -120,6 +120,8 @@ class JsonLinesProcess:
         self._selector = selectors.DefaultSelector()
         try:
             self.info = self._hello(start_timeout)
+            if name is None:
+                self.name = self.info["name"]  # AD-HELLO: named by what it says it is
             self._probe()
         except BaseException:
             self.close()

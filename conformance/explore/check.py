@@ -27,12 +27,14 @@ from creditflow.model.network.graph import FlowGraph
 
 @dataclass(frozen=True)
 class CheckOptions:
-    """What to check: overrides of the graph (``credit``, ``publishes``, NET-ALL-CHECK)
-    and how (budget, PROP-MAILBOX-BOUND, reductions)."""
+    """What to check: overrides of the graph (``credit``, ``publishes``, NET-ALL-CHECK,
+    NET-FAULT-BOUND) and how (budget, PROP-MAILBOX-BOUND, reductions)."""
 
     credit: CreditSpec | None = None
     publishes: int | None = None
     all_check_blocked: bool = False
+    #: NET-FAULT-BOUND: the most crashes per run (``None``: the graph's own bound)
+    max_crashes: int | None = None
     mailbox_bound: int | None = None
     max_states: int = DEFAULT_MAX_STATES
     symmetry: bool = True
@@ -49,6 +51,8 @@ def prepare_graph(graph: FlowGraph, options: CheckOptions) -> FlowGraph:
         graph = graph.with_publishes(options.publishes)
     if options.all_check_blocked:
         graph = graph.with_all_checking()
+    if options.max_crashes is not None:
+        graph = graph.with_max_crashes(options.max_crashes)
     return graph
 
 

@@ -316,7 +316,11 @@ class CompiledNetwork(CheckedNetwork):
         self, graph: FlowGraph, mailbox_bound: int | None = None, count_consumed: bool = True
     ) -> None:
         super().__init__(graph, mailbox_bound, count_consumed)
-        self.compiled = len(graph.nodes) + len(graph.edges) <= COMPILE_LIMIT
+        # EXP-FAULTS: a graph with faults runs the readable (interpreted) encoding, one
+        # state at a time (neither compiled nor vectorized)
+        self.compiled = (
+            len(graph.nodes) + len(graph.edges) <= COMPILE_LIMIT and not self.network.crashable
+        )
         if not self.compiled:
             self.source = ""
             self.lazy_enabled = self.network.enabled

@@ -12,7 +12,18 @@ that it is immutable, hashable and cheap to store by the million:
   ``count_consumed`` is set (the default, used by the Z3 encoding, the conformance
   machinery and the ITF traces). The explorer leaves the counters out (EXP-FINITE):
   no property needs them (PROP-NOTHING-LOST is a step property), and on a graph where
-  a cycle feeds a sink they grow forever.
+  a cycle feeds a sink they grow forever;
+* only on a graph with faults (NET-CRASH): per ``may_crash`` node 1 while it is alive;
+  per DOWN pair ``(p, d)`` (``d`` may crash, ``p`` has a pair with it) 1 once ``p`` has
+  handled ``d``'s DOWN (NET-DOWN), 2 once ``p`` has acked a message of ``d`` after it
+  (NET-DOWN-EARLY: the ack re-creates the entry CF-PEER-DOWN erased); the number of
+  crashes so far (NET-FAULT-BOUND); and, with ``count_consumed``, per ``may_crash`` node
+  the messages lost to its crash (NET-LOST-TO-CRASH).
+
+A dead process's own fields are reset to the CF defaults (``credit_from = I`` on its
+out-edges, ``credit_to = M`` and nothing deferred on its in-edges: its state is gone),
+and so are a live process's fields for a peer it called CF-PEER-DOWN for (the erased
+entries read as the defaults), which is what the readable rules' counts show.
 
 Messages of one pair are indistinguishable, so each FIFO is a count
 (NET-FIFO). Whether a process is blocked is not stored: with the send-only
@@ -35,11 +46,11 @@ CREDIT_FROM, CREDIT_TO, DATA, BUMPS, DEFERRED = range(5)
 EDGE_FIELDS = 5
 FIELD_NAMES = ("credit_from", "credit_to", "data", "bumps", "deferred")
 
-#: Action kinds; an action is ``kind << ACTION_SHIFT | index`` (node index for READ,
-#: edge index for TAKE and BUMP).
-READ, TAKE, BUMP = 0, 1, 2
+#: Action kinds; an action is ``kind << ACTION_SHIFT | index`` (node index for READ and
+#: CRASH, edge index for TAKE and BUMP, DOWN-pair index for DOWN).
+READ, TAKE, BUMP, CRASH, DOWN = 0, 1, 2, 3, 4
 ACTION_SHIFT = 20
-ACTION_NAMES = ("read", "take", "bump")
+ACTION_NAMES = ("read", "take", "bump", "crash", "down")
 
 State = tuple[int, ...]
 
@@ -70,7 +81,32 @@ class CreditNetwork:
         self.sink_nodes = tuple(i for i in range(self.n_nodes) if out_degree[i] == 0)
         counted = self.sink_nodes if count_consumed else ()
         self.delivered_slot = {n: base + j for j, n in enumerate(counted)}
-        self.size = base + len(counted)
+        base += len(counted)
+
+        # NET-FAULT-NODE, NET-FAULT-BOUND: the fault slots (none without may_crash nodes)
+        self.crash_bound = graph.crash_bound
+        self.crashable = (
+            tuple(i for i, n in enumerate(graph.nodes) if n.may_crash) if graph.has_faults else ()
+        )
+        self.alive_slot = {n: base + j for j, n in enumerate(self.crashable)}
+        base += len(self.crashable)
+        down_pairs: dict[tuple[int, int], None] = {}
+        for s, r in self.edge_ends:  # edge order: the sender's DOWN first, then the receiver's
+            if r in self.alive_slot:
+                down_pairs[(s, r)] = None
+            if s in self.alive_slot:
+                down_pairs[(r, s)] = None
+        #: NET-DOWN: (watcher, dead) pairs, in a fixed order
+        self.down_pairs = tuple(down_pairs)
+        self.handled_slot = {pair: base + j for j, pair in enumerate(self.down_pairs)}
+        base += len(self.down_pairs)
+        self.crash_count_slot = base if self.crashable else None
+        base += 1 if self.crashable else 0
+        lost = self.crashable if count_consumed else ()
+        self.lost_slot = {n: base + j for j, n in enumerate(lost)}
+        self.size = base + len(lost)
+        self.peer_down = tuple(n.calls_peer_down for n in graph.nodes)
+        self.down_overtakes = tuple(n.down_overtakes for n in graph.nodes)
 
         self.checks = tuple(n.checks_blocked for n in graph.nodes)
         self.stalled = tuple(n.stalled for n in graph.nodes)
@@ -89,10 +125,13 @@ class CreditNetwork:
         self.out_edges = tuple(map(tuple, out_edges))
         self.in_edges = tuple(map(tuple, in_edges))
         #: Every action of the graph, in the fixed order of :meth:`enabled`.
+        self.edge_of = {ends: e for e, ends in enumerate(self.edge_ends)}
         self.actions = (
             tuple(READ << ACTION_SHIFT | n for n in self.source_nodes)
             + tuple(TAKE << ACTION_SHIFT | e for e in range(n_edges))
             + tuple(BUMP << ACTION_SHIFT | e for e in range(n_edges))
+            + tuple(CRASH << ACTION_SHIFT | n for n in self.crashable)
+            + tuple(DOWN << ACTION_SHIFT | k for k in range(len(self.down_pairs)))
         )
 
     @cached_property
@@ -113,6 +152,8 @@ class CreditNetwork:
             state[EDGE_FIELDS * i + CREDIT_TO] = e.credit.more_after
         for n, slot in self.remaining_slot.items():
             state[slot] = self.graph.nodes[n].publishes
+        for slot in self.alive_slot.values():
+            state[slot] = 1
         return tuple(state)
 
     def field(self, state: State, edge: int, field: int) -> int:
@@ -132,7 +173,8 @@ class CreditNetwork:
         return tuple(self.edge_ends[e][1] for e in self.out_edges[node] if self.blocks_on(state, e))
 
     def blocked_mask(self, state: State) -> int:
-        """Bit ``n`` set iff node ``n`` is blocked."""
+        """Bit ``n`` set iff node ``n`` is blocked (a dead node never is: its fields are
+        reset by NET-CRASH, PROP-FAULT-BLOCKED)."""
         mask = 0
         for node, slots in enumerate(self.blocking_slots):
             for slot in slots:
@@ -140,6 +182,20 @@ class CreditNetwork:
                     mask |= 1 << node
                     break
         return mask
+
+    def alive(self, state: Sequence[int], node: int) -> bool:
+        """NET-CRASH: ``node`` has not died (a node that may not crash is always alive)."""
+        slot = self.alive_slot.get(node)
+        return slot is None or state[slot] == 1
+
+    def quiet(self, state: State) -> bool:
+        """PROP-RECOVERY: no crash is possible any more (every ``may_crash`` node dead, or
+        the bound reached)."""
+        if self.crash_count_slot is None:
+            return True
+        return state[self.crash_count_slot] >= self.crash_bound or not any(
+            state[slot] for slot in self.alive_slot.values()
+        )
 
     def remaining(self, state: State, node: int) -> int:
         slot = self.remaining_slot.get(node)
@@ -157,7 +213,7 @@ class CreditNetwork:
         """Work that a non-stalled process still has to do: unread publishes or waiting
         messages (NET-DEADLOCK's "nothing can move while work is pending")."""
         for node in range(self.n_nodes):
-            if self.stalled[node]:
+            if self.stalled[node] or not self.alive(state, node):
                 continue
             if self.remaining(state, node) or self.mailbox(state, node):
                 return True
@@ -171,7 +227,7 @@ class CreditNetwork:
         for e, (s, r) in enumerate(self.edge_ends):
             base = EDGE_FIELDS * e
             pairs[(names[s], names[r])] = tuple(state[base + f] for f in range(EDGE_FIELDS))
-        return {
+        found: dict[str, dict[Any, Any]] = {
             "pairs": pairs,
             "blockers": {
                 names[n]: tuple(sorted(names[b] for b in self.blockers(state, n)))
@@ -180,25 +236,72 @@ class CreditNetwork:
             "supply": {names[n]: state[slot] for n, slot in self.remaining_slot.items()},
             "consumed": {names[n]: state[slot] for n, slot in self.delivered_slot.items()},
         }
+        if self.crashable:
+            assert self.crash_count_slot is not None
+            found["faults"] = {
+                "dead": tuple(names[n] for n in self.crashable if not self.alive(state, n)),
+                "handled": tuple(
+                    (names[p], names[d])
+                    for (p, d), slot in self.handled_slot.items()
+                    if state[slot]
+                ),
+                # PROP-FAULT-FORGET: live watchers that hold no entry for the dead peer
+                "forgotten": tuple(
+                    (names[p], names[d])
+                    for (p, d), slot in self.handled_slot.items()
+                    if state[slot] == 1 and self.peer_down[p] and self.alive(state, p)
+                ),
+                "crashes": state[self.crash_count_slot],
+                "lost": {names[n]: state[slot] for n, slot in self.lost_slot.items()},
+            }
+        return found
 
     # -- actions ------------------------------------------------------------------------
 
     def _can_work(self, state: State, node: int) -> bool:
         """NET-STALLED, NET-CHECKS-BLOCKED: may ``node`` take data or read a publish?"""
-        if self.stalled[node]:
+        if self.stalled[node] or not self.alive(state, node):
             return False
         return not (self.checks[node] and self.is_blocked(state, node))
 
     def is_enabled(self, state: State, action: int) -> bool:
         """The guard of one action: NET-READ (supply left), NET-TAKE (a message waiting),
-        NET-BUMP (a grant waiting, the sender not stalled)."""
+        NET-BUMP (a grant waiting, the sender not stalled), NET-CRASH (alive, bound not
+        reached), NET-DOWN (the peer dead, everything it sent taken)."""
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         if kind == READ:
             return state[self.remaining_slot[index]] > 0 and self._can_work(state, index)
         if kind == TAKE:
             receiver = self.edge_ends[index][1]
             return state[EDGE_FIELDS * index + DATA] > 0 and self._can_work(state, receiver)
-        return state[EDGE_FIELDS * index + BUMPS] > 0 and not self.stalled[self.edge_ends[index][0]]
+        if kind == BUMP:
+            sender = self.edge_ends[index][0]
+            return (
+                state[EDGE_FIELDS * index + BUMPS] > 0
+                and not self.stalled[sender]
+                and self.alive(state, sender)
+            )
+        if kind == CRASH:
+            assert self.crash_count_slot is not None
+            return (
+                state[self.alive_slot[index]] == 1
+                and state[self.crash_count_slot] < self.crash_bound
+            )
+        return self._down_enabled(state, index)
+
+    def _down_enabled(self, state: State, pair: int) -> bool:
+        """NET-DOWN: ``d`` dead, ``p`` alive, not stalled, not yet told, and every message
+        ``d`` sent ``p`` (data ``d -> p``, grants on ``p -> d``) taken (signal order)."""
+        p, d = self.down_pairs[pair]
+        if self.alive(state, d) or not self.alive(state, p) or self.stalled[p]:
+            return False
+        if state[self.handled_slot[(p, d)]]:
+            return False
+        into = self.edge_of.get((d, p))
+        if into is not None and state[EDGE_FIELDS * into + DATA] and not self.down_overtakes[p]:
+            return False  # NET-DOWN-EARLY: that DOWN may come before the data
+        out = self.edge_of.get((p, d))
+        return out is None or not state[EDGE_FIELDS * out + BUMPS]
 
     def enabled(self, state: State) -> Iterator[int]:
         """The actions enabled in ``state``, in a fixed order (:attr:`actions`)."""
@@ -209,6 +312,16 @@ class CreditNetwork:
         node on the 1 -> 0 transition) and append one message to each pair's FIFO."""
         for e in self.out_edges[node]:
             base = EDGE_FIELDS * e
+            receiver = self.edge_ends[e][1]
+            if receiver in self.alive_slot and not s[self.alive_slot[receiver]]:
+                # NET-DEAD: before the DOWN, CF-SEND and the message is dropped; after it,
+                # routing no longer reaches the dead receiver; either way it is lost
+                if not s[self.handled_slot[(node, receiver)]]:
+                    s[base + CREDIT_FROM] -= self.debits[e]
+                lost = self.lost_slot.get(receiver)
+                if lost is not None:
+                    s[lost] += 1  # NET-LOST-TO-CRASH
+                continue
             s[base + CREDIT_FROM] -= self.debits[e]
             s[base + DATA] += 1
         slot = self.delivered_slot.get(node)
@@ -232,11 +345,17 @@ class CreditNetwork:
             base = EDGE_FIELDS * index
             s[base + DATA] -= 1
             blocked = self.is_blocked(state, receiver)
+            stale = self.handled_slot.get((receiver, sender))
+            if stale is not None and s[stale]:
+                s[stale] = 2  # NET-DOWN-EARLY: the ack re-creates the forgotten entry
             for _ in range(self.debits[index]):
                 left = s[base + CREDIT_TO]
                 if left == 1:
                     s[base + CREDIT_TO] = self.more_after[index]
-                    s[base + (DEFERRED if blocked else BUMPS)] += 1
+                    if blocked:
+                        s[base + DEFERRED] += 1
+                    elif self.alive(state, sender):  # NET-DEAD: else dropped, sender dead
+                        s[base + BUMPS] += 1
                 else:
                     s[base + CREDIT_TO] = left - 1
             self._forward(s, receiver)
@@ -250,13 +369,62 @@ class CreditNetwork:
             credit = s[base + CREDIT_FROM]
             s[base + CREDIT_FROM] = credit + self.more_after[index]
             if credit <= 0 < credit + self.more_after[index] and not self.is_blocked(s, sender):
-                for g in self.in_edges[sender]:
-                    gb = EDGE_FIELDS * g
-                    s[gb + BUMPS] += s[gb + DEFERRED]
-                    s[gb + DEFERRED] = 0
+                self._flush(s, sender)
+        elif kind == CRASH:
+            self._crash(s, index)
+        elif kind == DOWN:
+            self._down(s, index)
         else:
             raise ValueError(f"unknown action {action}")
         return tuple(s)
+
+    def _flush(self, s: list[int], node: int) -> None:
+        """CF-FLUSH: every grant ``node`` deferred goes into its FIFO; one for a dead
+        process goes into the void (NET-DEAD)."""
+        for g in self.in_edges[node]:
+            gb = EDGE_FIELDS * g
+            if self.alive(s, self.edge_ends[g][0]):
+                s[gb + BUMPS] += s[gb + DEFERRED]
+            s[gb + DEFERRED] = 0
+
+    def _crash(self, s: list[int], node: int) -> None:
+        """NET-CRASH: ``node`` dies; its mailbox is lost to the crash (NET-LOST-TO-CRASH),
+        grants in flight to it are gone, its own CF state with them; what it sent stays."""
+        assert self.crash_count_slot is not None
+        s[self.alive_slot[node]] = 0
+        s[self.crash_count_slot] += 1
+        lost = self.lost_slot.get(node)
+        for e in self.in_edges[node]:
+            base = EDGE_FIELDS * e
+            if lost is not None:
+                s[lost] += s[base + DATA]
+            s[base + DATA] = 0
+            s[base + DEFERRED] = 0
+            s[base + CREDIT_TO] = self.more_after[e]
+        for e in self.out_edges[node]:
+            base = EDGE_FIELDS * e
+            s[base + BUMPS] = 0
+            s[base + CREDIT_FROM] = self.initial_credit[e]
+        for (watcher, _), slot in self.handled_slot.items():
+            if watcher == node and s[slot]:
+                s[slot] = 1  # its re-created entries (NET-DOWN-EARLY) died with it
+
+    def _down(self, s: list[int], pair: int) -> None:
+        """NET-DOWN: ``p`` handles ``d``'s DOWN; with ``on_peer_down = "peer_down"`` it
+        calls CF-PEER-DOWN (both entries for ``d`` erased, one unblock, flushed once no
+        blocker is left)."""
+        p, d = self.down_pairs[pair]
+        s[self.handled_slot[(p, d)]] = 1
+        if not self.peer_down[p]:
+            return
+        out = self.edge_of.get((p, d))
+        if out is not None:
+            s[EDGE_FIELDS * out + CREDIT_FROM] = self.initial_credit[out]
+        into = self.edge_of.get((d, p))
+        if into is not None:
+            s[EDGE_FIELDS * into + CREDIT_TO] = self.more_after[into]
+        if not self.is_blocked(s, p):
+            self._flush(s, p)
 
     def successors(self, state: State) -> list[tuple[int, State]]:
         """Every (action, next state) pair of ``state``."""
@@ -269,6 +437,11 @@ class CreditNetwork:
         names = self.graph.node_names
         if kind == READ:
             return Step("read", names[index])
+        if kind == CRASH:
+            return Step("crash", names[index])
+        if kind == DOWN:
+            p, d = self.down_pairs[index]
+            return Step("down", names[p], names[d])
         sender, receiver = self.edge_ends[index]
         if kind == TAKE:
             return Step("take", names[receiver], names[sender])
@@ -285,6 +458,14 @@ class CreditNetwork:
             return TAKE << ACTION_SHIFT | self.edge_index[(cast(str, step.peer), step.node)]
         if step.kind == "bump":
             return BUMP << ACTION_SHIFT | self.edge_index[(step.node, cast(str, step.peer))]
+        if step.kind == "crash":
+            node = self.node_index[step.node]
+            if node not in self.alive_slot:
+                raise ValueError(f"{step.node} may not crash")
+            return CRASH << ACTION_SHIFT | node
+        if step.kind == "down":
+            pair = (self.node_index[step.node], self.node_index[cast(str, step.peer)])
+            return DOWN << ACTION_SHIFT | self.down_pairs.index(pair)
         raise ValueError(f"unknown step kind {step.kind!r}")
 
     def describe(self, action: int) -> str:

@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 
 #: PROP-NO-DEADLOCK's id (decided by the explorer rather than by a state predicate).
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
+#: PROP-RECOVERY's id: decided with PROP-NO-DEADLOCK for a model that lists it in its
+#: ``property_ids`` and says which states are ``quiet`` (no further fault possible)
+RECOVERY = "PROP-RECOVERY"
 #: Default state budget of one exploration.
 DEFAULT_MAX_STATES = 5_000_000
 
@@ -230,6 +233,10 @@ def explore(
         exact_depths=not safe,
         max_states=max_states,
     )
+    if stuck_found and RECOVERY in property_ids:
+        recovery = _recovery_finding(system, graph, symmetry)
+        if recovery is not None:
+            findings[RECOVERY] = recovery
     if NO_DEADLOCK not in findings and seen is not None and seen.candidate is not None:
         # budget exhausted, but the reduced search had proved a deadlock (EXP-CERTIFICATE
         # or a terminal state): report it, without the shortest guarantee
@@ -240,6 +247,20 @@ def explore(
         finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
         findings[NO_DEADLOCK] = finding
     return result(graph, search.complete, bool(safe), findings)
+
+
+def _recovery_finding(
+    system: TransitionSystem, graph: StateGraph, symmetry: Symmetry | None
+) -> Finding | None:
+    """PROP-RECOVERY: the first quiet state (breadth-first, so shortest) in which some
+    process is blocked forever, as a finding; ``None`` if there is none."""
+    quiet = system.quiet  # type: ignore[attr-defined]
+    for i, mask in enumerate(graph.stuck):
+        if mask and quiet(graph.states[i]):
+            finding = deadlock_finding(system, graph, i, "blocked-forever", mask, symmetry)
+            finding.property_id = RECOVERY
+            return finding
+    return None
 
 
 def _stuck(

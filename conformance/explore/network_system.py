@@ -23,6 +23,8 @@ from creditflow.conformance.explore.encoding import (
 from creditflow.conformance.explore.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
+    FAULT_PROPERTIES,
+    FORGOTTEN,
     STATE_PROPERTIES,
     MessageMoves,
     NetworkProperties,
@@ -41,18 +43,25 @@ class CheckedNetwork:
         self.network = CreditNetwork(graph, count_consumed=count_consumed)
         self.properties = NetworkProperties(self.network, mailbox_bound)
         self.process_names = graph.node_names
-        self.property_ids = STATE_PROPERTIES
         net = self.network
+        #: PROP-FAULT-FORGET and PROP-RECOVERY only on graphs with faults
+        self.property_ids = FAULT_PROPERTIES if net.crashable else STATE_PROPERTIES
         self.initial = net.initial
         self.successors = net.successors
         self.describe = net.describe
         self.blocked_mask = net.blocked_mask
         self.pending_work = net.pending_work
         self.violations = self.properties.violations
+        #: PROP-RECOVERY: no further crash possible
+        self.quiet = net.quiet
         self.safe_actions = self._safe_actions(mailbox_bound)
         #: EXP-CERTIFICATE: processes certainly blocked forever in a state (EXP-ONLINE)
         self.certificate = StuckCertificate(self.network)
         self.stuck_certificate = self.certificate.mask
+        if net.crashable:
+            # EXP-FAULTS: a crash still possible may release a process the certificate
+            # names (its blocker dies, CF-PEER-DOWN), so it certifies nothing here
+            self.stuck_certificate = _nobody
         if not count_consumed:
             #: PROP-NOTHING-LOST on every explored step (EXP-FINITE), for any graph
             self.moves = MessageMoves(self.network)
@@ -70,6 +79,8 @@ class CheckedNetwork:
           credit, so it can only unblock, and with no deferred grants it flushes nothing.
         """
         net = self.network
+        if net.crashable:
+            return frozenset()  # EXP-FAULTS: a crash disables a sink's take
         safe = set()
         for e, (sender, receiver) in enumerate(net.edge_ends):
             spec = self.graph.edges[e]
@@ -109,6 +120,11 @@ class CheckedNetwork:
             return "credit not conserved on " + "; ".join(bad)
         if property_id == DEFERRED_IMPLIES_BLOCKED:
             return "grants deferred by a process that is not blocked"
+        if property_id == FORGOTTEN:
+            return (
+                "a live process keeps credit for a dead peer whose DOWN it handled "
+                "(no CF-PEER-DOWN, or an ack after it)"
+            )
         return property_id
 
     def render(self, state: State) -> Mapping[str, Any]:
@@ -137,8 +153,32 @@ class CheckedNetwork:
             },
             "publishes_left": {names[n]: net.remaining(state, n) for n in net.source_nodes},
             **consumed,
+            **self._render_faults(state),
         }
+
+    def _render_faults(self, state: State) -> dict[str, Any]:
+        """NET-CRASH, NET-DOWN, NET-LOST-TO-CRASH variables of a graph with faults."""
+        net = self.network
+        if not net.crashable:
+            return {}
+        names = self.process_names
+        assert net.crash_count_slot is not None
+        found: dict[str, Any] = {
+            "dead": frozenset(names[n] for n in net.crashable if not net.alive(state, n)),
+            "down_handled": frozenset(
+                (names[p], names[d]) for (p, d), slot in net.handled_slot.items() if state[slot]
+            ),
+            "crashes": state[net.crash_count_slot],
+        }
+        if net.lost_slot:
+            found["lost_to_crash"] = {names[n]: state[slot] for n, slot in net.lost_slot.items()}
+        return found
 
     def action_record(self, action: int) -> tuple[str, Mapping[str, Any]]:
         step = self.network.decode(action)
         return step.kind, {"node": step.node, "peer": step.peer}
+
+
+def _nobody(state: State) -> int:
+    """A certificate that names no process."""
+    return 0

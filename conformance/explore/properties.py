@@ -6,11 +6,12 @@ it over the reachable state graph (see :mod:`creditflow.conformance.explore.dead
 
 from __future__ import annotations
 
-from operator import itemgetter, sub
+from operator import itemgetter
 
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMPS,
+    CRASH,
     CREDIT_FROM,
     CREDIT_TO,
     DATA,
@@ -24,10 +25,13 @@ from creditflow.conformance.explore.encoding import (
 from creditflow.model.network.properties import (
     CONSERVATION,
     DEFERRED_IMPLIES_BLOCKED,
+    FAULT_PROPERTIES,
+    FORGOTTEN,
     IN_FLIGHT_BOUND,
     MAILBOX_BOUND,
     NO_DEADLOCK,
     NOTHING_LOST,
+    RECOVERY,
     STATE_PROPERTIES,
     edge_conserved,
     paths_to_sinks,
@@ -40,6 +44,9 @@ __all__ = [
     "MAILBOX_BOUND",
     "NOTHING_LOST",
     "NO_DEADLOCK",
+    "FAULT_PROPERTIES",
+    "FORGOTTEN",
+    "RECOVERY",
     "STATE_PROPERTIES",
     "MessageMoves",
     "NetworkProperties",
@@ -90,6 +97,8 @@ class NetworkProperties:
                 )
             )
         self._edges = tuple(edges)
+        #: PROP-FAULT-LIVE-PAIRS: on a graph with faults, per edge its two ends
+        self._ends = net.edge_ends if net.crashable else None
         self.lost_terms = self._nothing_lost_terms()
 
     def _nothing_lost_terms(self) -> tuple | None:
@@ -115,6 +124,10 @@ class NetworkProperties:
                 for n in net.source_nodes
                 if paths.get(n)
             )
+            # PROP-FAULT-LOST: a message lost to d's crash would have gone on from d
+            data_weights += tuple(
+                (slot, paths[d]) for d, slot in net.lost_slot.items() if paths.get(d)
+            )
             terms.append((net.delivered_slot[sink], data_weights, source_weights))
         return tuple(terms)
 
@@ -125,7 +138,11 @@ class NetworkProperties:
     def violations(self, s: State) -> tuple[str, ...]:
         """The ids of the state properties that ``s`` violates (empty if none)."""
         found: list[str] = []
-        for base, initial, more_after, debits, checked_bound in self._edges:
+        net = self.network
+        ends = self._ends
+        for e, (base, initial, more_after, debits, checked_bound) in enumerate(self._edges):
+            if ends is not None and not (net.alive(s, ends[e][0]) and net.alive(s, ends[e][1])):
+                continue  # PROP-FAULT-LIVE-PAIRS
             if (
                 CONSERVATION not in found
                 and s[base + CREDIT_FROM]
@@ -141,10 +158,11 @@ class NetworkProperties:
                 and (debits * s[base + DATA] > checked_bound or s[base + CREDIT_FROM] < 1 - debits)
             ):
                 found.append(IN_FLIGHT_BOUND)
-        net = self.network
         for node in range(net.n_nodes):
-            if any(s[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node]) and not (
-                net.is_blocked(s, node)
+            if (
+                any(s[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node])
+                and not net.is_blocked(s, node)
+                and net.alive(s, node)
             ):
                 found.append(DEFERRED_IMPLIES_BLOCKED)
                 break
@@ -153,6 +171,11 @@ class NetworkProperties:
                 if net.mailbox(s, node) > self.mailbox_bound:
                     found.append(MAILBOX_BOUND)
                     break
+        # PROP-FAULT-FORGET: a live process handled a DOWN without CF-PEER-DOWN
+        forgotten = ends is not None and any(
+            (s[slot] == 2 or (s[slot] and not net.peer_down[p])) and net.alive(s, p)
+            for (p, _), slot in net.handled_slot.items()
+        )
         if self.lost_terms is not None:
             for delivered_slot, data_weights, source_weights in self.lost_terms:
                 in_system = s[delivered_slot] + sum(s[slot] * w for slot, w in data_weights)
@@ -160,6 +183,8 @@ class NetworkProperties:
                 if in_system != published:
                     found.append(NOTHING_LOST)
                     break
+        if forgotten:
+            found.append(FORGOTTEN)
         return tuple(found)
 
 
@@ -173,6 +198,9 @@ class MessageMoves:
 
     The expected movement is derived from the graph alone, not from the rule code, and
     compared with the difference of the two states' message counts (FIFOs and supplies).
+    On a graph with faults (PROP-FAULT-LOST) it also depends on who is dead before the
+    step: a copy toward a dead receiver is lost to its crash (no FIFO gains it), a
+    NET-CRASH of ``d`` empties exactly ``d``'s FIFOs, a NET-DOWN moves nothing.
     """
 
     def __init__(self, network: CreditNetwork) -> None:
@@ -184,34 +212,66 @@ class MessageMoves:
         position = {slot: i for i, slot in enumerate(slots)}
         # a tuple even for a single slot: itemgetter of one index returns a scalar
         self._get = itemgetter(*slots, *slots[:1]) if slots else (lambda state: ())
-        moves: dict[int, tuple[int, ...]] = {}
+        # IN-WORK: each action's change is kept sparse — the few slots it moves, as
+        # (position, amount) — so the table is linear in the actions and their
+        # out-edges, not actions × slots (20,000 edges once needed gigabytes).
+        moves: dict[int, tuple[tuple[int, int], ...]] = {}
         for action in net.actions:
             kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
-            delta = [0] * (len(slots) + 1 if slots else 0)
+            delta: dict[int, int] = {}
             if kind == READ:
-                delta[position[net.remaining_slot[index]]] -= 1
+                taken = position[net.remaining_slot[index]]
+                delta[taken] = delta.get(taken, 0) - 1
                 taker = index
             elif kind == TAKE:
-                delta[position[EDGE_FIELDS * index + DATA]] -= 1
+                taken = position[EDGE_FIELDS * index + DATA]
+                delta[taken] = delta.get(taken, 0) - 1
                 taker = net.edge_ends[index][1]
             else:
                 taker = None
             if taker is not None:
                 for e in net.out_edges[taker]:
-                    delta[position[EDGE_FIELDS * e + DATA]] += 1
-            if slots:
-                delta[-1] = delta[0]  # the repeated first slot
-            moves[action] = tuple(delta)
+                    put = position[EDGE_FIELDS * e + DATA]
+                    delta[put] = delta.get(put, 0) + 1
+            moves[action] = tuple(sorted((i, d) for i, d in delta.items() if d))
         self._moves = moves
+        self.network = net
+        self._position = position
+
+    def _expected_after(self, before: State, action: int) -> tuple[int, ...]:
+        """The message slots after the step (as ``_get`` reads them): the graph's own
+        movement, and on a graph with faults (PROP-FAULT-LOST) a copy toward a dead
+        receiver lost to its crash and a NET-CRASH emptying the dead process's FIFOs."""
+        expected = list(self._get(before))
+        for i, d in self._moves[action]:
+            expected[i] += d
+        net = self.network
+        if net.crashable:
+            position = self._position
+            kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+            if kind == CRASH:
+                for e in net.in_edges[index]:
+                    expected[position[EDGE_FIELDS * e + DATA]] -= before[EDGE_FIELDS * e + DATA]
+            elif kind in (READ, TAKE):
+                taker = index if kind == READ else net.edge_ends[index][1]
+                for e in net.out_edges[taker]:
+                    if not net.alive(before, net.edge_ends[e][1]):
+                        expected[position[EDGE_FIELDS * e + DATA]] -= 1
+        if expected:
+            expected[-1] = expected[0]  # the repeated first slot
+        return tuple(expected)
 
     def change(self, action: int) -> tuple[int, ...]:
         """The change of each of :attr:`slots` that ``action`` must make."""
-        return self._moves[action][: len(self.slots)]
+        dense = [0] * len(self.slots)
+        for i, d in self._moves[action]:
+            dense[i] = d
+        return tuple(dense)
 
     def violations(self, before: State, action: int, after: State) -> tuple[str, ...]:
         """``(NOTHING_LOST,)`` if the step ``before -action-> after`` does not move
         messages as PROP-NOTHING-LOST says, else ``()``."""
         get = self._get
-        if tuple(map(sub, get(after), get(before))) == self._moves[action]:
+        if self._expected_after(before, action) == get(after):
             return ()
         return (NOTHING_LOST,)

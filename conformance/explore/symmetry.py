@@ -90,6 +90,8 @@ def network_symmetry(network: CreditNetwork, limit: int = MAX_AUTOMORPHISMS) -> 
     :data:`SYMMETRY_LIMIT` (IN-WORK)."""
     if network.n_nodes + network.n_edges > SYMMETRY_LIMIT:
         return None
+    if network.crashable:
+        return None  # EXP-FAULTS: not argued for the fault slots; explored unreduced
     g = nx.DiGraph()
     graph = network.graph
     for i, n in enumerate(graph.nodes):

@@ -25,8 +25,6 @@ from typing import Any
 from creditflow.conformance.inputs.reading import InputError, load_json
 from creditflow.model.alarms.properties import AlarmProperties
 from creditflow.model.alarms.rules import (
-    ACTION_SHIFT,
-    BROKER,
     DISK,
     MEMORY,
     PROFILE_3_10,
@@ -37,8 +35,10 @@ from creditflow.model.alarms.rules import (
     AlarmState,
     ConnectionSpec,
     Notice,
+    Outcome,
     alarm_bit,
     reported_state,
+    watermark_alarm,
 )
 
 #: The ops of a timeline step and their fields (with defaults; ``None``: required).
@@ -53,6 +53,15 @@ STEP_FIELDS: dict[str, dict[str, Any]] = {
 CONNECTION_FIELDS = {"name", "node", "capability", "empty_body", "complies"}
 TOP_FIELDS = {"name", "description", "profile", "nodes", "limit", "connections", "steps"}
 SOURCES = {"memory": MEMORY, "disk": DISK}
+
+#: IN-LIMITS: the most nodes, connections and steps of a timeline, the largest ``count``
+#: of a step and of all its publishes together, the largest ``limit`` or watermark
+#: ``value``. A run's work is linear in these (AL-SETTLE, AL-ACTIONS, AL-TIMELINE).
+MAX_NODES = 1_000
+MAX_CONNECTIONS = 1_000
+MAX_STEPS = 10_000
+MAX_PUBLISHES = 1_000_000
+MAX_MEMORY = 10**15
 
 
 class TimelineError(InputError):
@@ -98,9 +107,12 @@ def _fail(source: str, message: str) -> TimelineError:
     return TimelineError(f"{source}: {message}")
 
 
-def _int(source: str, where: str, value: Any, least: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise _fail(source, f"{where} must be an integer >= {least}, got {value!r}")
+def _int(source: str, where: str, value: Any, least: int, most: int) -> int:
+    """An integer in ``[least, most]`` (IN-LIMITS)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= most:
+        raise _fail(
+            source, f"{where} must be an integer in [{least}, {most:,}] (IN-LIMITS), got {value!r}"
+        )
     return value
 
 
@@ -134,8 +146,10 @@ def _step(
             value = _str(source, f"{where} ({op}) source", value, list(SOURCES))
             if value == "disk" and profile != PROFILE_3_10:
                 raise _fail(source, f"{where} ({op}): the {profile} profile has no disk alarms")
-        elif name in ("count", "value"):
-            value = _int(source, f"{where} ({op}) {name}", value, 1 if name == "count" else 0)
+        elif name == "count":
+            value = _int(source, f"{where} ({op}) count", value, 1, MAX_PUBLISHES)
+        elif name == "value":
+            value = _int(source, f"{where} ({op}) value", value, 0, MAX_MEMORY)
         params[name] = value
     return TimelineStep(op, params)
 
@@ -151,11 +165,15 @@ def parse_timeline(data: Any, source: str) -> Timeline:
     nodes = data.get("nodes", ["rabbit@n1"])
     if not isinstance(nodes, list) or not nodes or len(set(map(str, nodes))) != len(nodes):
         raise _fail(source, "nodes must be a non-empty list of distinct names")
+    if len(nodes) > MAX_NODES:
+        raise _fail(source, f"more than {MAX_NODES:,} nodes (IN-LIMITS)")
     nodes = [_str(source, "a node", n) for n in nodes]
-    limit = _int(source, "limit", data.get("limit", 1), 0)
+    limit = _int(source, "limit", data.get("limit", 1), 0, MAX_MEMORY)
     raw_conns = data.get("connections")
     if not isinstance(raw_conns, list) or not raw_conns:
         raise _fail(source, "connections must be a non-empty list of objects with a name")
+    if len(raw_conns) > MAX_CONNECTIONS:
+        raise _fail(source, f"more than {MAX_CONNECTIONS:,} connections (IN-LIMITS)")
     names: list[str] = []
     for i, c in enumerate(raw_conns, 1):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or c["name"] in names:
@@ -167,7 +185,14 @@ def parse_timeline(data: Any, source: str) -> Timeline:
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
         raise _fail(source, "steps must be a non-empty list")
+    if len(raw_steps) > MAX_STEPS:
+        raise _fail(source, f"more than {MAX_STEPS:,} steps (IN-LIMITS)")
     steps = tuple(_step(source, i, s, nodes, names, profile) for i, s in enumerate(raw_steps, 1))
+    published = sum(s.params["count"] for s in steps if s.op == "publish")
+    if published > MAX_PUBLISHES:
+        raise _fail(
+            source, f"{published:,} publishes in all, more than {MAX_PUBLISHES:,} (IN-LIMITS)"
+        )
     specs = []
     for c in raw_conns:
         node = _str(source, f"connection {c['name']} node", c.get("node", nodes[0]), nodes)
@@ -204,6 +229,7 @@ def parse_timeline(data: Any, source: str) -> Timeline:
         max_used=max_used,
         disk=disk,
         node_down=any(s.op == "node_down" for s in steps),
+        # AL-ACTIONS: the values are configured; an action names one by its position
         watermarks=tuple(sorted({s.params["value"] for s in steps if s.op == "watermark"})),
         profile=profile,
         name=str(data.get("name", Path(source).stem)),
@@ -279,28 +305,34 @@ class _Runner:
 
     def act(self, action: int, result: TimelineResult, check_enabled: bool = True) -> None:
         model = self.model
-        if check_enabled and action not in set(model.enabled(self.state)):
+        if check_enabled and not model.is_enabled(self.state, action):
             raise TimelineStuck(
                 f"{self.timeline.source}: step {result.index} ({result.step.describe()}): "
                 f"{model.describe(action)} is not possible in the model here"
             )
-        outcome = model.apply(self.state, action)
-        result.violations += [
-            v
-            for v in self.props.step_violations(self.state, action, outcome)
-            if v not in result.violations
-        ]
+        self.record(model.apply(self.state, action), action, result)
+
+    def record(self, outcome: Outcome, action: int | None, result: TimelineResult) -> None:
+        """Take ``outcome`` (of ``action``; ``None``: a memory move, which no step
+        property judges) and note its frames and violations."""
+        if action is not None:
+            result.violations += [
+                v
+                for v in self.props.step_violations(self.state, action, outcome)
+                if v not in result.violations
+            ]
         result.notices.extend(outcome.notices)
         self.state = outcome.state
 
     def settle(self, result: TimelineResult) -> None:
-        """The broker's own steps (reading frames, delivering) until none is enabled."""
-        for _ in range(100_000):
-            internal = [a for a in self.model.enabled(self.state) if a >> ACTION_SHIFT in BROKER]
-            if not internal:
+        """The broker's own steps (reading frames, delivering) until none is enabled;
+        they end within the state's work bound (AL-SETTLE)."""
+        for _ in range(self.model.broker_work(self.state) + 1):
+            action = next(self.model.broker_enabled(self.state), None)
+            if action is None:
                 return
-            self.act(internal[0], result)
-        raise RuntimeError("internal steps did not settle")
+            self.act(action, result, check_enabled=False)
+        raise AssertionError("AL-SETTLE: broker steps outlasted their bound")
 
 
 def run_timeline(timeline: Timeline) -> Iterator[TimelineResult]:
@@ -314,12 +346,10 @@ def run_timeline(timeline: Timeline) -> Iterator[TimelineResult]:
             if kind == "_memory":
                 n = nodes.index(target)
                 on = step.op == "alarm"
-                while (runner.state.used[n] > runner.state.limit[n]) != on:
-                    runner.act(
-                        model.encode("mem_up" if on else "mem_down", target),
-                        result,
-                        check_enabled=False,
-                    )
+                limit = runner.state.limit[n]
+                if watermark_alarm(runner.state.used[n], limit) != on:
+                    # AL-MEMORY: just above the watermark, or down to it, in one move
+                    runner.record(model.mem_to(runner.state, n, limit + on), None, result)
                 if bool(runner.state.alarms & alarm_bit(n, MEMORY)) != on:
                     runner.act(model.encode("tick", target), result)
             else:

@@ -88,47 +88,58 @@ def networkx_from_node_link(data: object, where: str = "graph") -> nx.DiGraph:
     return g
 
 
-#: Graphviz presentation attributes a DOT file may carry; they mean nothing to the model.
+#: NET-DOT: every attribute Graphviz itself defines (graphs, clusters, nodes, edges) is
+#: presentation — layout, drawing, ports — and means nothing to the model.
 _DOT_PRESENTATION = frozenset(
-    {
-        "shape",
-        "color",
-        "fillcolor",
-        "style",
-        "fontname",
-        "fontsize",
-        "fontcolor",
-        "penwidth",
-        "width",
-        "height",
-        "pos",
-        "rankdir",
-        "labelloc",
-        "xlabel",
-        "tooltip",
-        "URL",
-        "arrowhead",
-        "arrowtail",
-        "dir",
-        "weight",
-        "constraint",
-        "rank",
-        "bb",
-        "splines",
-        "nodesep",
-        "ranksep",
-        "label",
-    }
+    """
+    _background area arrowhead arrowsize arrowtail bb beautify bgcolor center charset class
+    cluster clusterrank color colorscheme comment compound concentrate constraint Damping
+    decorate defaultdist dim dimen dir diredgeconstraints distortion dpi edgehref edgetarget
+    edgetooltip edgeURL epsilon esep fillcolor fixedsize fontcolor fontname fontnames
+    fontpath fontsize forcelabels gradientangle group head_lp headclip headhref headlabel
+    headport headtarget headtooltip headURL height href id image imagepath imagepos
+    imagescale inputscale K label label_scheme labelangle labeldistance labelfloat
+    labelfontcolor labelfontname labelfontsize labelhref labeljust labelloc labeltarget
+    labeltooltip labelURL landscape layer layerlistsep layers layerselect layersep layout
+    len levels levelsgap lhead lheight linelength lp ltail lwidth margin maxiter mclimit
+    mindist minlen mode model newrank nodesep nojustify normalize notranslate nslimit
+    nslimit1 oneblock ordering orientation outputorder overlap overlap_scaling
+    overlap_shrink pack packmode pad page pagedir pencolor penwidth peripheries pin pos
+    quadtree quantum radius rank rankdir ranksep ratio rects regular remincross
+    repulsiveforce resolution root rotate rotation samehead sametail samplepoints scale
+    searchsize sep shape shapefile showboxes sides size skew smoothing sortv splines start
+    style stylesheet tail_lp tailclip tailhref taillabel tailport tailtarget tailtooltip
+    tailURL target TBbalance tooltip truecolor URL vertices viewport voro_margin weight
+    width xdotversion xlabel xlp z
+    """.split()  # noqa: SIM905 — Graphviz's attribute table, as a paragraph
 )
 
 
 _DOT_STRUCTURE = frozenset(
-    {"_gvid", "name", "tail", "head", "directed", "strict", "objects", "edges"}
+    {
+        "_gvid",
+        "_subgraph_cnt",
+        "name",
+        "tail",
+        "head",
+        "directed",
+        "strict",
+        "objects",
+        "edges",
+        "nodes",
+        "subgraphs",
+    }
 )
+
+#: NET-DOT: how Graphviz is asked to read a file: ``nop`` (no layout, whatever the size;
+#: every node given a position so that ``nop`` has none to compute) into ``dot_json``.
+_DOT_COMMAND = ("-Knop", "-Npos=0,0", "-Tdot_json")
 
 
 def _dot(path: Path) -> nx.DiGraph:
-    """NET-FILE (DOT) / IN-READ: one ``digraph`` per file, read by Graphviz."""
+    """NET-FILE (DOT) / IN-READ / NET-DOT: one ``digraph`` per file, read by Graphviz
+    without a layout; subgraphs and clusters are no processes, presentation (Graphviz's
+    own attributes, ports) is ignored."""
     text = read_text(path)
     if not text.strip():
         raise GraphError("empty file (expected one digraph)")
@@ -137,7 +148,7 @@ def _dot(path: Path) -> nx.DiGraph:
         raise GraphError("reading DOT needs Graphviz's dot program (apt-get install graphviz)")
     try:
         done = subprocess.run(
-            [dot, "-Tdot_json"], input=text, capture_output=True, text=True, timeout=60
+            [dot, *_DOT_COMMAND], input=text, capture_output=True, text=True, timeout=60
         )
     except subprocess.TimeoutExpired:
         raise GraphError("Graphviz took more than 60 s to read it") from None
@@ -172,11 +183,24 @@ def _dot(path: Path) -> nx.DiGraph:
     g.graph.update(attrs(data))
     if data.get("name") and not data["name"].startswith("%"):
         g.graph["name"] = data["name"]
-    for obj in data.get("objects", []):
-        if "nodes" in obj or "subgraphs" in obj:
-            continue  # a subgraph/cluster: its nodes are listed on their own
+    # dot_json lists every subgraph (nested ones too) first, then the nodes.
+    subgraphs = data.get("_subgraph_cnt", 0)
+    objects = data.get("objects", [])
+    for obj in objects[:subgraphs]:
+        # A subgraph inherits the graph's attributes; one of its own that the model
+        # would read belongs on its nodes or edges (node [...], edge [...]).
+        own = {
+            k: v for k, v in attrs(obj).items() if g.graph.get(k) != v and not k.startswith("x-")
+        }
+        if own:
+            raise GraphError(
+                f"subgraph {obj.get('name')!r}: attribute {next(iter(own))!r} means nothing "
+                "on a subgraph, which is no process; set it with node [...] or edge [...] "
+                "inside it (NET-DOT)"
+            )
+    for obj in objects[subgraphs:]:
         g.add_node(obj["name"], **attrs(obj))
-    by_id = {obj["_gvid"]: obj["name"] for obj in data.get("objects", []) if "name" in obj}
+    by_id = {obj["_gvid"]: obj["name"] for obj in objects if "name" in obj}
     for edge in data.get("edges", []):
         g.add_edge(by_id[edge["tail"]], by_id[edge["head"]], **attrs(edge))
     return g

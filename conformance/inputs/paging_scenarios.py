@@ -385,10 +385,10 @@ def apply_step(
     reports: list[Report] = []
     delivered: list[int] = []
     if step.op == "publish" and p.get("sizes") is not None:
-        for size in step.message_sizes():  # PG-SIZES: one message at a time
-            done = paging.basic_publish(cfg, st, size, p["persistent"], p["props_bytes"])
-            st = done.state
-            reports += done.reports
+        done = paging.basic_publish_sizes(  # PG-SIZES: one message per size, in order
+            cfg, st, step.message_sizes(), p["persistent"], p["props_bytes"]
+        )
+        st, reports = done.state, list(done.reports)
     elif step.op == "publish":
         done = paging.basic_publish(
             cfg, st, p["size"], p["persistent"], p["props_bytes"], count=p["count"]

@@ -153,7 +153,10 @@ def decide_check(
 ) -> CheckDecision:
     """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply), an
     exploration of the supply asked otherwise (with EXP-SETTLE when its budget runs
-    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT)."""
+    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is not
+    encoded in Z3 (Z3-FAULTS): its question is the supply explored."""
+    if every_supply and prepare_graph(graph, options).has_faults:
+        every_supply = False
     answer = answer_every_supply(graph, options, prove_seconds) if every_supply and prove else None
     if answer is not None and answer.decided:
         report = answer_summary(answer)

@@ -55,7 +55,7 @@ from creditflow.conformance.symbolic.invariants import (
 from creditflow.conformance.symbolic.step_bound import step_bound
 from creditflow.conformance.symbolic.witness import Witness, finding_from_witness, map_witness
 from creditflow.model.credit.spec import CreditSpec
-from creditflow.model.network.graph import FlowGraph
+from creditflow.model.network.graph import FlowGraph, GraphError
 
 #: BMC depth when none is given and the graph has cycles (or its runs are longer).
 DEFAULT_DEPTH = 24
@@ -218,8 +218,21 @@ def exit_code(report: ProveReport) -> int:
     return exit_codes.OK
 
 
+def refuse_faults(graph: FlowGraph, command: str) -> None:
+    """Z3-FAULTS: the Z3 encoding has no crash or DOWN; a graph on which a crash is
+    possible is refused with one line (:class:`GraphError`, exit 2)."""
+    if graph.has_faults:
+        raise GraphError(
+            f"{command}: graph {graph.name!r} has faults (may_crash on "
+            f"{graph.crashable[0].name!r}), which the Z3 encoding does not take (Z3-FAULTS); "
+            "explore it with 'creditflow check'"
+        )
+
+
 def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> ProveReport:
-    """Prove or refute every PROP-* property of ``graph`` (after the overrides)."""
+    """Prove or refute every PROP-* property of ``graph`` (after the overrides); a graph
+    with faults is refused (Z3-FAULTS)."""
+    refuse_faults(graph, "prove")
     started = time.perf_counter()
     graph = prepare_graph(
         graph,

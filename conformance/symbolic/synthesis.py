@@ -45,6 +45,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveOptions,
     ProveReport,
     prove_graph,
+    refuse_faults,
 )
 from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
@@ -106,8 +107,10 @@ def _with_initials(graph: FlowGraph, initials: dict[str, int]) -> FlowGraph:
 
 
 def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions()) -> SynthesisResult:
-    """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides).
-    A graph without edges has no credit to choose: :class:`GraphError` (Z3-SYNTH-EDGES)."""
+    """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides); a
+    graph with faults is refused (Z3-FAULTS), and so is a graph without edges, which has
+    no credit to choose (:class:`GraphError`, Z3-SYNTH-EDGES)."""
+    refuse_faults(graph, "synth")
     if not graph.edges:
         raise GraphError(f"{graph.name}: no edges, so no credit to synthesise (Z3-SYNTH-EDGES)")
     started = time.perf_counter()

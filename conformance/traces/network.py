@@ -135,7 +135,7 @@ class TraceReplayError(ValueError):
 def _step(values: Mapping[str, Any], i: int) -> Step:
     picks = values.get(PICKS_VAR)
     kind = values.get(ACTION_VAR)
-    if not isinstance(picks, Mapping) or kind not in ("read", "take", "bump"):
+    if not isinstance(picks, Mapping) or kind not in ("read", "take", "bump", "crash", "down"):
         raise TraceReplayError(f"states[{i}]: unknown action {kind!r}")
 
     def pick(name: str) -> str | None:

@@ -62,7 +62,9 @@ def deadlock_dot(
     """DOT text of ``state`` (EXP-PICTURE): every process blocked forever in it
     (``stuck``) red, those blocked forever first (``first``, at the first violating
     state) labelled so, other blocked ones orange, stalled grey; blocked edges red; the
-    wait-for cycle or chain thick."""
+    wait-for cycle or chain thick. On a graph with faults (NET-CRASH) a dead process is
+    drawn black and dashed, labelled DEAD with what died with it (NET-LOST-TO-CRASH),
+    a live one that may still crash says so, and the pairs of a dead one are dashed."""
     net = system.network
     names = system.process_names
     first = set(first)
@@ -96,9 +98,17 @@ def deadlock_dot(
             label += "\nBLOCKED FOREVER"
         elif blocked:
             label += "\nblocked"
+        extra = ""
+        if not net.alive(state, n):
+            lost = net.lost_slot.get(n)
+            label += "\nDEAD (crashed)" + (f", lost {state[lost]}" if lost is not None else "")
+            color, extra = "black", ', fontcolor=white, style="filled,dashed"'
+        elif n in net.alive_slot:
+            label += "\nmay crash"
         shape = "box" if spec.source else "ellipse"
         lines.append(
-            f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, fillcolor={color}];"
+            f"  {_quote(spec.name)} [label={_quote(label)}, shape={shape}, "
+            f"fillcolor={color}{extra}];"
         )
     for e, (s, r) in enumerate(net.edge_ends):
         edge = system.graph.edges[e]
@@ -112,6 +122,8 @@ def deadlock_dot(
             attrs.append("color=red, fontcolor=red")
         if (names[s], names[r]) in highlight:
             attrs.append("penwidth=3.5")
+        if not (net.alive(state, s) and net.alive(state, r)):
+            attrs.append("style=dashed")
         lines.append(f"  {_quote(names[s])} -> {_quote(names[r])} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

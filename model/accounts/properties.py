@@ -9,7 +9,7 @@ actor graph alone (:func:`overshoot_bounds`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -91,14 +91,40 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
     potential: dict[tuple[int, int], int] = {}
     fanout: dict[tuple[int, int], int] = {}
 
-    def p(x: int, h: int) -> int:
-        key = (x, hop_key(h))
-        if key not in potential:
-            if not model.forwards(h) or not model.out[x]:
-                potential[key] = 1
+    def successors(x: int, h: int) -> list[tuple[int, int]]:
+        """The positions an event handled at ``(x, h)`` sends to (none past max_hops)."""
+        return [(y, h + 1) for y, _ in model.out[x]] if model.forwards(h) else []
+
+    def memoised(
+        table: dict[tuple[int, int], int], x: int, h: int, value: Callable[[int, int], int]
+    ) -> int:
+        """``table[(x, hop_key(h))]``, computed successors first with an explicit stack:
+        no recursion, however long the chain or large max_hops (IN-WORK)."""
+        stack = [(x, h, False)]
+        while stack:
+            y, g, ready = stack.pop()
+            key = (y, hop_key(g))
+            if key in table:
+                continue
+            pending = [(z, k) for z, k in successors(y, g) if (z, hop_key(k)) not in table]
+            if ready or not pending:
+                table[key] = value(y, g)
             else:
-                potential[key] = max(1, sum(e * p(y, h + 1) for y, e in model.out[x]))
-        return potential[key]
+                stack.append((y, g, True))
+                stack.extend((z, k, False) for z, k in pending)
+        return table[(x, hop_key(h))]
+
+    def p(x: int, h: int) -> int:
+        return memoised(
+            potential,
+            x,
+            h,
+            lambda y, g: (
+                max(1, sum(e * potential[(z, hop_key(g + 1))] for z, e in model.out[y]))
+                if successors(y, g)
+                else 1
+            ),
+        )
 
     def send_potential(x: int, h: int) -> int:
         """What handling one event at ``(x, h)`` adds to the weight: ``sum e * P``."""
@@ -108,14 +134,16 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
 
     def transitive(x: int, h: int) -> int:
         """Events one event at ``(x, h)`` eventually causes (the notes' transitive fan-out)."""
-        key = (x, hop_key(h))
-        if key not in fanout:
-            fanout[key] = (
-                0
-                if not model.forwards(h)
-                else sum(e * (1 + transitive(y, h + 1)) for y, e in model.out[x])
-            )
-        return fanout[key]
+        return memoised(
+            fanout,
+            x,
+            h,
+            lambda y, g: (
+                sum(e * (1 + fanout[(z, hop_key(g + 1))]) for z, e in model.out[y])
+                if model.forwards(g)
+                else 0
+            ),
+        )
 
     out: list[OvershootBound] = []
     timers = [x for x, t in enumerate(model.timer) if t > 0]

@@ -97,7 +97,9 @@ class AlarmProperties:
         for n in range(m.n_nodes):
             before_on = bool(state.alarms & alarm_bit(n, MEMORY))
             after_on = bool(after.alarms & alarm_bit(n, MEMORY))
-            checked = (kind == TICK and index == n) or (kind == SET_WATERMARK and index // 64 == n)
+            checked = (kind == TICK and index == n) or (
+                kind == SET_WATERMARK and m.watermark_target(index)[0] == n
+            )
             if checked:
                 # AL-WATERMARK: at a check the alarm is exactly used > limit
                 if after_on != watermark_alarm(after.used[n], after.limit[n]):

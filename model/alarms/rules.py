@@ -32,7 +32,8 @@ RUNNING, BLOCKED = 0, 1
 NO_NOTICE, GOT_BLOCKED, GOT_UNBLOCKED = 0, 1, 2
 
 #: Action kinds; an action is ``kind << ACTION_SHIFT | index`` (a node or a connection;
-#: SET_WATERMARK: ``node * 64 + value``).
+#: SET_WATERMARK: ``node * len(watermarks) + k`` for the k-th value of
+#: ``AlarmConfig.watermarks`` — never the value itself, so any value is one action, AL-ACTIONS).
 (
     MEM_UP,
     MEM_DOWN,
@@ -47,6 +48,8 @@ NO_NOTICE, GOT_BLOCKED, GOT_UNBLOCKED = 0, 1, 2
     CONSUME,
 ) = range(11)
 ACTION_SHIFT = 20
+#: AL-ACTIONS: the most indices of one action kind (connections; nodes × watermark values).
+MAX_ACTION_INDEX = 1 << ACTION_SHIFT
 ACTION_NAMES = (
     "mem_up",
     "mem_down",
@@ -110,6 +113,18 @@ class AlarmConfig:
         for c in self.connections:
             if not 0 <= c.node < len(self.nodes):
                 raise ValueError(f"connection {c.name!r}: no node {c.node}")
+        # AL-ACTIONS: every action's index fits below ACTION_SHIFT, so no action can
+        # stand for another.
+        if len(set(self.watermarks)) != len(self.watermarks) or any(
+            not isinstance(v, int) or v < 0 for v in self.watermarks
+        ):
+            raise ValueError("watermarks must be distinct integers >= 0")
+        if max(len(self.connections), len(self.nodes) * max(1, len(self.watermarks))) > (
+            MAX_ACTION_INDEX
+        ):
+            raise ValueError(
+                f"more than {MAX_ACTION_INDEX} connections or node × watermark pairs (AL-ACTIONS)"
+            )
 
 
 class ConnState(NamedTuple):
@@ -243,9 +258,9 @@ class AlarmModel:
             alarmed = bool(state.alarms & alarm_bit(n, MEMORY))
             if watermark_alarm(state.used[n], state.limit[n]) != alarmed:
                 yield TICK << ACTION_SHIFT | n
-            for v in c.watermarks:
+            for k, v in enumerate(c.watermarks):
                 if v != state.limit[n]:
-                    yield SET_WATERMARK << ACTION_SHIFT | (n * 64 + v)
+                    yield SET_WATERMARK << ACTION_SHIFT | (n * len(c.watermarks) + k)
             if c.disk and self.classic:
                 disk = bool(state.alarms & alarm_bit(n, DISK))
                 yield (DISK_CLEAR if disk else DISK_SET) << ACTION_SHIFT | n
@@ -262,6 +277,47 @@ class AlarmModel:
                 yield DELIVER << ACTION_SHIFT | i
             if spec.consumes and not cs.consuming:
                 yield CONSUME << ACTION_SHIFT | i
+
+    def is_enabled(self, state: AlarmState, action: int) -> bool:
+        """Whether ``action`` is among :meth:`enabled` — the same guards, judged for the
+        one action (the cost of one guard, not of listing every action)."""
+        kind, index = action >> ACTION_SHIFT, action & (MAX_ACTION_INDEX - 1)
+        c = self.config
+        if kind in ENVIRONMENT:
+            if kind == SET_WATERMARK:
+                if not c.watermarks:
+                    return False
+                n, value = self.watermark_target(index)
+            else:
+                n, value = index, 0
+            if not (0 <= n < self.n_nodes and state.up[n]):
+                return False
+            alarms = state.alarms
+            if kind == MEM_UP:
+                return state.used[n] < c.max_used
+            if kind == MEM_DOWN:
+                return state.used[n] > 0
+            if kind == TICK:
+                on = bool(alarms & alarm_bit(n, MEMORY))
+                return watermark_alarm(state.used[n], state.limit[n]) != on
+            if kind == SET_WATERMARK:
+                return value != state.limit[n]
+            if kind in (DISK_SET, DISK_CLEAR):
+                disk = bool(alarms & alarm_bit(n, DISK))
+                return c.disk and self.classic and disk == (kind == DISK_CLEAR)
+            return c.node_down and self.n_nodes > 1 and sum(state.up) > 1
+        if not 0 <= index < len(self.specs) or kind > CONSUME:
+            return False
+        cs, spec = state.conns[index], self.specs[index]
+        if not state.up[spec.node]:
+            return False
+        if kind == PUBLISH:
+            return cs.to_publish > 0 and (self.classic or cs.flow_active or not spec.complies)
+        if kind == READ_FRAME:
+            return cs.read < cs.written and cs.state == RUNNING
+        if kind == DELIVER:
+            return cs.consuming and state.queue > 0
+        return spec.consumes and not cs.consuming
 
     def apply(self, state: AlarmState, action: int) -> Outcome:
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
@@ -303,19 +359,28 @@ class AlarmModel:
     def describe(self, action: int) -> str:
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         if kind == SET_WATERMARK:
-            return f"set_watermark({self.config.nodes[index // 64]}, {index % 64})"
+            n, value = self.watermark_target(index)
+            return f"set_watermark({self.config.nodes[n]}, {value})"
         if kind in (PUBLISH, READ_FRAME, DELIVER, CONSUME):
             return f"{ACTION_NAMES[kind]}({self.specs[index].name})"
         return f"{ACTION_NAMES[kind]}({self.config.nodes[index]})"
 
+    def watermark_target(self, index: int) -> tuple[int, int]:
+        """AL-ACTIONS: the node and the value of a ``set_watermark`` action's index."""
+        n, k = divmod(index, len(self.config.watermarks))
+        return n, self.config.watermarks[k]
+
     def encode(self, kind: str, target: str, value: int | None = None) -> int:
+        """AL-ACTIONS: the action ``kind(target[, value])``; ``ValueError`` for a target
+        or a watermark value the configuration does not have."""
         k = ACTION_NAMES.index(kind)
         if k in (PUBLISH, READ_FRAME, DELIVER, CONSUME):
             index = [s.name for s in self.specs].index(target)
         else:
             index = self.config.nodes.index(target)
         if k == SET_WATERMARK:
-            index = index * 64 + (value or 0)
+            values = self.config.watermarks
+            index = index * len(values) + values.index(value)
         return k << ACTION_SHIFT | index
 
     # -- the reader's throttle (3.10.8) ----------------------------------------------------------
@@ -399,6 +464,15 @@ class AlarmModel:
         used[n] -= 1
         return Outcome(state._replace(used=tuple(used)), ())
 
+    def mem_to(self, state: AlarmState, n: int, used: int) -> Outcome:
+        """AL-MEMORY: the node's memory use moves to ``used`` between two checks — the
+        same state as that many ``mem_up``/``mem_down`` steps, in one step (no check yet)."""
+        if used < 0:
+            raise ValueError(f"memory use {used} < 0")
+        use = list(state.used)
+        use[n] = used
+        return Outcome(state._replace(used=tuple(use)), ())
+
     def tick(self, state: AlarmState, n: int) -> Outcome:
         """AL-WATERMARK: the periodic check sets or clears the node's memory alarm
         (enabled only when it changes something)."""
@@ -409,7 +483,7 @@ class AlarmModel:
     def set_watermark(self, state: AlarmState, index: int) -> Outcome:
         """AL-WATERMARK: ``set_vm_memory_high_watermark`` changes the limit and checks at
         once."""
-        n, value = divmod(index, 64)
+        n, value = self.watermark_target(index)
         limit = list(state.limit)
         limit[n] = value
         state = state._replace(limit=tuple(limit))
@@ -505,15 +579,33 @@ class AlarmModel:
             )
         )
 
+    def broker_enabled(self, state: AlarmState) -> Iterator[int]:
+        """The enabled broker-internal actions (READ_FRAME, DELIVER), in the order
+        :meth:`enabled` lists them."""
+        for i, (cs, spec) in enumerate(zip(state.conns, self.specs, strict=True)):
+            if not state.up[spec.node]:
+                continue
+            if cs.read < cs.written and cs.state == RUNNING:
+                yield READ_FRAME << ACTION_SHIFT | i
+            if cs.consuming and state.queue > 0:
+                yield DELIVER << ACTION_SHIFT | i
+
+    @staticmethod
+    def broker_work(state: AlarmState) -> int:
+        """AL-SETTLE: a bound on the broker-internal steps left: each frame read takes
+        two units and queues at most one message, each delivery takes one."""
+        return 2 * sum(cs.written - cs.read for cs in state.conns) + state.queue
+
     def settle(self, state: AlarmState) -> tuple[AlarmState, list[Notice]]:
-        """Run broker-internal steps (reading frames, delivering) until none is enabled:
-        what a real broker does on its own between two client or operator actions."""
+        """AL-SETTLE: run broker-internal steps (reading frames, delivering) until none
+        is enabled: what a real broker does on its own between two client or operator
+        actions. It ends within :meth:`broker_work` steps, however much was published."""
         notices: list[Notice] = []
-        for _ in range(100_000):
-            internal = [a for a in self.enabled(state) if a >> ACTION_SHIFT in BROKER]
-            if not internal:
+        for _ in range(self.broker_work(state) + 1):
+            action = next(self.broker_enabled(state), None)
+            if action is None:
                 return state, notices
-            outcome = self.apply(state, internal[0])
+            outcome = self.apply(state, action)
             state = outcome.state
             notices.extend(outcome.notices)
-        raise RuntimeError("internal steps did not settle")
+        raise AssertionError("AL-SETTLE: broker steps outlasted their bound")

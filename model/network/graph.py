@@ -20,14 +20,38 @@ from creditflow.model.credit.spec import CreditSpec
 DEFAULT_PUBLISHES = 3
 
 NODE_ATTRIBUTES = frozenset(
-    {"source", "publishes", "checks_blocked", "stalled", "role", "label", "description"}
+    {
+        "source",
+        "publishes",
+        "checks_blocked",
+        "stalled",
+        "role",
+        "label",
+        "description",
+        "may_crash",
+        "on_peer_down",
+    }
 )
 EDGE_ATTRIBUTES = frozenset(
     {"credit", "initial_credit", "more_credit_after", "sends_per_message", "label", "description"}
 )
 GRAPH_ATTRIBUTES = frozenset(
-    {"name", "description", "credit", "publishes", "label", "node_default", "edge_default"}
+    {
+        "name",
+        "description",
+        "credit",
+        "publishes",
+        "label",
+        "node_default",
+        "edge_default",
+        "max_crashes",
+    }
 )
+
+#: NET-DOWN: what a DOWN handler does — CF-PEER-DOWN (RabbitMQ's handlers), nothing, or
+#: CF-PEER-DOWN on a DOWN that may overtake the dead peer's messages (NET-DOWN-EARLY).
+PEER_DOWN, IGNORE, EARLY = "peer_down", "ignore", "peer_down_early"
+ON_PEER_DOWN = (PEER_DOWN, IGNORE, EARLY)
 
 #: IN-LIMITS: the largest process graph accepted (every format, every command).
 MAX_NODES = 10_000
@@ -51,7 +75,8 @@ class GraphError(ValueError):
 class NodeSpec:
     """A process (NET-NODE): a source reads ``publishes`` external messages (NET-SOURCE);
     ``checks_blocked`` makes it stop taking work while blocked (NET-CHECKS-BLOCKED);
-    a ``stalled`` process handles nothing at all (NET-STALLED)."""
+    a ``stalled`` process handles nothing at all (NET-STALLED). A ``may_crash`` process
+    may die (NET-CRASH); ``on_peer_down`` is what its DOWN handler does (NET-DOWN)."""
 
     name: str
     source: bool = False
@@ -59,6 +84,18 @@ class NodeSpec:
     checks_blocked: bool = False
     stalled: bool = False
     role: str = ""
+    may_crash: bool = False
+    on_peer_down: str = PEER_DOWN
+
+    @property
+    def calls_peer_down(self) -> bool:
+        """NET-DOWN: whether its DOWN handler calls CF-PEER-DOWN."""
+        return self.on_peer_down != IGNORE
+
+    @property
+    def down_overtakes(self) -> bool:
+        """NET-DOWN-EARLY: whether its DOWN may overtake the dead peer's data."""
+        return self.on_peer_down == EARLY
 
 
 @dataclass(frozen=True)
@@ -81,6 +118,8 @@ class FlowGraph:
     nodes: tuple[NodeSpec, ...]
     edges: tuple[EdgeSpec, ...]
     description: str = ""
+    #: NET-FAULT-BOUND: the most crashes in one run; ``None``: every ``may_crash`` node
+    max_crashes: int | None = None
 
     def node(self, name: str) -> NodeSpec:
         return self._by_name[name]
@@ -113,6 +152,30 @@ class FlowGraph:
     def predecessors(self, name: str) -> tuple[str, ...]:
         return self._adjacent[1].get(name, ())
 
+    @property
+    def crashable(self) -> tuple[NodeSpec, ...]:
+        """The ``may_crash`` processes (NET-FAULT-NODE), in node order."""
+        return tuple(n for n in self.nodes if n.may_crash)
+
+    @property
+    def has_faults(self) -> bool:
+        """Whether a run of this graph may contain a crash (NET-CRASH)."""
+        return bool(self.crashable) and self.crash_bound > 0
+
+    @property
+    def crash_bound(self) -> int:
+        """NET-FAULT-BOUND: the most crashes in one run (default: every ``may_crash``
+        node), never more than there are such nodes."""
+        n = len(self.crashable)
+        return n if self.max_crashes is None else min(self.max_crashes, n)
+
+    def with_max_crashes(self, max_crashes: int) -> FlowGraph:
+        """NET-FAULT-BOUND: at most ``max_crashes`` crashes per run (the CLI's
+        ``--max-crashes``)."""
+        if max_crashes < 0:
+            raise GraphError(f"max_crashes must be >= 0, got {max_crashes} (NET-FAULT-BOUND)")
+        return replace(self, max_crashes=max_crashes)
+
     def is_dag(self) -> bool:
         return nx.is_directed_acyclic_graph(self.to_networkx())
 
@@ -140,6 +203,8 @@ class FlowGraph:
 
     def to_networkx(self) -> nx.DiGraph:
         g = nx.DiGraph(name=self.name, description=self.description)
+        if self.max_crashes is not None:
+            g.graph["max_crashes"] = self.max_crashes
         for n in self.nodes:
             attrs: dict[str, object] = {
                 "checks_blocked": n.checks_blocked,
@@ -150,6 +215,10 @@ class FlowGraph:
                 attrs["publishes"] = n.publishes
             if n.role:
                 attrs["role"] = n.role
+            if n.may_crash:
+                attrs["may_crash"] = True
+            if n.on_peer_down != PEER_DOWN:
+                attrs["on_peer_down"] = n.on_peer_down
             g.add_node(n.name, **attrs)
         for e in self.edges:
             attrs = {"credit": [e.credit.initial, e.credit.more_after]}
@@ -247,6 +316,11 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
         if "publishes" in g.graph
         else DEFAULT_PUBLISHES
     )
+    max_crashes = (
+        _int(g.graph["max_crashes"], "graph max_crashes (NET-FAULT-BOUND)", 0)
+        if "max_crashes" in g.graph
+        else None
+    )
     names: dict[object, str] = {}
     seen: set[str] = set()
     nodes: list[NodeSpec] = []
@@ -284,6 +358,8 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
                 checks_blocked=checks,
                 stalled=_bool(attrs.get("stalled", False), f"{what} stalled"),
                 role=str(attrs.get("role", "")),
+                may_crash=_bool(attrs.get("may_crash", False), f"{what} may_crash"),
+                on_peer_down=_on_peer_down(attrs.get("on_peer_down", PEER_DOWN), what),
             )
         )
     edges: list[EdgeSpec] = []
@@ -306,9 +382,26 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
         )
     if not any(n.source for n in nodes):
         raise GraphError("no source node: mark at least one node with 'source': true")
+    paired = {e.sender for e in edges} | {e.receiver for e in edges}
+    for n in nodes:
+        if n.may_crash and n.name not in paired:
+            raise GraphError(
+                f"node {n.name!r}: may_crash on a process with no credit pair (NET-FAULT-NODE)"
+            )
     return FlowGraph(
         name=graph_name,
         nodes=tuple(nodes),
         edges=tuple(edges),
         description=str(g.graph.get("description", "")),
+        max_crashes=max_crashes,
     )
+
+
+def _on_peer_down(value: object, what: str) -> str:
+    """NET-FAULT-NODE: ``on_peer_down`` is ``"peer_down"`` or ``"ignore"``."""
+    if value not in ON_PEER_DOWN:
+        raise GraphError(
+            f"{what} on_peer_down must be one of {', '.join(map(repr, ON_PEER_DOWN))}, "
+            f"got {value!r} (NET-FAULT-NODE)"
+        )
+    return str(value)

@@ -13,7 +13,7 @@ import networkx as nx
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.network.graph import EdgeSpec, FlowGraph
-from creditflow.model.network.rules import NetworkState, mailbox
+from creditflow.model.network.rules import NetworkState, is_alive, mailbox
 
 CONSERVATION = "PROP-CONSERVATION"
 DEFERRED_IMPLIES_BLOCKED = "PROP-DEFERRED-BLOCKED"
@@ -21,6 +21,8 @@ IN_FLIGHT_BOUND = "PROP-IN-FLIGHT-BOUND"
 MAILBOX_BOUND = "PROP-MAILBOX-BOUND"
 NOTHING_LOST = "PROP-NOTHING-LOST"
 NO_DEADLOCK = "PROP-NO-DEADLOCK"
+RECOVERY = "PROP-RECOVERY"
+FORGOTTEN = "PROP-FAULT-FORGET"
 
 #: The properties of one state, in report order.
 STATE_PROPERTIES = (
@@ -30,6 +32,9 @@ STATE_PROPERTIES = (
     MAILBOX_BOUND,
     NOTHING_LOST,
 )
+#: ... and on a graph with faults (PROP-FAULT-FORGET; PROP-RECOVERY is decided with
+#: PROP-NO-DEADLOCK by the explorer)
+FAULT_PROPERTIES = (*STATE_PROPERTIES, FORGOTTEN, RECOVERY)
 
 
 def edge_conserved(
@@ -60,6 +65,11 @@ def edge_conserved(
         + spec_more_after * (bumps + deferred)
         == spec_initial
     )
+
+
+def pair_alive(state: NetworkState, edge: EdgeSpec) -> bool:
+    """PROP-FAULT-LIVE-PAIRS: both processes of the pair are alive (NET-CRASH)."""
+    return is_alive(state, edge.sender) and is_alive(state, edge.receiver)
 
 
 def pair_conserved(state: NetworkState, edge: EdgeSpec) -> bool:
@@ -117,10 +127,22 @@ def nothing_lost(graph: FlowGraph, state: NetworkState) -> bool:
         return True
     for sink, paths in weights.items():
         on_the_way = sum(count * paths.get(r, 0) for (_, r), count in state.data.items())
+        # PROP-FAULT-LOST: a message lost to d's crash would have gone on from d
+        on_the_way += sum(count * paths.get(d, 0) for d, count in state.lost.items())
         published = sum(
             (n.publishes - state.supply[n.name]) * paths.get(n.name, 0) for n in graph.sources
         )
         if state.consumed[sink] + on_the_way != published:
+            return False
+    return True
+
+
+def dead_peers_forgotten(state: NetworkState) -> bool:
+    """PROP-FAULT-FORGET: a live process that has handled the DOWN of ``d`` keeps no
+    credit entry for ``d`` (CF-PEER-DOWN erased both)."""
+    for watcher, dead in state.handled:
+        ps = state.processes[watcher]
+        if is_alive(state, watcher) and (dead in ps.credit_from or dead in ps.credit_to):
             return False
     return True
 
@@ -131,11 +153,16 @@ def violations(
     """The ids of the state properties ``state`` violates, in :data:`STATE_PROPERTIES`
     order (PROP-MAILBOX-BOUND only when a bound is given)."""
     found = []
-    if not all(pair_conserved(state, e) for e in graph.edges):
+    live = [e for e in graph.edges if pair_alive(state, e)]  # PROP-FAULT-LIVE-PAIRS
+    if not all(pair_conserved(state, e) for e in live):
         found.append(CONSERVATION)
-    if any(ps.deferred and not cf.is_blocked(ps) for ps in state.processes.values()):
+    if any(
+        ps.deferred and not cf.is_blocked(ps)
+        for name, ps in state.processes.items()
+        if is_alive(state, name)
+    ):
         found.append(DEFERRED_IMPLIES_BLOCKED)
-    if not all(in_flight_bounded(graph, state, e) for e in graph.edges):
+    if not all(in_flight_bounded(graph, state, e) for e in live):
         found.append(IN_FLIGHT_BOUND)
     if mailbox_bound is not None and any(
         mailbox(state, name) > mailbox_bound for name in graph.node_names
@@ -143,20 +170,27 @@ def violations(
         found.append(MAILBOX_BOUND)
     if not nothing_lost(graph, state):
         found.append(NOTHING_LOST)
+    if not dead_peers_forgotten(state):
+        found.append(FORGOTTEN)
     return tuple(found)
 
 
 __all__ = [
     "CONSERVATION",
     "DEFERRED_IMPLIES_BLOCKED",
+    "FAULT_PROPERTIES",
+    "FORGOTTEN",
     "IN_FLIGHT_BOUND",
     "MAILBOX_BOUND",
     "NOTHING_LOST",
     "NO_DEADLOCK",
+    "RECOVERY",
     "STATE_PROPERTIES",
+    "dead_peers_forgotten",
     "edge_conserved",
     "in_flight_bounded",
     "nothing_lost",
+    "pair_alive",
     "pair_conserved",
     "paths_to_sinks",
     "violations",

@@ -32,7 +32,7 @@ property verdicts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from creditflow.model.credit import flow as cf
@@ -46,7 +46,8 @@ Pair = tuple[str, str]
 class Step:
     """One NET step: ``read`` by ``node`` (NET-READ); ``take`` by ``node`` of a message
     from ``peer`` (NET-TAKE); ``bump`` handled by ``node`` from ``peer``, the receiver
-    that granted (NET-BUMP)."""
+    that granted (NET-BUMP); ``crash`` of ``node`` (NET-CRASH); ``down``: ``node``
+    handles the DOWN of the dead ``peer`` (NET-DOWN)."""
 
     kind: str
     node: str
@@ -57,6 +58,10 @@ class Step:
             return f"read({self.node})"
         if self.kind == "take":
             return f"take({self.node}<-{self.peer})"
+        if self.kind == "crash":
+            return f"crash({self.node})"
+        if self.kind == "down":
+            return f"down({self.node}<-{self.peer})"
         return f"bump({self.node}<-{self.peer})"
 
 
@@ -69,6 +74,9 @@ class NetworkState:
     ``grants[(r, s)]``: ``bump_credit`` amounts r sent to s, oldest first.
     ``supply[p]``: publishes source p has not read yet (NET-SOURCE).
     ``consumed[p]``: messages sink p has consumed (NET-SINK).
+    ``dead``: the processes that crashed (NET-CRASH); ``handled``: the ``(p, d)`` for
+    which p has handled d's DOWN (NET-DOWN); ``lost[d]``: messages lost to d's crash
+    (NET-LOST-TO-CRASH), for every ``may_crash`` d.
     """
 
     processes: Mapping[str, ProcessCredit]
@@ -76,14 +84,18 @@ class NetworkState:
     grants: Mapping[Pair, tuple[int, ...]]
     supply: Mapping[str, int]
     consumed: Mapping[str, int]
+    dead: frozenset[str] = frozenset()
+    handled: frozenset[Pair] = frozenset()
+    lost: Mapping[str, int] = field(default_factory=dict)
 
     def __hash__(self) -> int:
         return hash(
             tuple(
                 tuple(sorted(m.items()))
-                for m in (self.data, self.grants, self.supply, self.consumed)
+                for m in (self.data, self.grants, self.supply, self.consumed, self.lost)
             )
             + tuple(sorted(self.processes.items(), key=lambda kv: kv[0]))
+            + (self.dead, self.handled)
         )
 
 
@@ -111,6 +123,7 @@ def initial_state(graph: FlowGraph) -> NetworkState:
         grants={(e.receiver, e.sender): () for e in graph.edges},
         supply={n.name: n.publishes for n in graph.nodes if n.source},
         consumed={name: 0 for name in graph.node_names if not graph.successors(name)},
+        lost={n.name: 0 for n in graph.crashable} if graph.has_faults else {},
     )
 
 
@@ -122,17 +135,68 @@ def is_blocked(state: NetworkState, node: str) -> bool:
     return cf.is_blocked(state.processes[node])
 
 
+def is_alive(state: NetworkState, node: str) -> bool:
+    """NET-CRASH: ``node`` has not died."""
+    return node not in state.dead
+
+
 def can_work(graph: FlowGraph, state: NetworkState, node: str) -> bool:
-    """NET-STALLED, NET-CHECKS-BLOCKED: may ``node`` take data or read a publish?"""
+    """NET-STALLED, NET-CHECKS-BLOCKED, NET-CRASH: may ``node`` take data or read a
+    publish? (A dead process does nothing.)"""
     spec = graph.node(node)
-    if spec.stalled:
+    if spec.stalled or not is_alive(state, node):
         return False
     return not (spec.checks_blocked and is_blocked(state, node))
 
 
+def down_pairs(graph: FlowGraph) -> tuple[Pair, ...]:
+    """NET-DOWN: every ``(p, d)`` where ``d`` may crash and ``p`` has a credit pair with
+    it, in edge order (for each edge the sender's DOWN first, then the receiver's)."""
+    if not graph.has_faults:
+        return ()
+    pairs: dict[Pair, None] = {}
+    for e in graph.edges:
+        if graph.node(e.receiver).may_crash:
+            pairs[(e.sender, e.receiver)] = None
+        if graph.node(e.sender).may_crash:
+            pairs[(e.receiver, e.sender)] = None
+    return tuple(pairs)
+
+
+def may_crash_now(graph: FlowGraph, state: NetworkState, node: str) -> bool:
+    """NET-CRASH, NET-FAULT-BOUND: ``node`` may crash, is alive, and fewer than the
+    bound have crashed."""
+    return (
+        graph.has_faults
+        and graph.node(node).may_crash
+        and is_alive(state, node)
+        and len(state.dead) < graph.crash_bound
+    )
+
+
+def down_deliverable(graph: FlowGraph, state: NetworkState, watcher: str, dead: str) -> bool:
+    """NET-DOWN: ``dead`` is dead, ``watcher`` alive, not stalled and not told yet, and
+    every message ``dead`` sent ``watcher`` — data and grants — already taken (Erlang's
+    signal order: the DOWN comes after them); NET-DOWN-EARLY: data may still wait."""
+    return (
+        not is_alive(state, dead)
+        and is_alive(state, watcher)
+        and not graph.node(watcher).stalled
+        and (watcher, dead) not in state.handled
+        and (graph.node(watcher).down_overtakes or not state.data.get((dead, watcher), 0))
+        and not state.grants.get((dead, watcher), ())
+    )
+
+
+def quiet(graph: FlowGraph, state: NetworkState) -> bool:
+    """PROP-RECOVERY: no further crash is possible."""
+    return not any(may_crash_now(graph, state, n.name) for n in graph.crashable)
+
+
 def enabled_steps(graph: FlowGraph, state: NetworkState) -> list[Step]:
     """Every enabled step, reads first (source order), then takes and bumps (edge
-    order): NET-READ, NET-TAKE, NET-BUMP guards."""
+    order), then crashes (node order) and DOWNs (:func:`down_pairs` order): NET-READ,
+    NET-TAKE, NET-BUMP, NET-CRASH, NET-DOWN guards."""
     steps = [
         Step("read", n.name)
         for n in graph.sources
@@ -146,7 +210,15 @@ def enabled_steps(graph: FlowGraph, state: NetworkState) -> list[Step]:
     steps += [
         Step("bump", e.sender, e.receiver)
         for e in graph.edges
-        if state.grants[(e.receiver, e.sender)] and not graph.node(e.sender).stalled
+        if state.grants[(e.receiver, e.sender)]
+        and not graph.node(e.sender).stalled
+        and is_alive(state, e.sender)
+    ]
+    steps += [Step("crash", n.name) for n in graph.crashable if may_crash_now(graph, state, n.name)]
+    steps += [
+        Step("down", watcher, dead)
+        for watcher, dead in down_pairs(graph)
+        if down_deliverable(graph, state, watcher, dead)
     ]
     return steps
 
@@ -157,25 +229,33 @@ def enabled_steps(graph: FlowGraph, state: NetworkState) -> list[Step]:
 def forward(graph: FlowGraph, state: NetworkState, node: str) -> NetworkState:
     """NET-FORWARD, NET-DEBITS, NET-SINK: ``send`` toward every successor in edge order
     (``sends_per_message`` times; CF-SEND blocks on the 1 -> 0 crossing) and put one
-    message into each pair's FIFO; a node without successors consumes the message."""
+    message into each pair's FIFO; a node without successors consumes the message.
+    NET-DEAD: toward a dead successor the message is lost to its crash — after CF-SEND
+    while ``node`` has not handled its DOWN, without it afterwards (no route)."""
     out_edges = [e for e in graph.edges if e.sender == node]
     if not out_edges:
         return replace(state, consumed=_put(state.consumed, node, state.consumed[node] + 1))
-    ps, data = state.processes[node], dict(state.data)
+    ps, data, lost = state.processes[node], dict(state.data), dict(state.lost)
     for e in out_edges:
-        for _ in range(e.sends_per_message):
-            ps = cf.send(ps, e.receiver, e.credit)
-        data[(node, e.receiver)] += 1
-    return replace(state, processes=_put(state.processes, node, ps), data=data)
+        if (node, e.receiver) not in state.handled:
+            for _ in range(e.sends_per_message):
+                ps = cf.send(ps, e.receiver, e.credit)
+        if is_alive(state, e.receiver):
+            data[(node, e.receiver)] += 1
+        else:
+            lost[e.receiver] += 1  # NET-LOST-TO-CRASH
+    return replace(state, processes=_put(state.processes, node, ps), data=data, lost=lost)
 
 
 def _deliver_grants(
     state: NetworkState, granter: str, emitted: tuple[cf.Grant, ...]
 ) -> dict[Pair, tuple[int, ...]]:
-    """NET-FIFO: every ``bump_credit`` ``granter`` sent joins the end of its pair's FIFO."""
+    """NET-FIFO: every ``bump_credit`` ``granter`` sent joins the end of its pair's FIFO;
+    one sent to a dead process is dropped (NET-DEAD)."""
     grants = dict(state.grants)
     for peer, amount in emitted:
-        grants[(granter, peer)] = (*grants[(granter, peer)], amount)
+        if is_alive(state, str(peer)):
+            grants[(granter, peer)] = (*grants[(granter, peer)], amount)
     return grants
 
 
@@ -212,6 +292,33 @@ def bump(graph: FlowGraph, state: NetworkState, sender: str, receiver: str) -> N
     return replace(state, grants=_deliver_grants(state, sender, flushed))
 
 
+def crash(graph: FlowGraph, state: NetworkState, node: str) -> NetworkState:
+    """NET-CRASH: ``node`` dies. Its mailbox is lost to the crash (NET-LOST-TO-CRASH),
+    grants in flight to it are gone, and so is its ``credit_flow`` state (its deferred
+    grants are never sent); what it sent stays in flight."""
+    mailbox_lost = sum(count for (_, r), count in state.data.items() if r == node)
+    return replace(
+        state,
+        dead=state.dead | {node},
+        processes=_put(state.processes, node, cf.INITIAL),
+        data={pair: 0 if pair[1] == node else n for pair, n in state.data.items()},
+        grants={pair: () if pair[1] == node else g for pair, g in state.grants.items()},
+        lost=_put(state.lost, node, state.lost[node] + mailbox_lost),
+    )
+
+
+def down(graph: FlowGraph, state: NetworkState, watcher: str, dead: str) -> NetworkState:
+    """NET-DOWN: ``watcher`` handles the DOWN of ``dead``; by default its handler calls
+    CF-PEER-DOWN (one unblock, flushed once no blocker is left; both entries erased);
+    ``on_peer_down: "ignore"`` calls nothing."""
+    state = replace(state, handled=state.handled | {(watcher, dead)})
+    if not graph.node(watcher).calls_peer_down:
+        return state
+    ps, flushed = cf.peer_down(state.processes[watcher], dead)
+    state = replace(state, processes=_put(state.processes, watcher, ps))
+    return replace(state, grants=_deliver_grants(state, watcher, flushed))
+
+
 def apply(graph: FlowGraph, state: NetworkState, step: Step) -> NetworkState:
     """One atomic step (NET-ATOMIC)."""
     if step.kind == "read":
@@ -222,6 +329,11 @@ def apply(graph: FlowGraph, state: NetworkState, step: Step) -> NetworkState:
     if step.kind == "bump":
         assert step.peer is not None
         return bump(graph, state, step.node, step.peer)
+    if step.kind == "crash":
+        return crash(graph, state, step.node)
+    if step.kind == "down":
+        assert step.peer is not None
+        return down(graph, state, step.node, step.peer)
     raise ValueError(f"unknown step kind {step.kind!r}")
 
 
@@ -249,7 +361,9 @@ def pending_work(graph: FlowGraph, state: NetworkState) -> bool:
     """Work that a non-stalled process still has to do: unread publishes or waiting
     messages (the "work pending" of PROP-NO-DEADLOCK's terminal kind)."""
     return any(
-        state.supply.get(n.name, 0) or mailbox(state, n.name) for n in graph.nodes if not n.stalled
+        state.supply.get(n.name, 0) or mailbox(state, n.name)
+        for n in graph.nodes
+        if not n.stalled and is_alive(state, n.name)
     )
 
 
@@ -268,9 +382,26 @@ def counts(graph: FlowGraph, state: NetworkState) -> dict[str, dict[Any, Any]]:
             len(state.grants[(r, s)]),
             deferred_toward(state, r, s),
         )
-    return {
+    found: dict[str, dict[Any, Any]] = {
         "pairs": pairs,
         "blockers": {n: tuple(sorted(state.processes[n].blocked)) for n in graph.node_names},
         "supply": dict(state.supply),
         "consumed": dict(state.consumed),
     }
+    if graph.has_faults:
+        found["faults"] = {
+            "dead": tuple(n.name for n in graph.crashable if n.name in state.dead),
+            "handled": tuple(pair for pair in down_pairs(graph) if pair in state.handled),
+            # PROP-FAULT-FORGET: live watchers that hold no entry for the dead peer
+            "forgotten": tuple(
+                (p, d)
+                for p, d in down_pairs(graph)
+                if (p, d) in state.handled
+                and is_alive(state, p)
+                and d not in state.processes[p].credit_from
+                and d not in state.processes[p].credit_to
+            ),
+            "crashes": len(state.dead),
+            "lost": dict(state.lost),
+        }
+    return found

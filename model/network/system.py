@@ -20,11 +20,15 @@ class ReadableNetwork:
         self.graph = graph
         self.mailbox_bound = mailbox_bound
         self.process_names = graph.node_names
-        self.property_ids = properties.STATE_PROPERTIES
+        self.property_ids = (
+            properties.FAULT_PROPERTIES if graph.has_faults else properties.STATE_PROPERTIES
+        )
         self.steps: tuple[Step, ...] = (
             *(Step("read", n.name) for n in graph.sources),
             *(Step("take", e.receiver, e.sender) for e in graph.edges),
             *(Step("bump", e.sender, e.receiver) for e in graph.edges),
+            *(Step("crash", n.name) for n in graph.crashable if graph.has_faults),
+            *(Step("down", p, d) for p, d in rules.down_pairs(graph)),
         )
         self._action = {step: i for i, step in enumerate(self.steps)}
 
@@ -44,9 +48,16 @@ class ReadableNetwork:
         return properties.violations(self.graph, state, self.mailbox_bound)
 
     def blocked_mask(self, state: NetworkState) -> int:
+        """Bit ``i`` set iff process ``i`` is alive and blocked (PROP-FAULT-BLOCKED: a
+        dead process is not blocked)."""
         return sum(
-            1 << i for i, name in enumerate(self.process_names) if rules.is_blocked(state, name)
+            1 << i
+            for i, name in enumerate(self.process_names)
+            if rules.is_blocked(state, name) and rules.is_alive(state, name)
         )
+
+    def quiet(self, state: NetworkState) -> bool:
+        return rules.quiet(self.graph, state)
 
     def pending_work(self, state: NetworkState) -> bool:
         return rules.pending_work(self.graph, state)

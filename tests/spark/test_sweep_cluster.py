@@ -145,10 +145,16 @@ def test_cluster_that_cannot_start_is_one_line_and_leaves_nothing(tmp_path):
     assert processes_mentioning(str(tmp_path / "c")) == []
 
 
+#: The process that starts the cluster. Its SIGINT is set as a terminal's Ctrl-C finds
+#: it (and as the creditflow program sets it, SIG-POLICY): a suite started as a
+#: background job of a non-interactive shell (``make test &``, a CI runner) hands its
+#: children SIGINT *ignored*, and a plain Python process then ignores Ctrl-C for good —
+#: the SIGINT case waited 120 s for an exit that could not come.
 SIGNALLED = textwrap.dedent("""
-    import json, sys, time
+    import json, signal, sys, time
     from pathlib import Path
     from creditflow.conformance.sweep.standalone import StandaloneSparkCluster
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with StandaloneSparkCluster(workers=1, root=Path(sys.argv[1])) as cluster:
         print(json.dumps(cluster.pids), flush=True)
         time.sleep(600)
@@ -174,7 +180,9 @@ def test_cluster_stops_when_its_process_is_signalled(tmp_path, signum):
         pids = json.loads(line)
         assert len(pids) == 2 and all(group_members(pid) for pid in pids)
         proc.send_signal(signum)
+        signalled = time.monotonic()
         assert proc.wait(timeout=120) == -signum
+        print(f"{signal.Signals(signum).name}: ended {time.monotonic() - signalled:.1f} s after")
     finally:
         if proc.poll() is None:
             proc.kill()
