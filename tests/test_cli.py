@@ -36,6 +36,7 @@ def test_check_deadlock_json_and_files(tmp_path):
         "--credit",
         "1,1",
         "--all-check-blocked",
+        "--full-search",  # every property decided (EXP-ONLINE would stop at the deadlock)
         "--json",
         "--trace-out",
         str(trace),
@@ -46,6 +47,7 @@ def test_check_deadlock_json_and_files(tmp_path):
     report = json.loads(result.stdout)
     assert report["deadlock"] is True and report["conservation"] is True
     assert report["shortest_counterexample_length"] == 4
+    assert report["shortest_certified"] is True  # EXP-SHORTEST, said
     assert isinstance(report["states"], int) and isinstance(report["seconds"], float)
     assert read_document(trace)["#meta"]["creditflow"]["length"] == 4
     dot = (tmp_path / "p.dot").read_text()

@@ -235,12 +235,14 @@ def test_historical_bug_corpus(scenario, lengths, tmp_path):
     buggy variant of each RabbitMQ bug gives its shortest counterexamples, the fixed one
     holds everywhere; the trace replays through the model (TRACE-REPLAY), projects to
     per-process ops with the crash and DOWN steps (NET-DEAD: no send after the DOWN),
-    and the picture draws the dead process as dead."""
+    and the picture draws the dead process as dead. Asked for the scenario's own supply
+    (--graph-supply): a fault graph's "every supply" is not established (Z3-FAULTS)."""
     trace = tmp_path / f"{scenario}.itf.json"
     result = run(
         "check",
         str(BUGS / f"{scenario}.json"),
         "--json",
+        "--graph-supply",
         "--full-search",
         "--trace-out",
         str(trace),
@@ -391,3 +393,14 @@ def test_fault_attributes_read_from_dot_and_round_trip(tmp_path):
     assert graph.max_crashes == 1 and graph.crash_bound == 1 and graph.has_faults
     again = flow_graph_from_networkx(graph.to_networkx(), "again")
     assert again.nodes == graph.nodes and again.max_crashes == 1
+
+
+def test_a_fault_graph_holds_only_for_its_example_supply():
+    """SCOPE-EXIT with faults: the default question is every supply, which no proof
+    covers for a fault graph (Z3-FAULTS), so a fixed scenario that holds for its own
+    supply is exit 4, and the claim says what was established."""
+    result = run("check", str(BUGS / "dead-mirror-3.8.10-fixed.json"), "--json")
+    report = json.loads(result.output)
+    assert result.exit_code == report["exit_code"] == 4
+    assert report["scope"]["supply"] == "every"
+    assert "for every supply: not established" in report["claim"]

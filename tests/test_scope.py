@@ -48,6 +48,7 @@ def test_credit_without_grants_blocks_the_reader_after_exactly_i_reads(tmp_path,
     assert report["scope"]["supply"] == "every"
     assert report["blocked_forever"] == ["reader"]
     assert report["shortest_counterexample_length"] == initial == report["step_bound"]
+    assert report["shortest_certified"] is True
     publishes = "1 publish" if initial == 1 else f"{initial:,} publishes"
     assert report["claim"] == f"violated with {publishes} per source: not for every supply"
     assert (tmp_path / "t.itf.json").exists()
@@ -264,3 +265,27 @@ def test_a_witness_over_the_trace_limit_is_printed_not_written(tmp_path, monkeyp
     assert "1–400  read(reader) (×400)" in result.output
     code, report = check("rabbitmq-publish", "--credit", "400,0", "--trace-out", str(trace))
     assert report["trace"] is None and "TRACE-LIMIT" in report["trace_not_written"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "length"),
+    [
+        ("credit-more-after-above-initial-bug", 100),
+        ("credit-more-after-above-initial-fixed", None),
+        ("credit-zero-more-after-bug", 400),
+        ("credit-zero-more-after-fixed", None),
+    ],
+)
+def test_credit_setting_bug_corpus(scenario, length, tmp_path):
+    """The credit-setting scenarios of the bug corpus (spec/graphs/bugs): the buggy
+    spec deadlocks for every supply large enough, with its shortest run (SCOPE-SHORTEST);
+    the fixed one holds for every supply (SCOPE-EXIT)."""
+    from pathlib import Path
+
+    graph = Path(__file__).resolve().parent.parent / "spec/graphs/bugs" / f"{scenario}.json"
+    code, report = check(str(graph), "--trace-out", str(tmp_path / "t.itf.json"))
+    if length is None:
+        assert code == exit_codes.OK and report["claim"] == "holds for every supply"
+    else:
+        assert code == exit_codes.DEADLOCK
+        assert report["shortest_counterexample_length"] == length == report["step_bound"]

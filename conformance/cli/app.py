@@ -350,8 +350,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
             who += f" (later also: {names(later)})"
+        shortest = " (certified shortest)" if primary.shortest else ""
         out.print(
-            f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps{who}"
+            f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps"
+            f"{shortest}{who}"
         )
         if primary.detail:
             out.print(shown(primary.detail))

@@ -15,7 +15,12 @@ whose credit cannot come back:
   already in flight can reach ``p``;
 * **no supply of grants** — ``p`` checks blocked (NET-CHECKS-BLOCKED, so it sends nothing
   more on ``e``) and ``credit_from + M⁺·(bumps + deferred + ⌊(M − credit_to + k·data)/M⌋)
-  <= 0``: even every grant the messages in flight can still earn would not lift it.
+  <= 0``: even every grant the messages in flight can still earn would not lift it;
+* **bounded return** — ``r`` sends back to ``p`` on a blocking edge ``f = r -> p`` (``k_f``
+  sends per message, ``M_f``) and ``credit_from + M⁺·(bumps + deferred + k·⌈Y⁺/k_f⌉) <= 0``
+  with ``Y = credit_from_f + M_f⁺·bumps_f``: while ``p`` is blocked it grants nothing new
+  on ``f``, every step of ``r`` forwards to ``p``, so ``r`` is unblocked for at most
+  ``⌈Y⁺/k_f⌉`` more of its steps, and only those steps can grant on ``e``.
 
 ``M⁺ = max(M, 0)``; the certified set is the greatest set closed under these rules.
 """
@@ -51,6 +56,11 @@ class CertificateEdge(NamedTuple):
     sender: int
     receiver: int
     sender_checks: bool
+    #: the return edge ``r -> p`` if it can block (bounded return), else -1 slots
+    back_credit_from: int = -1
+    back_bumps: int = -1
+    back_weight: int = 0
+    back_debits: int = 1
 
 
 class StuckCertificate:
@@ -59,11 +69,23 @@ class StuckCertificate:
     def __init__(self, network: CreditNetwork) -> None:
         net = network
         edges = []
+        edge_of = {ends: e for e, ends in enumerate(net.edge_ends)}
         for e, (p, r) in enumerate(net.edge_ends):
             if not net.edge_blocks[e]:
                 continue
             base = EDGE_FIELDS * e
             m = net.more_after[e]
+            f = edge_of.get((r, p))
+            back = (
+                ()
+                if f is None or not net.edge_blocks[f]
+                else (
+                    EDGE_FIELDS * f + CREDIT_FROM,
+                    EDGE_FIELDS * f + BUMPS,
+                    max(net.more_after[f], 0),
+                    net.debits[f],
+                )
+            )
             edges.append(
                 CertificateEdge(
                     base + CREDIT_FROM,
@@ -77,6 +99,7 @@ class StuckCertificate:
                     p,
                     r,
                     net.checks[p],
+                    *back,
                 )
             )
         #: the blocking edges (the only ones a certificate can name a process on)
@@ -99,7 +122,8 @@ class StuckCertificate:
         """Bit ``n`` set iff process ``n`` is certified blocked forever in ``s``."""
         certain = 0
         waits: list[tuple[int, int]] = []
-        for cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks in self.edges:
+        for edge in self.edges:
+            cf, bumps, deferred, data, credit_to, mp, m, k, p, r, checks, bcf, bb, bw, bk = edge
             credit = s[cf]
             if credit > 0:
                 continue
@@ -109,6 +133,11 @@ class StuckCertificate:
             if checks:
                 earnable = (m - s[credit_to] + k * s[data]) // m if m >= 1 else 0
                 if credit + mp * (s[deferred] + earnable) <= 0:
+                    certain |= 1 << p
+                    continue
+            if bcf >= 0:
+                steps = -(-max(s[bcf] + bw * s[bb], 0) // bk)  # r's steps while it can grant
+                if credit + mp * (s[deferred] + k * steps) <= 0:
                     certain |= 1 << p
                     continue
             waits.append((p, r))

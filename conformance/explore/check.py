@@ -112,6 +112,8 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> dict[str, Any]
         "reduced": result.reduced,
         "symmetry_order": result.symmetry_order,
         "shortest_counterexample_length": primary.length if primary else None,
+        # EXP-SHORTEST: whether that length is certified as the least one
+        "shortest_certified": primary.shortest if primary else None,
         "counterexample_lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
         "exit_code": exit_code(result),
     }

@@ -74,6 +74,10 @@ class Finding:
     #: a picture draws, EXP-PICTURE): ``processes`` and any process that became
     #: blocked forever along the continuation.
     final_processes: tuple[str, ...] = ()
+    #: EXP-SHORTEST is certified for :attr:`path`: the explorer found it breadth-first,
+    #: so no run to a violating state is shorter (false for a run found otherwise, or
+    #: reported "not proven shortest" after a budget ran out)
+    shortest: bool = False
 
     @property
     def length(self) -> int:
@@ -196,7 +200,10 @@ def find_counterexamples(
     if not wanted:
         return {}
     if exact_depths:
-        return _from_graph(system, graph, wanted, symmetry)
+        found = _from_graph(system, graph, wanted, symmetry)
+        for finding in found.values():
+            finding.shortest = True  # EXP-SHORTEST: breadth-first depths are distances
+        return found
     return _search_full(system, graph, wanted, symmetry, safe, max_states)
 
 
@@ -407,6 +414,8 @@ def _search_full(
                 parent.append(i)
                 action.append(a)
         i += 1
+    for finding in found.values():
+        finding.shortest = True  # EXP-SHORTEST: found breadth-first in the full model
     missing = wanted - found.keys()
     if missing:
         # The full search ran out of budget: fall back to the reduced graph's runs,

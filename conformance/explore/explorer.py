@@ -40,7 +40,8 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -215,7 +216,9 @@ def explore(
             exact_depths=True,
             max_states=max_states,
         )
-        findings[NO_DEADLOCK] = deadlock_finding(system, graph, index, kind, mask, symmetry)
+        finding = deadlock_finding(system, graph, index, kind, mask, symmetry)
+        finding.shortest = True  # EXP-ONLINE: the first violating state in BFS order
+        findings[NO_DEADLOCK] = finding
         return result(graph, False, False, findings, stopped=True)
     stuck_found = False
     if check_deadlock and search.complete:
@@ -319,6 +322,48 @@ LOCAL_SEARCH_CAP = 50_000
 RETRY_GROWTH = 4
 
 
+#: EXP-UNBLOCK: states one guided search for an unblocking run may visit
+UNBLOCK_SEARCH_CAP = 20_000
+
+
+class Unblocking(Protocol):
+    """A system that guides EXP-UNBLOCK (credit networks: ``CheckedNetwork``)."""
+
+    def unblock_helpers(self, state: Any, needed: int) -> int: ...
+
+    def actor(self, action: int) -> int | None: ...
+
+    def credit_deficit(self, state: Any, needed: int) -> int: ...
+
+
+def _unblocking_search(system: TransitionSystem, start: Hashable, needed: int) -> int:
+    """EXP-UNBLOCK: the processes of ``needed`` (blocked in ``start``) that no run found
+    from ``start`` unblocks. The search follows only the steps of the processes the
+    needed ones wait for (:meth:`unblock_helpers`), no new publish, best first by the
+    credit they still miss; every run it follows is a run of the model, so a process it
+    unblocks is not blocked forever in ``start``."""
+    guide = cast(Unblocking, system)
+    helpers_of, actor, deficit = guide.unblock_helpers, guide.actor, guide.credit_deficit
+    seen = {start}
+    heap = [(deficit(start, needed), 0, start)]
+    order = visited = 0
+    while heap and needed and visited < UNBLOCK_SEARCH_CAP:
+        u = heappop(heap)[2]
+        visited += 1
+        needed &= system.blocked_mask(u)
+        if not needed:
+            break
+        helpers = helpers_of(u, needed)
+        for a, v in system.successors(u):
+            who = actor(a)
+            if who is None or not helpers >> who & 1 or v in seen:
+                continue
+            seen.add(v)
+            order -= 1  # ties: the newest first, so the search goes deep
+            heappush(heap, (deficit(v, needed), order, v))
+    return needed
+
+
 def _resolve(
     system: TransitionSystem,
     graph: StateGraph,
@@ -332,14 +377,16 @@ def _resolve(
 
     A state is resolved when it is expanded and terminal with work (a terminal
     deadlock); when each process the over-approximation of :func:`_stuck` calls blocked
-    forever in it is shown free, by the prefix or by a bounded local search for a
-    reachable state where it is unblocked; or when the certificate (EXP-CERTIFICATE)
+    forever in it is shown free, by the prefix, by a guided search for a run that
+    unblocks it (EXP-UNBLOCK) or by a bounded local search for a reachable state where it
+    is unblocked; or when the certificate (EXP-CERTIFICATE)
     names exactly the processes that remain."""
     stuck = _stuck(system, graph, symmetry, blocked)
     offsets = graph.offsets
     canon = symmetry.canonicalize if symmetry is not None else None
     index = graph.index
     budget = [min(LOCAL_SEARCH_CAP, LOCAL_SEARCH_FACTOR * len(graph.states))]
+    guided = hasattr(system, "unblock_helpers")
 
     def frame(mask: int, state: Hashable) -> int:
         if canon is None or symmetry is None:
@@ -395,6 +442,8 @@ def _resolve(
         if stuck[k]:
             cert = certify(state)
             rest = stuck[k] & ~cert
+            if rest and guided:
+                rest = _unblocking_search(system, state, rest)
             if rest:
                 rest = still_stuck(state, rest)
             if rest and proven_stuck(state, rest):

@@ -10,12 +10,15 @@ from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
     BUMP,
     BUMPS,
+    CRASH,
     CREDIT_FROM,
     CREDIT_TO,
     DATA,
     DEFERRED,
+    DOWN,
     EDGE_FIELDS,
     FIELD_NAMES,
+    READ,
     TAKE,
     CreditNetwork,
     State,
@@ -94,6 +97,46 @@ class CheckedNetwork:
             if not net.in_edges[sender] and not net.stalled[sender]:
                 safe.add(BUMP << ACTION_SHIFT | e)
         return frozenset(safe)
+
+    def unblock_helpers(self, state: State, needed: int) -> int:
+        """EXP-UNBLOCK: the processes whose steps a search for a run unblocking the
+        processes of ``needed`` (a mask) follows from ``state``: those processes and,
+        transitively, every process one of them is blocked on (NET-BLOCKED), as a mask."""
+        net = self.network
+        helpers = needed
+        todo = [n for n in range(net.n_nodes) if needed >> n & 1]
+        while todo:
+            for r in net.blockers(state, todo.pop()):
+                if not helpers >> r & 1:
+                    helpers |= 1 << r
+                    todo.append(r)
+        return helpers
+
+    def actor(self, action: int) -> int | None:
+        """The process that takes ``action``, or ``None`` for a NET-READ or a NET-CRASH
+        (EXP-UNBLOCK follows no new publish and no crash)."""
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+        if kind in (READ, CRASH):
+            return None
+        if kind == DOWN:
+            return self.network.down_pairs[index][0]  # the watcher handles the DOWN
+        sender, receiver = self.network.edge_ends[index]
+        return receiver if kind == TAKE else sender
+
+    def credit_deficit(self, state: State, needed: int) -> int:
+        """EXP-UNBLOCK's guide: over the blocking out-edges of the processes of
+        ``needed``, the credit still missing once the grants in flight are handled."""
+        net = self.network
+        deficit = 0
+        for n in range(net.n_nodes):
+            if needed >> n & 1:
+                for e in net.out_edges[n]:
+                    if net.edge_blocks[e]:
+                        base = EDGE_FIELDS * e
+                        weight = max(net.more_after[e], 0)
+                        have = state[base + CREDIT_FROM] + weight * state[base + BUMPS]
+                        deficit += max(0, 1 - have)
+        return deficit
 
     def explain(self, state: State, property_id: str) -> str:
         """Where ``state`` violates ``property_id``, in one line."""

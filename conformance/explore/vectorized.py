@@ -89,7 +89,7 @@ class VectorNetwork:
     def certified(self, rows: np.ndarray) -> np.ndarray:
         """EXP-CERTIFICATE per row, as
         :meth:`~creditflow.conformance.explore.certificate.StuckCertificate.certified`
-        over the same edge table: the greatest set of processes closed under its two
+        over the same edge table: the greatest set of processes closed under its
         rules (int64 masks)."""
         certificate = self.checked.certificate
         n = len(rows)
@@ -111,6 +111,18 @@ class VectorNetwork:
                 else:
                     earnable = np.zeros(n, dtype=np.int64)
                 sure = stuck & (credit + edge.weight * (rows[:, edge.deferred] + earnable) <= 0)
+                certain |= sure.astype(np.int64) << edge.sender
+                stuck &= ~sure
+            if edge.back_credit_from >= 0:
+                back = np.maximum(
+                    rows[:, edge.back_credit_from].astype(np.int64)
+                    + edge.back_weight * rows[:, edge.back_bumps],
+                    0,
+                )
+                steps = -(-back // edge.back_debits)
+                sure = stuck & (
+                    credit + edge.weight * (rows[:, edge.deferred] + edge.debits * steps) <= 0
+                )
                 certain |= sure.astype(np.int64) << edge.sender
                 stuck &= ~sure
             waits.append((edge.sender, edge.receiver, stuck))

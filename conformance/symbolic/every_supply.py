@@ -122,6 +122,8 @@ def answer_summary(answer: SupplyAnswer) -> dict[str, Any]:
         "reduced": False,
         "symmetry_order": 1,
         "shortest_counterexample_length": finding.length if finding is not None else None,
+        # EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
+        "shortest_certified": finding.shortest if finding is not None else None,
         "counterexample_lengths": {finding.property_id: finding.length} if finding else {},
         "exit_code": exit_codes.DEADLOCK
         if finding is not None
@@ -154,10 +156,14 @@ def decide_check(
     """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply), an
     exploration of the supply asked otherwise (with EXP-SETTLE when its budget runs
     out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is not
-    encoded in Z3 (Z3-FAULTS): its question is the supply explored."""
-    if every_supply and prepare_graph(graph, options).has_faults:
-        every_supply = False
-    answer = answer_every_supply(graph, options, prove_seconds) if every_supply and prove else None
+    encoded in Z3 (Z3-FAULTS): only its example supply is explored, and "holds" is then
+    not established for every supply (SCOPE-EXIT: ask with --graph-supply)."""
+    faults = prepare_graph(graph, options).has_faults
+    answer = (
+        answer_every_supply(graph, options, prove_seconds)
+        if every_supply and prove and not faults
+        else None
+    )
     if answer is not None and answer.decided:
         report = answer_summary(answer)
         cex = answer.counterexample
@@ -165,7 +171,7 @@ def decide_check(
     else:
         system, result = check_graph(graph, options, progress)
         report = summary(system, result)
-        if prove and answer is None:
+        if prove and answer is None and not faults:
             report = settle_open_check(report, graph, options, prove_seconds)
         primary = result.primary()
         cex = answer.counterexample if answer is not None else None

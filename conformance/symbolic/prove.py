@@ -341,6 +341,7 @@ def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
             shortest, how = True, "every smaller supply explored"
             best = shorter or best
     system, finding = best
+    finding.shortest = shortest  # SCOPE-SHORTEST, said as EXP-SHORTEST is
     reads = ", ".join(f"{v:,} publishes at {k}" for k, v in run_reads(system).items())
     finding.detail = (
         f"found by EXP-DIRECTED with {reads}; "
