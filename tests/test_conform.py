@@ -33,7 +33,12 @@ def test_conform_reference_and_template_are_conformant(tmp_path):
             adapter_factory(name), ConformOptions(max_examples=20, seed=3, out_dir=tmp_path)
         )
         assert result.verdict == "conformant", (name, result.divergence)
-        assert [p.name for p in result.phases] == ["process-ops", "network-runs", "explorer-runs"]
+        assert [p.name for p in result.phases] == [
+            "batched-ops",
+            "process-ops",
+            "network-runs",
+            "explorer-runs",
+        ]
         assert all(p.ops > 0 for p in result.phases)
     assert not list(tmp_path.iterdir())
 
@@ -67,7 +72,7 @@ def test_divergence_is_written_before_it_is_reported(tmp_path):
         "conform", "--adapter", "mutant:grants-not-deferred", "--seed", "1", "--out", str(tmp_path)
     )
     assert code == 1
-    assert "DIVERGENCE found by process-ops" in out
+    assert "DIVERGENCE found by batched-ops (example " in out
     assert "model" in out and "implementation" in out
     (path,) = tmp_path.glob("*.itf.json")
     assert f"trace: {path}" in out

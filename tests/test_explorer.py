@@ -72,18 +72,18 @@ def test_blocked_forever_fixpoint_on_a_cyclic_state_graph():
     offsets = [0, 2, 3, 4, 4]
     targets = [1, 3, 2, 1]
     depth = [0, 1, 2, 1]
-    assert blocked_forever(blocked, offsets, targets, depth, 2) == [0, 1, 1, 0]
+    assert list(blocked_forever(blocked, offsets, targets, depth, 2)) == [0, 1, 1, 0]
     # give state 2 an exit to a free state: nobody is stuck any more
     offsets = [0, 2, 3, 5, 5]
     targets = [1, 3, 2, 1, 3]
-    assert blocked_forever(blocked, offsets, targets, depth, 2) == [0, 0, 0, 0]
+    assert list(blocked_forever(blocked, offsets, targets, depth, 2)) == [0, 0, 0, 0]
 
 
 def test_blocked_forever_with_more_than_64_processes():
     """EXP-DEADLOCK: masks wider than one machine word."""
     high = 1 << 69
-    assert blocked_forever([high, high], [0, 1, 1], [1], [0, 1], 70) == [high, high]
-    assert blocked_forever([high, 0], [0, 1, 1], [1], [0, 1], 70) == [0, 0]
+    assert list(blocked_forever([high, high], [0, 1, 1], [1], [0, 1], 70)) == [high, high]
+    assert list(blocked_forever([high, 0], [0, 1, 1], [1], [0, 1], 70)) == [0, 0]
 
 
 def test_budget_gives_an_incomplete_verdict():

@@ -180,3 +180,12 @@ def test_same_search_under_symmetry(monkeypatch):
         one, many = both(monkeypatch, graph, block, symmetry=True)
         assert one.symmetry_order > 1
         assert_same(one, many)
+
+
+def test_same_search_when_the_stored_rows_widen(monkeypatch):
+    """EXP-STORE within EXP-VECTOR: credits and supplies above 127 need int16 rows
+    (the store widens from int8); states, numbers and verdicts do not change."""
+    graph = load_preset("stalled-queue").with_credit(CreditSpec(130, 20)).with_publishes(140)
+    one, many = both(monkeypatch, graph, 1 << 10, after=7)
+    assert many.graph.states._rows.dtype is np.int16
+    assert_same(one, many)

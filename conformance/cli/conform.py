@@ -146,7 +146,7 @@ def open_factory(
     "phases",
     multiple=True,
     type=click.Choice(PHASES),
-    help="Run only this phase (repeatable; default: all three, in order).",
+    help="Run only this phase (repeatable; default: all four, in order).",
 )
 @click.option(
     "--shrink-seconds",
@@ -179,8 +179,10 @@ def conform(
 ) -> None:
     """Search for op sequences on which an implementation and the model disagree.
 
-    Hypothesis state machines drive the model and the adapter side by side and compare
-    them after every op: random protocol ops over several processes, then process-graph
+    First whole examples of random ops, each written to the adapter at once and
+    compared op by op after (the fast pass); then Hypothesis state machines drive the
+    model and the adapter side by side and compare them after every op: random
+    protocol ops over several processes, then process-graph
     runs projected to per-process ops, then the explorer's runs of the presets. The
     first divergence is shrunk to a minimal trace, written to disk (ITF) and shown as
     model vs implementation. With --expectations, divergences that the listed traces

@@ -1,9 +1,12 @@
 """``creditflow conform``: search for an op sequence on which an implementation and the
 model disagree (AD-DIVERGENCE), and write the minimal one to disk before reporting.
 
-Three phases share one adapter session and stop at the first divergence or adapter
+Four phases share one adapter session and stop at the first divergence or adapter
 failure:
 
+0. ``batched-ops``: whole examples of random ops, each written at once and compared
+   after (AD-BATCHED, :mod:`~creditflow.conformance.differential.batched`), the fast
+   first pass;
 1. ``process-ops``: :class:`~creditflow.conformance.differential.machines.ProcessOpsMachine`;
 2. ``network-runs``: :class:`~creditflow.conformance.differential.machines.NetworkRunMachine`;
 3. ``explorer-runs``: every preset under small settings, the explorer's shortest
@@ -33,6 +36,7 @@ from hypothesis.stateful import get_state_machine_test
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.batched import run_batched
 from creditflow.conformance.differential.corpus import corpus_dir
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
@@ -80,7 +84,9 @@ RANDOM_RUN_SETTINGS = (
 RUN_LIMIT = 600
 #: The ops a network run's projection uses (TRACE-PROJECTION).
 NETWORK_OPS = frozenset({"send", "ack", "bump", "state"})
-PHASES = ("process-ops", "network-runs", "explorer-runs")
+PHASES = ("batched-ops", "process-ops", "network-runs", "explorer-runs")
+#: AD-BATCHED: examples of the batched-ops phase per example of the op machine
+BATCHED_PER_EXAMPLE = 5
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,9 @@ class ConformOptions:
     out_dir: Path = Path("counterexamples")
     corpus: Path | None = None
     network_examples: int | None = None  #: default: half of ``max_examples``
+    #: AD-BATCHED: examples of the batched-ops phase (default: BATCHED_PER_EXAMPLE ×
+    #: ``max_examples``), each of at most ``steps`` ops
+    batched_examples: int | None = None
     phases: tuple[str, ...] = PHASES  #: which phases to run, in this order
     shrink_seconds: float = 5.0  #: Hypothesis's shrinking budget per divergence
     #: Known divergences of the implementation (AD-EXPECTATIONS-CONFORM).
@@ -545,7 +554,44 @@ def _private_hypothesis_storage() -> Iterator[None]:
             hypothesis_configuration.set_hypothesis_home_dir(previous)
 
 
+def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformResult) -> bool:
+    """AD-BATCHED: the batched-ops phase; whether it ended the run (a divergence or an
+    adapter failure, written to disk)."""
+    report = PhaseReport("batched-ops")
+    result.phases.append(report)
+    t0 = time.perf_counter()
+    n_examples = (
+        options.batched_examples
+        if options.batched_examples is not None
+        else BATCHED_PER_EXAMPLE * options.max_examples
+    )
+    outcome = run_batched(
+        adapter,
+        result.seed,
+        n_examples,
+        options.steps,
+        lambda d, spec, ops: known_divergence(result.known, adapter, spec, ops, d),
+        result.expected_hits,
+    )
+    report.examples, report.ops = outcome.examples, outcome.ops
+    report.seconds = time.perf_counter() - t0
+    if outcome.trace is None:
+        return False
+    where = f"example {outcome.found_in[0]}, op {outcome.found_in[1]}, " if outcome.found_in else ""
+    result.found_by = f"batched-ops ({where}seed {result.seed})"
+    result.trace = outcome.trace
+    if outcome.failure is not None:
+        result.failure = outcome.failure
+        result.trace_path = write_failure_trace(result, outcome.trace, options, "failure")
+        return True
+    result.divergence = outcome.divergence
+    result.trace_path = write_failure_trace(result, outcome.trace, options, "divergence")
+    return True
+
+
 def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+    if "batched-ops" in options.phases and _batched_phase(adapter, options, result):
+        return
     network_examples = (
         options.network_examples
         if options.network_examples is not None

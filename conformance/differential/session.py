@@ -9,7 +9,7 @@ several at once (AD-PIPELINE); comparing stays per op.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from creditflow.conformance.differential.adapter import Adapter
@@ -55,13 +55,15 @@ class ProcessTrace:
 class DifferentialRun:
     """One run: ``reset`` both sides with ``spec``, then :meth:`check` ops."""
 
-    def __init__(self, adapter: Adapter, spec: CreditSpec) -> None:
+    def __init__(self, adapter: Adapter, spec: CreditSpec, reset: bool = True) -> None:
+        """``reset``: reset the adapter now (else the caller has, AD-BATCHED)."""
         self.adapter = adapter
         self.spec = spec
         self.model = ProcessModel(spec)
         self._history: list[tuple[Op, cf.ProcessCredit, tuple[Grant, ...]]] = []
         self._raw = isinstance(adapter, SubprocessAdapter)
-        adapter.reset(spec)
+        if reset:
+            adapter.reset(spec)
 
     def __len__(self) -> int:
         return len(self._history)
@@ -155,6 +157,29 @@ def check_trace(
     (or ``None``) and the trace up to it."""
     run = DifferentialRun(adapter, spec)
     return run.check_stream(ops, batch), run.trace()
+
+
+def check_examples(
+    adapter: Adapter, examples: Sequence[tuple[CreditSpec, Sequence[Op]]]
+) -> Iterator[tuple[Divergence | None, DifferentialRun]]:
+    """AD-BATCHED: each example (a reset spec and ops) run from its own ``reset``, as
+    :func:`check_trace` does, but every example's requests written at once (AD-PIPELINE)
+    and the answers compared after; yields each example's first divergence (or
+    ``None``) and its run (``run.trace()``: the ops up to the divergence), in order. An
+    adapter failure is raised while the example it happened in is being compared (the
+    number of results yielded so far tells which)."""
+    if not isinstance(adapter, SubprocessAdapter):
+        for spec, ops in examples:
+            run = DifferentialRun(adapter, spec)
+            yield run.check_stream(ops), run
+        return
+    ids = [(adapter.submit_reset(spec), adapter.submit_ops(ops)) for spec, ops in examples]
+    for (spec, ops), (reset_id, first) in zip(examples, ids, strict=True):
+        (raw,) = adapter.collect(1)
+        adapter.reset_answered(raw, reset_id, spec)
+        raws = adapter.collect(len(ops))
+        run = DifferentialRun(adapter, spec, reset=False)
+        yield (run._compare_raw(ops, first, raws) if ops else None), run
 
 
 def model_trace(spec: CreditSpec, ops: Sequence[Op]) -> ProcessTrace:

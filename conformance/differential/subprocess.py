@@ -49,6 +49,20 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
         if resp.get("ok") is not True:
             self._fail(REFUSED, f"reset to {spec} refused: {resp.get('error', resp)!r}")
 
+    def submit_reset(self, spec: CreditSpec) -> int:
+        """Queue a ``reset`` request line (AD-RESET, pipelined: AD-BATCHED); its id."""
+        rid = self._take_ids(1)
+        self.submit(
+            f'{{"id":{rid},"op":"reset","spec":[{spec.initial},{spec.more_after}]}}\n'.encode()
+        )
+        return rid
+
+    def reset_answered(self, raw: bytes, request_id: int, spec: CreditSpec) -> None:
+        """Check the response line of a pipelined ``reset``."""
+        resp = self._parse(raw, request_id, "reset")
+        if resp.get("ok") is not True:
+            self._fail(REFUSED, f"reset to {spec} refused: {resp.get('error', resp)!r}")
+
     def submit_ops(self, ops: Sequence[Op]) -> int:
         """Queue ``ops`` as numbered request lines; the id of the first."""
         first = self._take_ids(len(ops))

@@ -13,6 +13,7 @@ when the state graph is acyclic, more when it has cycles.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,11 +25,42 @@ WORD = 64
 def _permute_bits(values: np.ndarray, frame: Sequence[int], lo: int, width: int) -> np.ndarray:
     """Map bit ``j`` (process ``lo + j``) of each value to bit ``frame[lo + j] - lo``.
     Only used when all processes fit in one word (symmetry needs that)."""
-    out = np.zeros_like(values)
+    wide = values.astype(np.uint64)
+    out = np.zeros_like(wide)
     for j in range(width):
         target = frame[lo + j] - lo
-        out |= ((values >> np.uint64(j)) & np.uint64(1)) << np.uint64(target)
-    return out
+        out |= ((wide >> np.uint64(j)) & np.uint64(1)) << np.uint64(target)
+    return out.astype(values.dtype)
+
+
+#: states swept at once (bounds the sweep's temporary arrays)
+SWEEP_STATES = 1 << 16
+
+#: the ``array`` typecode of an unsigned word, by its size in bytes
+_TYPECODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def _word_type(width: int) -> type[np.unsignedinteger]:
+    """EXP-STORE: the narrowest unsigned integer type of ``width`` bits or more."""
+    for word in (np.uint8, np.uint16, np.uint32):
+        if width <= np.iinfo(word).bits:
+            return word
+    return np.uint64
+
+
+def _masks(
+    blocked: Sequence[int], lo: int, width: int, word: type[np.unsignedinteger]
+) -> np.ndarray:
+    """Bits ``lo`` to ``lo + width`` of each mask, as ``word``s (without a Python loop
+    when the masks are an ``array``/numpy sequence of at most 64 bits)."""
+    full = (1 << width) - 1
+    if lo == 0 and width <= WORD and not isinstance(blocked, list):
+        view = np.asarray(blocked)
+        if view.dtype.kind in "iu":
+            return (view & view.dtype.type(full) if view.dtype.kind == "u" else view & full).astype(
+                word
+            )
+    return np.fromiter(((b >> lo) & full for b in blocked), dtype=word, count=len(blocked))
 
 
 def blocked_forever(
@@ -39,8 +71,9 @@ def blocked_forever(
     n_processes: int,
     perm_ids: Sequence[int] | None = None,
     frames: Sequence[Sequence[int]] | None = None,
-) -> list[int]:
-    """For each state, the mask of processes blocked forever in it.
+) -> Sequence[int]:
+    """For each state, the mask of processes blocked forever in it (an ``array`` of
+    unsigned words up to 64 processes, EXP-STORE; a list of ints beyond).
 
     ``blocked[s]``: mask of processes blocked in state ``s``; ``offsets``/``targets``: the
     successors of ``s`` are ``targets[offsets[s]:offsets[s+1]]``; ``depth[s]``: its BFS
@@ -51,22 +84,31 @@ def blocked_forever(
     n = len(blocked)
     if n == 0:
         return []
-    off = np.asarray(offsets, dtype=np.int64)
-    dst = np.asarray(targets, dtype=np.int64)
-    dep = np.asarray(depth, dtype=np.int64)
-    perms = None if perm_ids is None else np.asarray(perm_ids, dtype=np.int64)
+    # EXP-STORE: the arrays are read in place, in their own (packed) integer types
+    off = np.asarray(offsets)
+    dst = np.asarray(targets)
+    dep = np.asarray(depth)
+    perms = None if perm_ids is None else np.asarray(perm_ids)
     if perms is not None and n_processes > WORD:
         raise ValueError("symmetry reduction supports at most 64 processes")
-    out_degree = np.diff(off)
     # BFS numbering: states of one level are contiguous, so are their out-edges.
-    level_starts = np.searchsorted(dep, np.arange(int(dep.max()) + 2), side="left")
+    levels = np.arange(int(dep.max()) + 2, dtype=dep.dtype)  # the type of dep: no copy of it
+    level_starts = np.searchsorted(dep, levels, side="left")
+    # deepest first, each level in pieces of at most SWEEP_STATES states (the fixpoint
+    # does not depend on the order; the pieces bound the sweep's working memory)
+    pieces = [
+        (lo, min(lo + SWEEP_STATES, int(level_starts[level + 1])))
+        for level in range(len(level_starts) - 2, -1, -1)
+        for lo in range(int(level_starts[level]), int(level_starts[level + 1]), SWEEP_STATES)
+    ]
 
     result = np.zeros(n, dtype=object) if n_processes > WORD else None
     stuck_words: list[np.ndarray] = []
     for lo in range(0, max(n_processes, 1), WORD):
         width = min(WORD, n_processes - lo)
-        full = np.uint64((1 << width) - 1) if width < WORD else np.uint64(2**64 - 1)
-        word = np.fromiter(((b >> lo) & int(full) for b in blocked), dtype=np.uint64, count=n)
+        word_type = _word_type(width)
+        full = word_type((1 << width) - 1)
+        word = _masks(blocked, lo, width, word_type)
         free = (~word) & full
 
         def contributions(
@@ -85,16 +127,13 @@ def blocked_forever(
         changed = True
         while changed:
             changed = False
-            for level in range(len(level_starts) - 2, -1, -1):
-                s_lo, s_hi = int(level_starts[level]), int(level_starts[level + 1])
-                if s_lo >= s_hi:
-                    continue
+            for s_lo, s_hi in pieces:
                 e_lo, e_hi = int(off[s_lo]), int(off[s_hi])
                 if e_lo == e_hi:
                     continue
                 values = contributions(e_lo, e_hi)
-                acc = np.zeros(s_hi - s_lo, dtype=np.uint64)
-                has_edges = out_degree[s_lo:s_hi] > 0
+                acc = np.zeros(s_hi - s_lo, dtype=word_type)
+                has_edges = off[s_lo + 1 : s_hi + 1] > off[s_lo:s_hi]
                 starts = off[s_lo:s_hi][has_edges] - e_lo
                 acc[has_edges] = np.bitwise_or.reduceat(values, starts)
                 before = free[s_lo:s_hi]
@@ -105,7 +144,11 @@ def blocked_forever(
         stuck_words.append(word & ~free)
 
     if result is None:
-        return [int(x) for x in stuck_words[0]]
+        # EXP-STORE: one packed word per state
+        words = stuck_words[0]
+        packed = array(_TYPECODES[words.itemsize])
+        packed.frombytes(words.tobytes())
+        return packed
     for i in range(n):
         result[i] = sum(int(w[i]) << (WORD * k) for k, w in enumerate(stuck_words))
     return [int(x) for x in result]

@@ -53,6 +53,12 @@ from creditflow.conformance.explore.counterexamples import (
     find_counterexamples,
 )
 from creditflow.conformance.explore.deadlock import blocked_forever
+from creditflow.conformance.explore.store import (
+    PackedRows,
+    index_typecode,
+    mask_typecode,
+    offset_typecode,
+)
 from creditflow.conformance.explore.vectorized import FIELD, VectorNetwork
 from creditflow.model.system import TransitionSystem
 
@@ -64,8 +70,12 @@ NO_DEADLOCK = "PROP-NO-DEADLOCK"
 #: PROP-RECOVERY's id: decided with PROP-NO-DEADLOCK for a model that lists it in its
 #: ``property_ids`` and says which states are ``quiet`` (no further fault possible)
 RECOVERY = "PROP-RECOVERY"
-#: Default state budget of one exploration.
-DEFAULT_MAX_STATES = 5_000_000
+#: Default state budget of one exploration, sized by EXP-STORE's packed store: the
+#: issue-21 broker topology (11 processes, 20 edges, 107 fields a state, symmetry order
+#: 12) peaked at 393-403 MB for 1,000,001 states (benchmarks/memory_bench.py), at most
+#: 310 bytes a state beyond the interpreter's 93 MB, so 6,000,000 states stay under 2 GB;
+#: the fanout's 21 fields take about 105 bytes a state (0.6 GB).
+DEFAULT_MAX_STATES = 6_000_000
 
 #: EXP-ONLINE: the least state budget of the full search after a reduced one saw a deadlock
 FULL_SEARCH_FLOOR = 100_000
@@ -87,7 +97,7 @@ class StateGraph:
     targets: array
     perm_ids: array | None
     #: Per state, the processes blocked forever in it (bit masks, own frame).
-    stuck: list[int] = field(default_factory=list)
+    stuck: Sequence[int] = field(default_factory=list)
     #: Per step property, its first violating explored step ``(state index, action)``.
     step_witness: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Per state, the processes blocked in it, when the search already computed them
@@ -257,7 +267,7 @@ def _recovery_finding(
 ) -> Finding | None:
     """PROP-RECOVERY: the first quiet state (breadth-first, so shortest) in which some
     process is blocked forever, as a finding; ``None`` if there is none."""
-    quiet = system.quiet  # type: ignore[attr-defined]
+    quiet = cast(Any, system).quiet  # only a fault graph's CheckedNetwork has quiet()
     for i, mask in enumerate(graph.stuck):
         if mask and quiet(graph.states[i]):
             finding = deadlock_finding(system, graph, i, "blocked-forever", mask, symmetry)
@@ -271,7 +281,7 @@ def _stuck(
     graph: StateGraph,
     symmetry: Symmetry | None,
     blocked: MutableSequence[int] | None = None,
-) -> list[int]:
+) -> Sequence[int]:
     """EXP-DEADLOCK over ``graph``; states not expanded count as having no successors,
     so on a partial graph the result over-approximates who is blocked forever.
     ``blocked``: the states' blocked masks, if already known (a prefix is enough)."""
@@ -461,8 +471,10 @@ VECTOR_AFTER = 2_000
 #: EXP-VECTOR: ... and once that many states are queued (a narrow search stays with
 #: one state at a time: a block of a few states costs numpy more than it saves)
 VECTOR_FRONTIER = 500
-#: EXP-VECTOR: states expanded per block
-VECTOR_BLOCK = 1 << 16
+#: EXP-VECTOR: states expanded per block (EXP-STORE: a block's temporary arrays, which
+#: the allocator keeps once freed, count in the peak memory; 2^14 rather than 2^16 keeps
+#: them near 40 MB on the fanout)
+VECTOR_BLOCK = 1 << 14
 
 
 def _search(
@@ -488,6 +500,20 @@ def _search(
         )
     except HashCollision:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
+
+
+def _actions_known(system: TransitionSystem) -> tuple[int, ...] | None:
+    """A network's actions, when it lists them (each gives at most one successor)."""
+    vector = getattr(system, "vectorized", None)
+    actions = getattr(vector, "actions", None)
+    return tuple(actions) if actions else None
+
+
+def _action_typecode(actions: tuple[int, ...] | None) -> str:
+    """EXP-STORE: 32-bit actions where the network lists its actions and they fit."""
+    if actions and all(-(2**31) <= a < 2**31 for a in actions):
+        return "i"
+    return "q"
 
 
 def _breadth_first(
@@ -518,14 +544,16 @@ def _breadth_first(
         first = canon(first)[0]
     states: list[Hashable] = [first]
     index: dict[Hashable, int] = {first: 0}
+    number = index_typecode(max_states)  # EXP-STORE
+    actions = _actions_known(system)
     graph = StateGraph(
         states=states,
         index=index,
-        parent=array("q", [-1]),
-        action=array("q", [-1]),
-        depth=array("l", [0]),
-        offsets=array("q", [0]),
-        targets=array("q"),
+        parent=array(number, [-1]),
+        action=array(_action_typecode(actions), [-1]),
+        depth=array(number, [0]),
+        offsets=array(offset_typecode(max_states, len(actions) if actions else None), [0]),
+        targets=array(number),
         perm_ids=array("b") if canon is not None else None,
     )
     targets = graph.targets
@@ -674,45 +702,10 @@ class HashCollision(Exception):
     """Two different states with the same 64-bit hash (EXP-VECTOR falls back)."""
 
 
-class _Rows:
-    """The vectorized engine's state store: the states as rows of a growing array, and
-    their hashes sorted (with each one's state number) for lookups."""
-
-    def __init__(self, vector: VectorNetwork) -> None:
-        self.vector = vector
-        self.array = np.empty((1024, vector.width), dtype=FIELD)
-        self.n = 0
-        self.keys = np.zeros(0, dtype=np.uint64)
-        self.ids = np.zeros(0, dtype=np.int64)
-
-    def add(self, rows: np.ndarray, keys: np.ndarray) -> None:
-        """Store ``rows`` (numbered from :attr:`n` on) with their hashes ``keys``."""
-        need = self.n + len(rows)
-        if need > len(self.array):
-            grown = np.empty((max(need, 2 * len(self.array)), self.vector.width), dtype=FIELD)
-            grown[: self.n] = self.array[: self.n]
-            self.array = grown
-        self.array[self.n : need] = rows
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        at = np.searchsorted(self.keys, keys)
-        self.keys = np.insert(self.keys, at, keys)
-        self.ids = np.insert(self.ids, at, np.arange(self.n, need, dtype=np.int64)[order])
-        self.n = need
-
-    def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """The state number of each hash, or -1."""
-        if not len(keys):
-            return np.zeros(0, dtype=np.int64)
-        at = np.searchsorted(self.keys, keys)
-        at = np.minimum(at, len(self.keys) - 1)
-        return np.where(self.keys[at] == keys, self.ids[at], -1)
-
-
 class RowStates(Sequence):
     """``StateGraph.states`` of a vectorized search: each state as a tuple, on demand."""
 
-    def __init__(self, rows: _Rows) -> None:
+    def __init__(self, rows: PackedRows) -> None:
         self._rows = rows
 
     def __len__(self) -> int:
@@ -729,16 +722,16 @@ class RowStates(Sequence):
 class RowIndex(Mapping):
     """``StateGraph.index`` of a vectorized search: a state's number, by hash, checked."""
 
-    def __init__(self, rows: _Rows) -> None:
+    def __init__(self, rows: PackedRows) -> None:
         self._rows = rows
 
     def __getitem__(self, state: Hashable) -> int:
         rows = self._rows
         row = np.asarray(state, dtype=FIELD)
-        if row.shape != (rows.vector.width,):
+        if row.shape != (rows.width,):
             raise KeyError(state)
-        j = int(rows.lookup(rows.vector.hashes(row[None]))[0])
-        if j < 0 or not np.array_equal(rows.array[j], row):
+        j = int(rows.lookup(row[None], rows.hashes(row[None]))[0])
+        if j < 0:
             raise KeyError(state)
         return j
 
@@ -789,18 +782,20 @@ def _breadth_first_vectorized(
     keys = vector.hashes(stored)
     if len(np.unique(keys)) != len(keys):
         raise HashCollision
-    rows = _Rows(vector)
+    rows = PackedRows(vector.width, vector.hashes)  # EXP-STORE
     rows.add(stored, keys)
     graph.states = RowStates(rows)
     graph.index = RowIndex(rows)
-    graph.blocked = array("q", vector.blocked_masks(stored).tolist())
+    graph.blocked = array(mask_typecode(len(system.process_names)))
+    _extend(graph.blocked, vector.blocked_masks(stored))
+    del stored
     blocked = graph.blocked
     violated = start.violated
     terminal_with_work = start.terminal_with_work
     complete = True
     while i < rows.n:
         hi = min(rows.n, i + VECTOR_BLOCK)
-        block = rows.array[i:hi]
+        block = rows.array[i:hi].astype(FIELD)  # a copy: the store grows below
         succ, counts = vector.successors(block, bool(safe))
         if symmetry is not None:
             # a vectorized search is of a network: its symmetry is a NetworkSymmetry
@@ -809,7 +804,7 @@ def _breadth_first_vectorized(
         m = len(keys)
         # which candidates are new: the first occurrence of a hash not stored yet
         unique, first_at, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        known = rows.lookup(unique)  # sorted queries: the lookups walk the store in order
+        known = rows.lookup(succ.rows[first_at], unique)
         fresh_unique = known < 0
         is_new = np.zeros(m, dtype=bool)
         is_new[first_at[fresh_unique]] = True
