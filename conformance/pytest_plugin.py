@@ -156,8 +156,11 @@ def _stop_adapters_on_sigterm(config: pytest.Config) -> None:
         else:
             os.kill(os.getpid(), signum)
 
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
     signal.signal(signal.SIGTERM, stop)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
+    config.add_cleanup(restore)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
