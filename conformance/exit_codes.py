@@ -5,7 +5,8 @@ DIVERGENCE = 1  #: an implementation diverged from the model (conform, replay)
 USAGE = 2  #: bad usage or bad input (graph, trace, config)
 ADAPTER_FAILURE = 3  #: an adapter or implementation crashed, hung or broke the protocol
 INCOMPLETE = 4  #: SCOPE-EXIT: nothing violated, but the claim asked for is not established
-OUTPUT_FAILED = 5  #: OUT-FAILURE: an output file could not be written (verdict printed first)
+#: OUT-FAILURE, OUT-STREAM: an output (a file, stdout, stderr) could not be written
+OUTPUT_FAILED = 5
 DEADLOCK = 10  #: PROP-NO-DEADLOCK violated
 VIOLATION = 12  #: another property violated
 INTERRUPTED = 130  #: SIG-POLICY: stopped by SIGINT (Ctrl-C)
@@ -20,7 +21,8 @@ DESCRIPTIONS = {
     INCOMPLETE: "not established: no violation found, but a bounded search or budget found "
     "nothing, a solver gave up, or only an example supply was decided when every supply "
     "was asked (SCOPE-EXIT)",
-    OUTPUT_FAILED: "an output file could not be written (after the verdict was printed)",
+    OUTPUT_FAILED: "an output (a file, stdout or stderr) could not be written (after the "
+    "verdict was printed)",
     DEADLOCK: "deadlock found",
     VIOLATION: "a property other than deadlock freedom is violated",
     INTERRUPTED: "interrupted by SIGINT (Ctrl-C)",

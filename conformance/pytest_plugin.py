@@ -14,6 +14,9 @@ serves the whole session (per xdist worker) and is restarted after a failure.
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,12 +34,14 @@ from creditflow.conformance.differential.replay import (
 from creditflow.conformance.differential.report import divergence_lines
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import SUFFIX, load_trace
+from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.expectations import (
     Expectations,
     ExpectationsError,
     load_expectations,
 )
 from creditflow.conformance.inputs.reading import InputError
+from creditflow.conformance.runtime import children
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -89,7 +94,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--creditflow-timeout",
-        type=float,
         default=None,
         metavar="SECONDS",
         help=f"Adapter response timeout (default {DEFAULT_TIMEOUT:g}).",
@@ -112,8 +116,13 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if name is not None and command is not None:
         raise pytest.UsageError("give only one of --creditflow-adapter, --creditflow-adapter-cmd")
-    timeout = _setting(config, "timeout") or DEFAULT_TIMEOUT
     try:
+        given = _setting(config, "timeout")
+        timeout = (
+            DEFAULT_TIMEOUT
+            if given is None
+            else bounds.check_number(given, bounds.SECONDS, "--creditflow-timeout")
+        )
         factory = (
             command_factory(command, timeout=timeout)
             if command is not None
@@ -123,9 +132,35 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         path = _setting(config, "expectations")
         expectations = load_expectations(path) if path else None
-    except (UnknownAdapter, ExpectationsError) as exc:
+    except (UnknownAdapter, ExpectationsError, InputError) as exc:  # IN-BOUNDS, IN-ONE-LINE
         raise pytest.UsageError(str(exc)) from None
+    except ValueError as exc:  # shlex: an unbalanced quote (AD-TRANSPORT-DEADLINE)
+        raise pytest.UsageError(f"--creditflow-adapter-cmd: {exc}") from None
     config.stash[SESSION] = _Session(factory, expectations)
+    _stop_adapters_on_sigterm(config)
+
+
+def _stop_adapters_on_sigterm(config: pytest.Config) -> None:
+    """SIG-PLUGIN: a test run ended by SIGTERM (a CI cancellation) first kills the
+    adapters' process groups (SIG-CHILDREN), then ends as the signal's previous handler
+    says (by default: killed by SIGTERM)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum: int, frame: Any) -> None:
+        children.kill_all()
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            os.kill(os.getpid(), signum)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    signal.signal(signal.SIGTERM, stop)
+    config.add_cleanup(restore)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -4,7 +4,6 @@ Z3-STEP-BOUND for RabbitMQ-sized credits (issue "Answers for the settings people
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -190,10 +189,7 @@ def test_a_million_credits_in_seconds():
 
 
 def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:
-    return replace(
-        graph,
-        nodes=tuple(replace(n, publishes=reads[n.name]) if n.source else n for n in graph.nodes),
-    )
+    return graph.with_supplies(reads)
 
 
 @settings(

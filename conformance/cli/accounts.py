@@ -16,12 +16,16 @@ from creditflow.adapters.rabbitmq.alarms import broker_alarm_run, model_alarm_ru
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
+    SEED,
     Saver,
     TimeoutParam,
     console,
     fail,
     output_path,
+    shown,
 )
 from creditflow.conformance.differential.accounts_conform import conform
 from creditflow.conformance.differential.accounts_protocol import (
@@ -52,6 +56,7 @@ from creditflow.conformance.inputs.alarm_timelines import (
     timeline_names,
 )
 from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
 from creditflow.conformance.traces.models import write_model_trace
 from creditflow.model.accounts.graph import ActorGraphError, seed_example
@@ -76,16 +81,14 @@ def accounts_presets() -> None:
 
 @accounts.command("check")
 @click.argument("graph")
-@click.option("--limit", type=click.IntRange(min=0), help="Override the global limit.")
-@click.option("--reads", type=click.IntRange(min=0), help="Set every reader's supply.")
+@click.option("--limit", type=COUNT, help="Override the global limit.")
+@click.option("--reads", type=COUNT, help="Set every reader's supply.")
 @click.option(
     "--naive-bound",
     is_flag=True,
     help="Also check the notes' bound limit + one read x fan-out (AC-OVERSHOOT-NAIVE).",
 )
-@click.option(
-    "--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True
-)
+@click.option("--max-states", type=POSITIVE, default=DEFAULT_MAX_STATES, show_default=True)
 @click.option("--no-symmetry", is_flag=True, help="Do not merge interchangeable actors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -166,10 +169,11 @@ def _print_accounts(report: dict[str, Any], primary: Any) -> None:
         + ("" if report["complete"] else " (incomplete: --max-states reached)")
     )
     if primary is not None:
-        who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        who = f" — blocked forever: {printable(', '.join(primary.processes))}"
+        who = who if primary.processes else ""
         click.echo(f"{primary.property_id} ({primary.kind}) in {primary.length} steps{who}")
         if primary.detail:
-            click.echo(primary.detail)
+            click.echo(printable(primary.detail))
         click.echo(f"trace: {report['trace']}")
 
 
@@ -362,19 +366,21 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
     from rich.table import Table
 
     names = [c.name for c in loaded.config.connections]
-    table = Table(title=f"creditflow alarms run {loaded.name} (profile {loaded.config.profile})")
-    for column in ("#", "step", "alarms", *names, "frames", "consumed", "queued"):
+    table = Table(
+        title=f"creditflow alarms run {shown(loaded.name)} (profile {loaded.config.profile})"
+    )
+    for column in ("#", "step", "alarms", *map(shown, names), "frames", "consumed", "queued"):
         table.add_column(column, justify="left" if column in ("step", "frames") else "right")
     for r in results:
         view = state_view(loaded, r.state)
         frames = ", ".join(
-            f"{n.connection}: {n.method.removeprefix('connection.')}"
+            f"{shown(n.connection)}: {n.method.removeprefix('connection.')}"
             + (f" ({n.reason})" if n.reason else "")
             for n in r.notices
         )
         table.add_row(
             str(r.index),
-            r.step.describe(),
+            shown(r.step.describe()),
             " ".join(view["alarms"]) or "-",
             *(view["connections"][n] for n in names),
             frames,
@@ -384,7 +390,7 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
     out = console()
     out.print(table)
     for line in violations:
-        out.print(f"[red]{line}")
+        out.print(f"[red]{shown(line)}")
     sys.exit(code)
 
 
@@ -476,9 +482,9 @@ def alarms_broker(
     show_default=True,
     help="Actor graph (file or preset) the runs are made on.",
 )
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=1), default=60, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--runs", type=POSITIVE, default=100, show_default=True)
+@click.option("--max-steps", type=POSITIVE, default=60, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--timeout",
     type=TimeoutParam(),

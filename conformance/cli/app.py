@@ -18,15 +18,20 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
     CreditParam,
     Saver,
+    TimeoutParam,
     console,
     credit_settings_options,
     credits_from_options,
     fail,
     graph_supply_option,
+    names,
     output_path,
+    shown,
 )
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
@@ -76,7 +81,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 @credit_settings_options
 @click.option(
     "--publishes",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
 )
 @graph_supply_option
@@ -87,12 +92,12 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 )
 @click.option(
     "--mailbox-bound",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Also check that no mailbox ever holds more than this (PROP-MAILBOX-BOUND).",
 )
 @click.option(
     "--max-states",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     default=DEFAULT_MAX_STATES,
     show_default=True,
     help="Stop after this many states (exit 4 if nothing found).",
@@ -132,7 +137,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 )
 @click.option(
     "--prove-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=TimeoutParam(),
     default=DEFAULT_SETTLE_SECONDS,
     show_default=True,
     metavar="SECONDS",
@@ -294,7 +299,7 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
     from rich.table import Table
 
     out = console()
-    table = Table(title=f"creditflow check {report['source']}", show_header=True)
+    table = Table(title=f"creditflow check {shown(report['source'])}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
     table.add_column("counterexample (steps)", justify="right")
@@ -341,17 +346,17 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
             "(proofs for every supply on graphs without cycles, bounded search on cycles)"
         )
     if primary is not None:
-        who = f" — blocked forever: {', '.join(primary.processes)}" if primary.processes else ""
+        who = f" — blocked forever: {names(primary.processes)}" if primary.processes else ""
         later = [p for p in primary.final_processes if p not in primary.processes]
         if later:
-            who += f" (later also: {', '.join(later)})"
+            who += f" (later also: {names(later)})"
         shortest = " (certified shortest)" if primary.shortest else ""
         out.print(
             f"[red]{primary.property_id}[/red] ({primary.kind}) in {primary.length} steps"
             f"{shortest}{who}"
         )
         if primary.detail:
-            out.print(primary.detail)
+            out.print(shown(primary.detail))
         skipped = report.get("trace_not_written")
         out.print(
             f"trace: not written ({skipped})"

@@ -6,7 +6,6 @@ the verdict."""
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +14,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.reading import InputError
-from creditflow.conformance.outputs import OutputError, derived_path
+from creditflow.conformance.outputs import OutputError, derived_path, streams
 from creditflow.conformance.outputs.writer import WRITTEN
 from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 #: AD-TRANSPORT-DEADLINE: the largest --timeout accepted (a day).
-MAX_TIMEOUT = 86_400.0
+MAX_TIMEOUT = bounds.SECONDS.high
 #: OUT-NAME: where outputs named after an input go unless the user names a path.
 DEFAULT_FOLDER = Path("counterexamples")
 
@@ -66,20 +66,34 @@ def console() -> Any:
     return Console(width=None if sys.stdout.isatty() else 160)
 
 
-class TimeoutParam(click.ParamType):
-    """AD-TRANSPORT-DEADLINE: seconds, finite, from 0.01 to a day (``inf``, ``nan``,
-    ``1e308`` and negative values are usage errors, exit 2)."""
+class BoundedParam(click.ParamType):
+    """IN-BOUNDS: a number checked against one entry of the input layer's bounds table
+    (the same bounds as in files and the pytest plugin); anything else is a usage
+    error, exit 2."""
 
-    name = "SECONDS"
+    def __init__(self, bound: bounds.Bound) -> None:
+        self.bound = bound
+        self.name = "INTEGER" if bound.integer else "SECONDS" if bound.unit else "NUMBER"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or not 0.01 <= seconds <= MAX_TIMEOUT:
-            self.fail(f"{value!r} is not between 0.01 and {MAX_TIMEOUT:g} seconds", param, ctx)
-        return seconds
+            return bounds.check_number(value, self.bound, "value")
+        except InputError as exc:
+            self.fail(exc.problem, param, ctx)
+
+
+class TimeoutParam(BoundedParam):
+    """AD-TRANSPORT-DEADLINE, IN-BOUNDS: seconds, finite, from 0.01 to a day (``inf``,
+    ``nan``, ``1e308`` and negative values are usage errors, exit 2)."""
+
+    def __init__(self) -> None:
+        super().__init__(bounds.SECONDS)
+
+
+#: IN-BOUNDS: the option types of counts, positive counts and seeds
+COUNT = BoundedParam(bounds.COUNT)
+POSITIVE = BoundedParam(bounds.POSITIVE)
+SEED = BoundedParam(bounds.SEED)
 
 
 class Saver:
@@ -143,8 +157,22 @@ def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> 
 
 
 def printable_line(text: str) -> str:
-    """``text`` as one printable line (line breaks and control characters escaped)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """``text`` as one printable line (OUT-TEXT: line breaks, control characters and
+    lone surrogates escaped)."""
+    return streams.printable(text)
+
+
+def shown(name: object) -> str:
+    """OUT-TEXT: a name from an input or an adapter as one printable line, safe inside
+    rich markup (``[`` escaped) too."""
+    from rich.markup import escape
+
+    return escape(streams.printable(name))
+
+
+def names(items: Any) -> str:
+    """OUT-TEXT: names joined for a report line, each :func:`shown`."""
+    return ", ".join(shown(item) for item in items)
 
 
 class PolicyGroup(click.Group):
@@ -152,7 +180,22 @@ class PolicyGroup(click.Group):
     (SIG-POLICY), and a usage error is one line, exit 2. Click would turn Ctrl-C into
     "Aborted!" and exit 1 (the code of a divergence); here an interrupt stops every
     child process group, prints one line with the seed and what was saved, and exits
-    130 (SIGINT) or 143 (SIGTERM)."""
+    130 (SIGINT) or 143 (SIGTERM). The program's standard streams are guarded
+    (OUT-STREAM): a full, broken or closed stdout or stderr never ends a command, and
+    the verdict's exit code survives it."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not signals.is_program():
+            return super().main(*args, **kwargs)
+        streams.guard()
+        try:
+            result = super().main(*args, **kwargs)
+        except SystemExit as exc:
+            raise SystemExit(streams.exit_code(exc.code)) from None
+        code = streams.exit_code(exit_codes.OK)
+        if code != exit_codes.OK:
+            raise SystemExit(code)
+        return result
 
     def invoke(self, ctx: click.Context) -> Any:
 

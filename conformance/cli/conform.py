@@ -19,7 +19,14 @@ from creditflow.adapters.registry import (
     command_factory,
 )
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import Saver, TimeoutParam, fail
+from creditflow.conformance.cli.common import (
+    POSITIVE,
+    SEED,
+    BoundedParam,
+    Saver,
+    TimeoutParam,
+    fail,
+)
 from creditflow.conformance.differential.adapter import Adapter
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
@@ -41,8 +48,10 @@ from creditflow.conformance.differential.replay import (
 from creditflow.conformance.differential.report import conform_json, divergence_lines, replay_json
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import load_trace, trace_files
+from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
 
 
@@ -106,19 +115,19 @@ def open_factory(
 @adapter_options
 @click.option(
     "--max-examples",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     default=DEFAULT_MAX_EXAMPLES,
     show_default=True,
     help="Hypothesis examples of the op machine (the network machine gets half).",
 )
 @click.option(
     "--steps",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     default=DEFAULT_STEPS,
     show_default=True,
     help="Most steps per example.",
 )
-@click.option("--seed", type=int, help="Seed for a reproducible run (default: random, printed).")
+@click.option("--seed", type=SEED, help="Seed for a reproducible run (default: random, printed).")
 @click.option(
     "--corpus",
     type=click.Path(file_okay=False, path_type=Path),
@@ -141,7 +150,7 @@ def open_factory(
 )
 @click.option(
     "--shrink-seconds",
-    type=click.FloatRange(min=0),
+    type=BoundedParam(bounds.BUDGET_SECONDS),
     default=5.0,
     show_default=True,
     help="Time budget of Hypothesis's shrinking (delta debugging follows).",
@@ -250,15 +259,15 @@ def implementation_lines(info: dict) -> list[str]:
     impl = info.get("implementation")
     if not isinstance(impl, dict):
         return []
-    return [f"  {key}: {value}" for key, value in impl.items()]
+    return [f"  {printable(key)}: {printable(value)}" for key, value in impl.items()]
 
 
 def _print_conform(
     result: ConformResult, how: str, expectations: Path | None, saver: Saver
 ) -> None:
-    head = f"creditflow conform: {result.adapter}"
+    head = f"creditflow conform: {printable(result.adapter)}"
     if result.implementation and result.implementation != result.adapter:
-        head += f" ({result.implementation})"
+        head += f" ({printable(result.implementation)})"
     click.echo(f"{head}, seed {result.seed}")
     for line in implementation_lines(result.info):
         click.echo(line)

@@ -27,8 +27,8 @@ from creditflow.adapters.rabbitmq.observe import (
 )
 from creditflow.adapters.rabbitmq.observe import record as do_record
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import Saver, fail
-from creditflow.conformance.inputs import itf
+from creditflow.conformance.cli.common import BoundedParam, Saver, fail
+from creditflow.conformance.inputs import bounds, itf
 from creditflow.conformance.observe.snapshot import analyse, to_dot, to_graph
 from creditflow.conformance.observe.validate import TraceError, load_trace, shrunk_itf, validate
 from creditflow.conformance.outputs import OutputError, write_atomic
@@ -46,7 +46,14 @@ _cookie = click.option(
     type=click.Path(dir_okay=False),
     help="Erlang cookie file (default ~/.erlang.cookie)",
 )
-_epmd = click.option("--epmd-port", default=None, type=int, help="epmd port (default 4369)")
+#: OBS-EPMD-ENV: like every Erlang tool, the port of epmd is ERL_EPMD_PORT unless given
+_epmd = click.option(
+    "--epmd-port",
+    default=None,
+    envvar="ERL_EPMD_PORT",
+    type=BoundedParam(bounds.PORT),
+    help="epmd port (default: $ERL_EPMD_PORT, else 4369)",
+)
 
 
 @contextlib.contextmanager

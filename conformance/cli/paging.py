@@ -15,7 +15,7 @@ import click
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path
+from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path, shown
 from creditflow.conformance.differential.paging_compare import comparison_document, view_of_state
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
@@ -137,7 +137,7 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
 
     s = run.scenario
     table = Table(
-        title=f"creditflow paging {s.name} (RabbitMQ {s.profile.version}"
+        title=f"creditflow paging {shown(s.name)} (RabbitMQ {s.profile.version}"
         f"{', durable queue' if s.config.durable else ''})"
     )
     for column in COLUMNS:

@@ -18,7 +18,9 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    COUNT,
     DEFAULT_FOLDER,
+    POSITIVE,
     CreditParam,
     Saver,
     TimeoutParam,
@@ -27,6 +29,7 @@ from creditflow.conformance.cli.common import (
     fail,
     graph_supply_option,
     output_path,
+    shown,
 )
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
@@ -121,13 +124,13 @@ solver_timeout = click.option(
 )
 @click.option(
     "--depth",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Bounded model checking depth (default: complete for small acyclic graphs, "
     "else 24; 12 for --symbolic counterexamples).",
 )
 @click.option(
     "--publishes",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
 )
 @graph_supply_option
@@ -138,7 +141,7 @@ solver_timeout = click.option(
 )
 @click.option(
     "--mailbox-bound",
-    type=click.IntRange(min=0),
+    type=COUNT,
     help="Also prove that no mailbox ever holds more than this.",
 )
 @solver_timeout
@@ -254,8 +257,9 @@ def scope_text(report: ProveReport) -> str:
 
 def _print(report: ProveReport, out: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    escape = shown  # OUT-TEXT: every line with names is printable and markup-free
 
     con = Console(width=None if sys.stdout.isatty() else 160)
     mode = (
@@ -263,7 +267,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         if report.symbolic
         else "the graph's credits; proofs hold for every supply"
     )
-    table = Table(title=f"creditflow prove {out['source']} ({mode})")
+    table = Table(title=f"creditflow prove {shown(out['source'])} ({mode})")
     for column in ("property", "verdict", "how", "detail"):
         table.add_column(column)
     colour = {
@@ -273,7 +277,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         "unknown": "yellow",
     }
     for pid, v in report.verdicts.items():
-        table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), escape(v.detail))
+        table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), shown(v.detail))
     con.print(table)
     inv = report.invariant
     con.print(
@@ -372,7 +376,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     show_default=True,
     help="deadlock-free: the smallest I; mailbox: the largest I with no mailbox above --bound.",
 )
-@click.option("--bound", type=click.IntRange(min=0), help="The mailbox bound B (--goal mailbox).")
+@click.option("--bound", type=COUNT, help="The mailbox bound B (--goal mailbox).")
 @click.option(
     "--per-edge", is_flag=True, help="One I per edge instead of one for all (deadlock-free only)."
 )
@@ -382,14 +386,14 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     help="Start from this spec on every edge (its M is kept; I is synthesised).",
 )
 @credit_settings_options
-@click.option("--publishes", type=click.IntRange(min=0), help="Set every source's supply.")
+@click.option("--publishes", type=COUNT, help="Set every source's supply.")
 @click.option(
     "--max-credit",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     help="Largest I to consider (default: unbounded where a proved condition is "
     "optimised, else 16).",
 )
-@click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking depth.")
+@click.option("--depth", type=COUNT, help="Bounded model checking depth.")
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(

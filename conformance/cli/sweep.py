@@ -19,7 +19,7 @@ import click
 
 from creditflow.adapters.corpus_replay import resolve
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import Saver, console, fail
+from creditflow.conformance.cli.common import POSITIVE, Saver, console, fail
 from creditflow.conformance.runtime import signals
 from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
 from creditflow.conformance.sweep.engine import EngineError
@@ -116,7 +116,7 @@ def _plan_table(plan: Any) -> Any:
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     help="Cases per Spark task (default: adaptive, ~4 s of work per task).",
 )
 @click.option(
@@ -292,7 +292,7 @@ def sweep(
 )
 @click.option(
     "--top",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     default=20,
     show_default=True,
     help="How many slowest cases to list.",
@@ -396,7 +396,7 @@ def _print_report(data: Any) -> None:
     show_default=True,
     help="Folder for the Parquet rows (one per trace).",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), help="Traces per Spark task.")
+@click.option("--batch-size", type=POSITIVE, help="Traces per Spark task.")
 @click.option(
     "--ship-code/--no-ship-code",
     default=None,

@@ -18,8 +18,10 @@ failure:
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis import configuration as hypothesis_configuration
 from hypothesis.errors import FlakyFailure
 from hypothesis.stateful import get_state_machine_test
 
@@ -459,9 +462,14 @@ def _find_trace(name: str, options: ConformOptions) -> Path | None:
     if options.corpus is not None:
         folders.append(options.corpus)
     folders += [*options.trace_dirs, corpus_dir()]
+    # AD-EXPECTATIONS-NAME: the name is compared with file names, never used as a pattern
+    file_name = f"{name}{SUFFIX}"
     for folder in folders:
-        for candidate in (folder / f"{name}{SUFFIX}", *folder.rglob(f"{name}{SUFFIX}")):
-            if candidate.is_file():
+        direct = folder / file_name
+        if direct.is_file():
+            return direct
+        for candidate in sorted(folder.rglob(f"*{SUFFIX}")):
+            if candidate.name == file_name and candidate.is_file():
                 return candidate
     return None
 
@@ -524,11 +532,26 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
             result.failure = exc
             result.found_by = "the traces of the expectations file"
             return result
-        _run_phases(adapter, options, result)
+        with _private_hypothesis_storage():
+            _run_phases(adapter, options, result)
     finally:
         adapter.close()
         result.seconds = time.perf_counter() - started
     return result
+
+
+@contextlib.contextmanager
+def _private_hypothesis_storage() -> Iterator[None]:
+    """OUT-HYPOTHESIS: Hypothesis keeps caches (``constants/``) in its storage folder,
+    ``./.hypothesis`` unless told otherwise; during the phases it is a temporary folder,
+    removed afterwards, so that ``conform`` writes nothing outside its output folder."""
+    previous = vars(hypothesis_configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="creditflow-hypothesis-") as home:
+        hypothesis_configuration.set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            hypothesis_configuration.set_hypothesis_home_dir(previous)
 
 
 def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformResult) -> bool:

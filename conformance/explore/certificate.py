@@ -9,6 +9,8 @@ forever for another reason is found by the fixpoint.
 A process ``p`` is certified when it is blocked on an edge ``e = p -> r`` (NET-BLOCKED)
 whose credit cannot come back:
 
+* **no grant** — ``M <= 0``: CF-ACK never grants on ``e``, so nothing can lift ``p``,
+  whether or not it checks;
 * **closed wait** — ``credit_from + M⁺·bumps <= 0`` and ``r`` is itself certified or
   stalled: ``r`` defers every grant while blocked (CF-DEFER) and flushes only when
   unblocked (CF-FLUSH), a stalled ``r`` takes and flushes nothing, so only the grants
@@ -129,6 +131,9 @@ class StuckCertificate:
                 continue
             credit += mp * s[bumps]
             if credit > 0:
+                continue
+            if m <= 0:  # no grant: CF-ACK never grants with M <= 0, the credit never rises
+                certain |= 1 << p
                 continue
             if checks:
                 earnable = (m - s[credit_to] + k * s[data]) // m if m >= 1 else 0

@@ -24,7 +24,7 @@ is a separate question (Z3-STEP-BOUND).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
 from creditflow.conformance.explore.deadlock import mask_names
@@ -62,10 +62,7 @@ class DirectedRun:
 def directed_run(graph: FlowGraph, target: str, max_steps: int) -> DirectedRun | None:
     """EXP-DIRECTED toward ``target`` on the acyclic ``graph``; ``None`` when no
     deadlock is reached within ``max_steps`` steps (or the run ends with nothing pending)."""
-    unbounded = replace(
-        graph,
-        nodes=tuple(replace(n, publishes=UNBOUNDED_SUPPLY) if n.source else n for n in graph.nodes),
-    )
+    unbounded = graph.with_supplies({n.name: UNBOUNDED_SUPPLY for n in graph.sources})
     system = CheckedNetwork(unbounded, count_consumed=False)
     net = system.network
     certify = system.stuck_certificate
@@ -168,12 +165,7 @@ def replayed_finding(
     source's supply set to what the run read; every action must be enabled and the last
     state must be a deadlock of the kind the run claims. The result is an explorer
     :class:`Finding` (with its EXP-LASSO continuation), written like any other."""
-    exact = replace(
-        graph,
-        nodes=tuple(
-            replace(n, publishes=run.reads[n.name]) if n.source else n for n in graph.nodes
-        ),
-    )
+    exact = graph.with_supplies(run.reads)
     system = CheckedNetwork(exact, mailbox_bound=mailbox_bound)
     net = system.network
     state: State = system.initial()

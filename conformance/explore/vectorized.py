@@ -100,6 +100,9 @@ class VectorNetwork:
             stuck = credit <= 0
             credit = credit + edge.weight * rows[:, edge.bumps]
             stuck &= credit <= 0
+            if edge.more_after <= 0:  # no grant (EXP-CERTIFICATE), whoever sends
+                certain |= stuck.astype(np.int64) << edge.sender
+                continue
             if edge.sender_checks:
                 m = edge.more_after
                 if m >= 1:

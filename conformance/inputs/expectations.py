@@ -45,9 +45,23 @@ def load_expectations(path: str | Path) -> Expectations:
                 str(path), 'expected {"known_divergences": {"<trace name>": "<why>", ...}}'
             )
         doc = validate(schemas.Expectations, data, str(path))
+        for name in doc.known_divergences:
+            if not is_trace_name(name):
+                raise InputError(
+                    str(path),
+                    f"{name!r} is not a trace name (a file name without .itf.json: no '/', "
+                    "NUL, '.' or '..'; AD-EXPECTATIONS-NAME)",
+                    "known_divergences",
+                )
     except InputError as exc:
         raise ExpectationsError(str(exc)) from None
     return Expectations(doc.adapter, dict(doc.known_divergences), path)
+
+
+def is_trace_name(name: str) -> bool:
+    """AD-EXPECTATIONS-NAME: whether ``name`` can be a trace's file name without its
+    suffix (it is matched exactly, never as a pattern)."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
 
 
 def shipped_expectations(name: str) -> Path:

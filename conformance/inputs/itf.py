@@ -145,10 +145,19 @@ def decode(value: Any, at: str = "value") -> Any:
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, list):
+    """TRACE-HASHABLE: a decoded value as a ``#set`` member or ``#map`` key: lists (also
+    inside tuples and variants) become tuples, maps and records tuples of their pairs,
+    in their own order when it exists, else in the order of their ``repr``."""
+    if isinstance(value, Variant):
+        return Variant(value.tag, _hashable(value.value))
+    if isinstance(value, (list, tuple)):
         return tuple(_hashable(v) for v in value)
     if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+        pairs = [(_hashable(k), _hashable(v)) for k, v in value.items()]
+        try:
+            return tuple(sorted(pairs))
+        except TypeError:  # keys of different types
+            return tuple(sorted(pairs, key=repr))
     return value
 
 

@@ -26,6 +26,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from creditflow.conformance.outputs.streams import encoded
+
 #: OUT-NAME: characters kept from an input-derived name (the suffix and hash come on top,
 #: staying far below the usual 255-byte limit on one path component).
 MAX_STEM = 96
@@ -77,7 +79,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     Creates ``path``'s missing parent folders (the output folder, or the folders of a
     path the user gave). Raises :class:`OutputError` (OUT-FAILURE)."""
     target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = encoded(data) if isinstance(data, str) else data
     tmp: str | None = None
     try:
         if "\x00" in str(target):

@@ -168,6 +168,11 @@ def _is_program() -> bool:
     return program in ("creditflow", "-m")
 
 
+def is_program() -> bool:
+    """Whether this process is the ``creditflow`` program itself (OUT-STREAM applies)."""
+    return _is_program()
+
+
 def leave(code: int) -> NoReturn:
     """SIG-POLICY: end the command with ``code`` once an interrupt has been reported.
     The ``creditflow`` program ends without interpreter finalisation, after its atexit

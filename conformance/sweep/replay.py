@@ -74,10 +74,35 @@ def resolve_replay(name: str) -> ReplayFn:
     return fn
 
 
+def check_glob(pattern: str) -> None:
+    """SW-GLOB: a ``--glob`` pattern is relative, inside the corpus (no ``..``), with
+    ``**`` only as a whole path component, and no NUL; else :class:`ReplayError`."""
+    parts = pattern.split("/")
+    problem = (
+        "is empty"
+        if not pattern.strip()
+        else "is not relative to the corpus"
+        if pattern.startswith("/")
+        else "leaves the corpus (..)"
+        if ".." in parts
+        else "has a NUL character"
+        if "\0" in pattern
+        else "has '**' inside a path component (use it as a whole component: **/x)"
+        if any("**" in part and part != "**" for part in parts)
+        else None
+    )
+    if problem is not None:
+        raise ReplayError(f"--glob {pattern!r} {problem}")
+
+
 def corpus_files(corpus: Path, pattern: str) -> list[str]:
     """The trace files under ``corpus``, as absolute paths (executors do not share the
     driver's working directory)."""
-    files = sorted(str(p.resolve()) for p in corpus.glob(pattern) if p.is_file())
+    check_glob(pattern)
+    try:
+        files = sorted(str(p.resolve()) for p in corpus.glob(pattern) if p.is_file())
+    except (ValueError, NotImplementedError, OSError) as exc:
+        raise ReplayError(f"--glob {pattern!r}: {exc}") from None
     if not files:
         raise ReplayError(f"{corpus}: no files match {pattern!r}")
     return files

@@ -50,6 +50,7 @@ from creditflow.conformance.symbolic.symbolic import (
     all_paths,
     as_int,
     merge,
+    symbol,
     term,
     truth,
 )
@@ -129,7 +130,7 @@ class NetworkEncoding:
 
         def param(name: str) -> int:
             if name not in self.params:
-                self.params[name] = z3.Int(name)
+                self.params[name] = z3.Int(symbol(name))
             return as_int(Sym(self.params[name]))
 
         edges = []
@@ -165,7 +166,7 @@ class NetworkEncoding:
             names[slot] = f"consumed[{node_names[n]}]"
         self.slot_names = tuple(names)
         #: The template state: one integer variable per slot of the model's state.
-        self.x = tuple(z3.Int(f"x.{name}") for name in names)
+        self.x = tuple(z3.Int(symbol(f"x.{name}")) for name in names)
         self.actions = net.actions
         self._xs = tuple(as_int(Sym(v)) for v in self.x)
 
@@ -207,7 +208,7 @@ class NetworkEncoding:
 
     def state(self, prefix: str) -> tuple[z3.ArithRef, ...]:
         """Fresh state variables ``prefix.<slot>``."""
-        return tuple(z3.Int(f"{prefix}.{name}") for name in self.slot_names)
+        return tuple(z3.Int(symbol(f"{prefix}.{name}")) for name in self.slot_names)
 
     def at(self, template: z3.ExprRef, state: Sequence[z3.ExprRef]) -> z3.ExprRef:
         """``template`` with the template state replaced by ``state``."""

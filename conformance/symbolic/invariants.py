@@ -29,6 +29,7 @@ import z3
 
 from creditflow.conformance.explore.encoding import BUMPS, DATA, DEFERRED, EDGE_FIELDS
 from creditflow.conformance.symbolic.encoding import NetworkEncoding, free_vars
+from creditflow.conformance.symbolic.symbolic import symbol
 
 DEFAULT_TIMEOUT_MS = 30_000
 
@@ -490,7 +491,7 @@ def prove_dead_set_sound(
     state where the same set is still a dead set, so its processes stay blocked in every
     continuation (blocked forever, PROP-NO-DEADLOCK)."""
     if members is None:
-        members = [z3.Bool(f"member.{n}") for n in enc.graph.node_names]
+        members = [z3.Bool(symbol(f"member.{n}")) for n in enc.graph.node_names]
     dead = enc.dead_set(members)
     context = z3.And(enc.param_constraints, inv.formula, dead)
     out = []

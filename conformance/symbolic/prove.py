@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import z3
@@ -379,13 +379,7 @@ def _shorter_by_exhaustion(
         return False, None
     best: tuple[CheckedNetwork, Finding] | None = None
     for supply in itertools.product(range(length), repeat=len(sources)):
-        given = dict(zip(sources, supply, strict=True))
-        exact = replace(
-            graph,
-            nodes=tuple(
-                replace(n, publishes=given[n.name]) if n.source else n for n in graph.nodes
-            ),
-        )
+        exact = graph.with_supplies(dict(zip(sources, supply, strict=True)))
         system, result = check_graph(
             exact,
             CheckOptions(

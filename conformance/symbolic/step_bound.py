@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import z3
 
+from creditflow.conformance.symbolic.symbolic import symbol
 from creditflow.model.network.graph import FlowGraph
 
 
@@ -73,7 +74,7 @@ def _least_run(graph: FlowGraph, target: int, timeout_ms: int) -> tuple[int | No
     """The least run length (and the least reads) for the sender of edge ``target`` to
     be blocked on it; ``(None, None)`` when no counters allow it, ``(0, 0)`` when Z3
     gives up (a trivial lower bound)."""
-    reads = {n.name: z3.Int(f"r[{n.name}]") for n in graph.nodes if n.source}
+    reads = {n.name: z3.Int(symbol(f"r[{n.name}]")) for n in graph.nodes if n.source}
     takes = [z3.Int(f"t[{i}]") for i in range(len(graph.edges))]
     bumps = [z3.Int(f"b[{i}]") for i in range(len(graph.edges))]
     handled: dict[str, z3.ArithRef] = {n.name: reads.get(n.name, z3.IntVal(0)) for n in graph.nodes}

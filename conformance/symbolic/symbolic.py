@@ -43,6 +43,12 @@ class SymbolicUseError(TypeError):
 Value = Any  # int | Sym
 
 
+def symbol(name: str) -> str:
+    """OUT-TEXT: a Z3 symbol name made from process names: Z3 takes UTF-8, so a lone
+    surrogate (from a JSON ``\\ud800`` in a node id) becomes its backslash escape."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def term(value: Value) -> z3.ArithRef:
     """The Z3 integer term of an int or a :class:`Sym`."""
     if isinstance(value, Sym):

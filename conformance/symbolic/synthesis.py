@@ -49,7 +49,7 @@ from creditflow.conformance.symbolic.prove import (
 )
 from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
-from creditflow.model.network.graph import EdgeSpec, FlowGraph
+from creditflow.model.network.graph import EdgeSpec, FlowGraph, GraphError
 
 DEADLOCK_FREE, MAILBOX = "deadlock-free", "mailbox"
 #: The largest I the counterexample-guided loop considers by default.
@@ -108,8 +108,11 @@ def _with_initials(graph: FlowGraph, initials: dict[str, int]) -> FlowGraph:
 
 def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions()) -> SynthesisResult:
     """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides); a
-    graph with faults is refused (Z3-FAULTS)."""
+    graph with faults is refused (Z3-FAULTS), and so is a graph without edges, which has
+    no credit to choose (:class:`GraphError`, Z3-SYNTH-EDGES)."""
     refuse_faults(graph, "synth")
+    if not graph.edges:
+        raise GraphError(f"{graph.name}: no edges, so no credit to synthesise (Z3-SYNTH-EDGES)")
     started = time.perf_counter()
     p = options.prove
     graph = prepare_graph(

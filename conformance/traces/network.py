@@ -88,7 +88,7 @@ def network_trace(
 
 #: TRACE-LIMIT: the longest run written as an ITF trace (a state per step: a million-step
 #: witness would be hundreds of megabytes of JSON); longer runs are printed compressed.
-TRACE_STEP_LIMIT = 100_000
+TRACE_STEP_LIMIT = 15_000
 
 
 def trace_too_long(finding: Finding) -> str | None:

@@ -25,6 +25,7 @@ from creditflow.conformance.explore.encoding import (
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.outputs import write_atomic
+from creditflow.conformance.outputs.streams import encoded
 
 
 def wait_for_edges(system: CheckedNetwork, state: State) -> list[tuple[str, str]]:
@@ -147,7 +148,7 @@ def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:
         return path, None
     try:
         done = subprocess.run(
-            [dot, "-Tsvg"], input=dot_text.encode("utf-8"), capture_output=True, timeout=60
+            [dot, "-Tsvg"], input=encoded(dot_text), capture_output=True, timeout=60
         )
     except (OSError, subprocess.TimeoutExpired):
         return path, None

@@ -197,6 +197,17 @@ class FlowGraph:
             nodes=tuple(replace(n, publishes=publishes) if n.source else n for n in self.nodes),
         )
 
+    def with_supplies(self, supplies: Mapping[str, int]) -> FlowGraph:
+        """Each source named in ``supplies`` gets that supply (SCOPE-ORDER's runs: the
+        supply a witness read); the other sources keep theirs."""
+        return replace(
+            self,
+            nodes=tuple(
+                replace(n, publishes=supplies[n.name]) if n.source and n.name in supplies else n
+                for n in self.nodes
+            ),
+        )
+
     def with_all_checking(self) -> FlowGraph:
         """NET-ALL-CHECK variant: every process stops taking work while blocked."""
         return replace(self, nodes=tuple(replace(n, checks_blocked=True) for n in self.nodes))

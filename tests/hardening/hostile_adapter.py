@@ -11,7 +11,9 @@ every 50 ms without a newline; ``blank-lines`` writes blank lines forever;
 ``wrong-types`` answers a state whose fields have the wrong types; ``escape`` writes
 terminal escape sequences on stderr and exits; ``grandchild`` spawns a grandchild that
 sleeps for an hour and then answers correctly; ``slow`` (with a grandchild) answers each
-op after 0.2 s. With PIDFILE, it writes its own pid and its grandchild's there.
+op after 0.2 s; ``hostile-name`` answers correctly under a name (and implementation
+fields) full of terminal escapes, line breaks and a lone surrogate. With PIDFILE, it
+writes its own pid and its grandchild's there.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import python_template  # noqa: E402
 
 MODE = sys.argv[1]
 PIDFILE = sys.argv[2] if len(sys.argv) > 2 else None
+#: OUT-TEXT: a name that must never reach a terminal raw
+HOSTILE_NAME = "evil\x1b[2J\x1b]0;owned\x07\nsecond line\ud800"
 
 
 def write(data: bytes) -> None:
@@ -100,6 +104,11 @@ def main() -> None:
                 out = misbehave(req)
             if out is None:
                 out = python_template.answer(adapter, line)
+            if MODE == "hostile-name" and op == "hello":
+                hello = json.loads(out)
+                hello["name"] = HOSTILE_NAME
+                hello["implementation"] = {"vsn\x1b[2J": HOSTILE_NAME}
+                out = json.dumps(hello)
             write(out.encode() + b"\n")
 
 
