@@ -126,7 +126,8 @@ solver_timeout = click.option(
     "--depth",
     type=COUNT,
     help="Bounded model checking depth (default: complete for small acyclic graphs, "
-    "else 24; 12 for --symbolic counterexamples).",
+    "else 12 for every supply and 24 for --publishes/--graph-supply; 12 for --symbolic "
+    "counterexamples).",
 )
 @click.option(
     "--publishes",
@@ -245,7 +246,8 @@ def scope_text(report: ProveReport) -> str:
     asked = supply_words(scope["supply"])
     primary = report.primary()
     if primary is not None:
-        return f"violated with {supply_words(supply_value(primary.publishes))}: not for {asked}"
+        used = supply_words(supply_value(primary.publishes))
+        return f"violated with {used}" + (f": not for {asked}" if report.every_supply else "")
     if report.result == "proved" and report.symbolic:
         return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
