@@ -19,7 +19,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
@@ -39,7 +41,7 @@ def worker(args: argparse.Namespace) -> None:
     from creditflow.adapters.registry import adapter_factory
     from creditflow.conformance.differential.conform import PHASES, ConformOptions, run_conform
 
-    def conform(phases: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    def conform(phases: tuple[str, ...]) -> Any:
         with tempfile.TemporaryDirectory() as out:
             cpu0, child0 = time.process_time(), _children_cpu()
             result = run_conform(
@@ -107,7 +109,7 @@ def main() -> None:
                 flush=True,
             )
 
-    def median(side: str, value) -> float:  # type: ignore[no-untyped-def]
+    def median(side: str, value: Callable[[dict], float]) -> float:
         return statistics.median(value(row) for row in runs[side])
 
     print(f"\n{'median ops/s':44} {'old':>9} {'new':>9} {'new/old':>8}")

@@ -3,6 +3,8 @@ search did; only the integer types and the table change."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -108,7 +110,7 @@ def test_deadlock_sweep_in_pieces_gives_the_same_fixpoint(monkeypatch, symmetric
     that way) finds who is blocked forever exactly as level by level."""
     graph = load_preset("stalled-queue").with_credit(CreditSpec(2, 1)).with_publishes(6)
 
-    def run():  # type: ignore[no-untyped-def]
+    def run() -> Any:
         system = CompiledNetwork(graph, count_consumed=False)
         symmetry = network_symmetry(system.network) if symmetric else None
         return explore(system, symmetry=symmetry, reduce=False)
