@@ -28,10 +28,10 @@ from creditflow.conformance.cli.common import (
     credit_settings_options,
     credits_from_options,
     fail,
-    graph_supply_option,
     names,
     output_path,
     shown,
+    supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
@@ -39,10 +39,15 @@ from creditflow.conformance.explore.check import (
 )
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
+from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
-from creditflow.conformance.traces.network import trace_too_long, write_network_trace
+from creditflow.conformance.traces.network import (
+    network_trace,
+    trace_too_long,
+    write_network_trace,
+)
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
@@ -79,12 +84,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 2,1.")
 @credit_settings_options
-@click.option(
-    "--publishes",
-    type=COUNT,
-    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
-)
-@graph_supply_option
+@supply_options
 @click.option(
     "--all-check-blocked",
     is_flag=True,
@@ -211,12 +211,14 @@ def check(
     report, system, primary = decision.report, decision.system, decision.primary
     report["source"] = graph
     saver = Saver()
+    doc = None
     if primary is not None and system is not None:
         trace_path = output_path(trace_out, DEFAULT_FOLDER, system.graph.name, ".itf.json")
         skipped = trace_too_long(primary)
         saved = None
         if skipped is None:
-            saved = saver.attempt(write_network_trace, system, primary, trace_path, source=graph)
+            doc = network_trace(system, primary, graph)  # built once: written, then printed
+            saved = saver.attempt(write_document, doc, trace_path)
         else:
             report["trace_not_written"] = skipped
         report["trace"] = str(saved) if saved else None
@@ -236,7 +238,7 @@ def check(
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:
-            print_witness_steps(system, primary, graph)
+            print_witness_steps(system, primary, graph, doc)
         saver.show_unsaved()
     saver.exit(report["exit_code"])
 

@@ -37,12 +37,19 @@ def fail(message: str, code: int = exit_codes.USAGE) -> NoReturn:
     sys.exit(code)
 
 
-#: SCOPE-SUPPLY: ask about the supplies written in the graph (or preset) only.
-graph_supply_option = click.option(
-    "--graph-supply",
-    is_flag=True,
-    help="Ask for the supplies written in the graph only (default: every supply).",
-)
+def supply_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """SCOPE-SUPPLY: ``--publishes N`` and ``--graph-supply`` bound the question of
+    ``check`` and ``prove``; without them it is every supply."""
+    command = click.option(
+        "--graph-supply",
+        is_flag=True,
+        help="Ask for the supplies written in the graph only (default: every supply).",
+    )(command)
+    return click.option(
+        "--publishes",
+        type=COUNT,
+        help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
+    )(command)
 
 
 class CreditParam(click.ParamType):

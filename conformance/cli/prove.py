@@ -27,9 +27,9 @@ from creditflow.conformance.cli.common import (
     credit_settings_options,
     credits_from_options,
     fail,
-    graph_supply_option,
     output_path,
     shown,
+    supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
@@ -129,12 +129,7 @@ solver_timeout = click.option(
     "else 12 for every supply and 24 for --publishes/--graph-supply; 12 for --symbolic "
     "counterexamples).",
 )
-@click.option(
-    "--publishes",
-    type=COUNT,
-    help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
-)
-@graph_supply_option
+@supply_options
 @click.option(
     "--all-check-blocked",
     is_flag=True,

@@ -126,11 +126,14 @@ def generic_lines(runs: list[StepRun]) -> list[str]:
     return [f"{'step':>13}  what happens", *(line for run in runs for line in run_lines(run))]
 
 
-def print_witness_steps(system: CheckedNetwork, finding: Finding, source: str) -> None:
-    """The steps of a counterexample ``check`` or ``prove`` found: TRACE-STEPS in full,
-    or for a run over TRACE-LIMIT its steps with equal consecutive ones merged."""
+def print_witness_steps(
+    system: CheckedNetwork, finding: Finding, source: str, doc: Mapping[str, Any] | None = None
+) -> None:
+    """The steps of a counterexample ``check`` or ``prove`` found: TRACE-STEPS in full
+    (from ``doc``, its trace, when the caller already built it), or for a run over
+    TRACE-LIMIT its steps with equal consecutive ones merged."""
     if trace_too_long(finding) is None:
-        print_steps(network_trace(system, finding, source))
+        print_steps(doc if doc is not None else network_trace(system, finding, source))
         return
     click.echo(f"steps (the first {finding.length:,}, equal consecutive steps merged):")
     done = 0

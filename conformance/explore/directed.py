@@ -49,14 +49,12 @@ class ReplayError(RuntimeError):
 
 @dataclass(frozen=True)
 class DirectedRun:
-    """A run found by EXP-DIRECTED: its actions, the reads per source, and how it ends
-    (``blocked-forever`` with the certified processes, or ``terminal``)."""
+    """A run found by EXP-DIRECTED toward ``target``: its actions and the reads per
+    source (how it ends is decided again on the replay, :func:`replayed_finding`)."""
 
     target: str
     actions: tuple[int, ...]
     reads: dict[str, int]
-    kind: str
-    processes: tuple[str, ...]
 
 
 def directed_run(graph: FlowGraph, target: str, max_steps: int) -> DirectedRun | None:
@@ -72,11 +70,11 @@ def directed_run(graph: FlowGraph, target: str, max_steps: int) -> DirectedRun |
     for _ in range(max_steps):
         stuck = certify(state)
         if stuck:
-            return _finish(net, graph, target, actions, "blocked-forever", stuck)
+            return _finish(net, target, actions)
         action = _choose(net, state, upstream, downstream, grants)
         if action is None:
             if net.pending_work(state):
-                return _finish(net, graph, target, actions, "terminal", net.blocked_mask(state))
+                return _finish(net, target, actions)
             return None
         state = net.apply(state, action)
         actions.append(action)
@@ -106,14 +104,12 @@ def _choose(
     return None
 
 
-def _finish(
-    net: CreditNetwork, graph: FlowGraph, target: str, actions: list[int], kind: str, mask: int
-) -> DirectedRun:
+def _finish(net: CreditNetwork, target: str, actions: list[int]) -> DirectedRun:
     counts = {net.graph.node_names[n]: 0 for n in net.source_nodes}
     for a in actions:
         if a >> ACTION_SHIFT == READ:
             counts[net.graph.node_names[a & ((1 << ACTION_SHIFT) - 1)]] += 1
-    return DirectedRun(target, tuple(actions), counts, kind, mask_names(mask, graph.node_names))
+    return DirectedRun(target, tuple(actions), counts)
 
 
 def _action_classes(
