@@ -37,6 +37,7 @@ from creditflow.model.network import properties, rules
 from creditflow.model.network.graph import GraphError, flow_graph_from_networkx
 from creditflow.model.network.rules import Step
 from creditflow.model.network.system import ReadableNetwork
+from tests.credit_flow_builds import OLD_MODULE, build_pre38_ebin
 from tests.strategies import fault_graphs
 
 BUGS = Path(__file__).resolve().parent.parent / "spec" / "graphs" / "bugs"
@@ -328,14 +329,30 @@ def _random_fault_runs(seeds: range, length: int = 60) -> list[tuple[str, list[O
     return runs
 
 
-def test_fault_runs_replay_against_the_real_credit_flow_module():
+@pytest.fixture(scope="module", params=["3.10.8", "pre-3.8-like"])
+def credit_flow_build(request: pytest.FixtureRequest, tmp_path_factory) -> Path | None:
+    """Every build of ``credit_flow`` the tests drive (tests/credit_flow_builds.py):
+    the installed module (``None``: the adapter locates it) and the pre-3.8-like one."""
+    if request.param == "3.10.8":
+        return None
+    return build_pre38_ebin(tmp_path_factory.mktemp("ebin"))
+
+
+def test_fault_runs_replay_against_every_credit_flow_build(credit_flow_build):
     """NET-DOWN, TRACE-PROJECTION, AD-OPS: the per-process ops of random fault runs —
     sends, acks, bumps and the peer_down of each DOWN — give the same answers on the
-    model and on RabbitMQ's real ``credit_flow`` module (a missing RabbitMQ fails)."""
-    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter()
+    model and on every real ``credit_flow`` build the tests drive (Debian's 3.10.8 and
+    the pre-3.8-like build; a missing RabbitMQ or erlc fails). The ops use neither
+    block nor unblock, which the pre-3.8-like build does not export."""
+    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter(credit_flow_build)
     peer_downs = blocked_peer_downs = 0
     try:
+        if credit_flow_build is None:
+            assert rabbitmq.info["implementation"]["app_version"] == "3.10.8"
+        else:
+            assert rabbitmq.missing_ops == ("block", "unblock")
         for name, ops in _random_fault_runs(range(12)):
+            assert {op.kind for op in ops} <= set(rabbitmq.supported_ops), name
             answers = []
             for adapter in (reference, rabbitmq):
                 adapter.reset(CreditSpec(2, 1))
@@ -349,6 +366,36 @@ def test_fault_runs_replay_against_the_real_credit_flow_module():
     finally:
         rabbitmq.close()
     assert peer_downs > 0 and blocked_peer_downs > 0  # some DOWN unblocks a blocked process
+
+
+def _replay_disagreements(ebin: Path | None) -> list[tuple[str, int, Op]]:
+    """The first op of each random fault run where ``ebin``'s credit_flow and the
+    model answer differently."""
+    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter(ebin)
+    found = []
+    try:
+        for name, ops in _random_fault_runs(range(12)):
+            answers = []
+            for adapter in (reference, rabbitmq):
+                adapter.reset(CreditSpec(2, 1))
+                answers.append(adapter.run(ops))
+            found += [
+                (name, i, op) for i, op in enumerate(ops) if compare(answers[0][i], answers[1][i])
+            ][:1]
+    finally:
+        rabbitmq.close()
+    return found
+
+
+def test_a_build_whose_peer_down_keeps_the_block_is_caught(tmp_path):
+    """CF-PEER-DOWN, AD-OPS: the fault replay can fail: a pre-3.8-like build whose
+    peer_down forgets the pair but leaves the peer among the blockers (the shape of
+    a DOWN handler that never unblocks) disagrees with the model on some run, at a
+    peer_down."""
+    broken = OLD_MODULE.replace("peer_down(Peer) ->\n    unblock(Peer),\n", "peer_down(Peer) ->\n")
+    assert broken != OLD_MODULE
+    found = _replay_disagreements(build_pre38_ebin(tmp_path, broken))
+    assert found and all(op.kind == "peer_down" for _, _, op in found)
 
 
 def test_reductions_are_off_on_fault_graphs_and_verdicts_unchanged():
