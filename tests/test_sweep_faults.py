@@ -13,6 +13,7 @@ from creditflow.conformance.explore.check import CheckOptions, check_graph, summ
 from creditflow.conformance.sweep.cases import expand, graph_digest
 from creditflow.conformance.sweep.driver import make_batches
 from creditflow.conformance.sweep.families import FAMILY_KINDS
+from creditflow.conformance.sweep.report import sweep_report
 from creditflow.conformance.sweep.schema import rows_to_table
 from creditflow.conformance.sweep.sweepfile import SweepFileError, parse_sweep
 from creditflow.conformance.sweep.worker import case_graph, run_batch
@@ -84,6 +85,18 @@ def test_a_sweep_ranges_over_fault_settings_with_the_explorers_fault_verdicts():
     table = rows_to_table(rows)
     assert table.column("verdict").to_pylist() == [r["verdict"] for r in rows]
     assert table.column("may_crash").to_pylist() == [r["may_crash"] for r in rows]
+
+
+def test_the_report_gives_the_deadlock_rate_by_crashable_processes(tmp_path):
+    """SW-REPORT, SW-FAULTS: over the fault sweep's Parquet rows, the deadlock rate by
+    ``crashable`` is 0 without a crashable process and 1/2 with one (peer_down holds,
+    ignore deadlocks)."""
+    import pyarrow.parquet as pq
+
+    (tmp_path / "results").mkdir()
+    pq.write_table(rows_to_table(_rows(FAULT_SWEEP)), tmp_path / "results" / "part-0.parquet")
+    rates = {r["value"]: r["deadlock_rate"] for r in sweep_report(tmp_path).by_feature["crashable"]}
+    assert rates == {0: 0.0, 1: 0.5}
 
 
 def test_max_crashes_zero_is_the_fault_free_case():

@@ -39,6 +39,7 @@ FEATURES = (
     "depth",
     "mirror_edges",
     "sources",
+    "crashable",
     "credit_initial",
     "publishes",
 )
