@@ -31,6 +31,7 @@ from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY, explo
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import MessageMoves, NetworkProperties
 from creditflow.conformance.inputs.graphs import load_graph_file
+from creditflow.conformance.observe.faults import predict_close
 from creditflow.conformance.traces.network import replay_network_trace
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network import properties, rules
@@ -451,3 +452,30 @@ def test_a_fault_graph_holds_only_for_its_example_supply():
     assert result.exit_code == report["exit_code"] == 4
     assert report["scope"]["supply"] == "every"
     assert "for every supply: not established" in report["claim"]
+
+
+@pytest.mark.parametrize("client_side", [False, True])
+def test_a_closed_connections_prediction(client_side):
+    """OBS-DIFF-CLOSE, NET-CRASH, NET-DOWN, NET-READ, PROP-FAULT-LIVE-PAIRS: the model
+    the broker pass compares with. Server side, a's channel and reader are gone at once
+    and b stays blocked while the queue is held; client side nothing changes until the
+    queue moves. Either way b is released after the resume, the queue has forgotten a's
+    channel, and no property is violated at any cut (the 800-message backlog of a's
+    channel is delivered, not lost)."""
+    model = predict_close((400, 200), (400, 200), 1500, client_side=client_side)
+    everybody = {"reader_a", "channel_a", "reader_b", "channel_b"}
+    assert model.blocked(model.before) == everybody
+    assert model.before.data[("channel_a", "queue")] == 800
+    if client_side:
+        assert model.held.dead == frozenset() and model.blocked(model.held) == everybody
+    else:
+        assert model.held.dead == {"reader_a", "channel_a"}
+        assert model.blocked(model.held) == {"reader_b", "channel_b"}
+        assert model.held.data[("channel_a", "queue")] == 800  # still in flight (NET-CRASH)
+    after = model.after
+    assert after.dead == {"reader_a", "channel_a"} and model.blocked(after) == set()
+    assert "channel_a" not in after.processes["queue"].credit_to
+    assert model.live_pairs(after) == 2 and sum(after.lost.values()) == 0
+    assert after.consumed["queue"] == (3000 if client_side else 2300)
+    for state in (model.before, model.held, after):
+        assert properties.violations(model.graph, state) == ()

@@ -15,6 +15,7 @@ import pika
 import pytest
 
 from creditflow.adapters.rabbitmq.observe import NodeTarget, ObserveAgent, queue_pid_expr
+from creditflow.conformance.observe.faults import predict_close
 from creditflow.conformance.observe.snapshot import Analysis, analyse
 from creditflow.model.network import rules
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
@@ -120,72 +121,21 @@ def test_killed_queue_releases_channel_and_reader_as_the_model_predicts(private_
 # -- a connection closed while its channels are blocked ----------------------------------
 
 
-def _two_publishers(reader_spec, queue_spec, publishes: int) -> FlowGraph:
-    """Two connections (reader -> channel) publishing to one queue (NET-FAULT-NODE: the
-    closed connection's channel and reader may crash)."""
-    g = nx.DiGraph()
-    for side in ("a", "b"):
-        g.add_node(f"reader_{side}", source=True, publishes=publishes, may_crash=side == "a")
-        g.add_node(f"channel_{side}", may_crash=side == "a")
-        g.add_edge(f"reader_{side}", f"channel_{side}", credit=list(reader_spec))
-        g.add_edge(f"channel_{side}", "queue", credit=list(queue_spec))
-    g.add_node("queue")
-    return flow_graph_from_networkx(g, "closed-connection")
-
-
-def _settle_held(graph: FlowGraph, state: rules.NetworkState, held: str) -> rules.NetworkState:
-    """Every step but crashes and the ``held`` (suspended) process's own, in the rules'
-    order, until none is left."""
-    while steps := [
-        s
-        for s in rules.enabled_steps(graph, state)
-        if s.kind != "crash" and not (s.node == held and s.kind in ("take", "down"))
-    ]:
-        state = rules.apply(graph, state, steps[0])
-    return state
-
-
 def _predict_close(reader_spec, queue_spec, publishes: int, graceful: bool) -> dict:
-    """The model of two publishers blocked on one suspended queue when connection a is
-    closed. Server side (``graceful=False``, `rabbitmqctl close_connection`): a's channel
-    and reader die at once (NET-CRASH; what the channel sent stays in flight, NET-DOWN
-    follows it). Client side (``graceful=True``): the close waits in the socket behind
-    the publishes a's blocked reader does not read (NET-READ), so nothing happens until
-    the queue is resumed; then a's reader reads to the end and the connection dies
-    quiet. The queue is held (suspended) until resumed, then everything settles."""
-    graph = _two_publishers(reader_spec, queue_spec, publishes)
-    live = ("reader_a", "channel_a", "reader_b", "channel_b")
-    before = _settle_held(graph, rules.initial_state(graph), "queue")
-    closed = before
-    if not graceful:
-        for node in ("channel_a", "reader_a"):
-            closed = rules.apply(graph, closed, rules.Step("crash", node))
-    held = _settle_held(graph, closed, "queue")
-    after = _settle(graph, held)
-    if graceful:
-        for node in ("channel_a", "reader_a"):
-            after = rules.apply(graph, after, rules.Step("crash", node))
-        after = _settle(graph, after)
-
-    def blocked(state: rules.NetworkState) -> set[str]:
-        return {n for n in live if rules.is_alive(state, n) and rules.is_blocked(state, n)}
-
+    """The figures of :func:`predict_close` (OBS-DIFF-CLOSE) the test compares."""
+    model = predict_close(reader_spec, queue_spec, publishes, client_side=graceful)
+    before, held, after = model.before, model.held, model.after
     return {
-        "blocked_before": blocked(before),
+        "blocked_before": model.blocked(before),
         "backlog": before.data[("channel_a", "queue")],
-        "blocked_while_held": blocked(held),
+        "blocked_while_held": model.blocked(held),
         "dead_while_held": set(held.dead),
         "queue_data_while_held": {s: held.data[(f"channel_{s}", "queue")] for s in "ab"},
-        "blocked_after": blocked(after),
+        "blocked_after": model.blocked(after),
         "dead_after": set(after.dead),
         "queue_length": after.consumed["queue"],
-        "lost_to_crash": sum(after.lost.values()),
         "queue_forgot_a": "channel_a" not in after.processes["queue"].credit_to,
-        "live_pairs": sum(
-            1
-            for e in graph.edges
-            if rules.is_alive(after, e.sender) and rules.is_alive(after, e.receiver)
-        ),
+        "live_pairs": model.live_pairs(after),
     }
 
 
@@ -199,12 +149,12 @@ def _connection_pid(broker, reader_pid: str) -> str:
 
 @pytest.mark.parametrize("how", ["rabbitmqctl close_connection", "client close"])
 def test_closed_connection_while_its_channel_is_blocked(private_broker, how):
-    """NET-CRASH, NET-DOWN, NET-READ, PROP-FAULT-LIVE-PAIRS, PROP-FAULT-FORGET,
-    PROP-RECOVERY: two connections blocked on one suspended queue; connection a is
-    closed, observed, the queue resumed, observed again — against what the model of
-    that topology predicts: who is blocked and who is gone at each cut, the backlog,
-    the queue's length, the queue forgetting the dead channel, and conservation on
-    every remaining live pair."""
+    """OBS-DIFF-CLOSE, NET-CRASH, NET-DOWN, NET-READ, PROP-FAULT-LIVE-PAIRS,
+    PROP-FAULT-FORGET, PROP-RECOVERY: two connections blocked on one suspended queue;
+    connection a is closed, observed, the queue resumed, observed again — against what
+    the model of that topology predicts (conformance/observe/faults.py): who is blocked
+    and who is gone at each cut, the backlog, the queue's length, the queue forgetting
+    the dead channel, and conservation on every remaining live pair."""
     graceful = how == "client close"
     queue = f"faults.closed.{'client' if graceful else 'ctl'}"
     params = private_broker.connection_parameters
