@@ -87,16 +87,29 @@ def test_a_sweep_ranges_over_fault_settings_with_the_explorers_fault_verdicts():
     assert table.column("may_crash").to_pylist() == [r["may_crash"] for r in rows]
 
 
-def test_the_report_gives_the_deadlock_rate_by_crashable_processes(tmp_path):
-    """SW-REPORT, SW-FAULTS: over the fault sweep's Parquet rows, the deadlock rate by
-    ``crashable`` is 0 without a crashable process and 1/2 with one (peer_down holds,
-    ignore deadlocks)."""
+def test_the_report_keeps_fault_settings_apart(tmp_path):
+    """SW-REPORT, SW-FAULTS: over the fault sweep's Parquet rows, each fault setting is
+    its own variant: the deadlock rate by ``crashable`` is 0 without a crashable process,
+    0 with one whose peers call peer_down and 1 with one whose peers ignore its DOWN;
+    the minimal safe credit is given per fault setting."""
     import pyarrow.parquet as pq
 
     (tmp_path / "results").mkdir()
     pq.write_table(rows_to_table(_rows(FAULT_SWEEP)), tmp_path / "results" / "part-0.parquet")
-    rates = {r["value"]: r["deadlock_rate"] for r in sweep_report(tmp_path).by_feature["crashable"]}
-    assert rates == {0: 0.0, 1: 0.5}
+    data = sweep_report(tmp_path)
+    rates = {(r["value"], r["variant"]): r["deadlock_rate"] for r in data.by_feature["crashable"]}
+    assert rates == {
+        (0, "faithful"): 0.0,
+        (1, "faithful, may_crash=queue, on_peer_down=peer_down"): 0.0,
+        (1, "faithful, may_crash=queue, on_peer_down=ignore"): 1.0,
+    }
+    # the minimal safe credit is per fault setting: never mixed (SW-REPORT)
+    safe = {r["variant"]: r["min_safe_initial"] for r in data.min_safe}
+    assert safe == {
+        "faithful": 1,
+        "faithful, may_crash=queue, on_peer_down=peer_down": 1,
+        "faithful, may_crash=queue, on_peer_down=ignore": None,
+    }
 
 
 def test_max_crashes_zero_is_the_fault_free_case():
