@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from creditflow.model.network.graph import MAX_NODES
+from creditflow.model.network.graph import MAX_NODES, ON_PEER_DOWN
 
 Params = Mapping[str, Any]
 
@@ -313,8 +313,6 @@ BROKER_CRASH_ROLES = {
     "mirror": "rabbit_mirror_queue_slave",
     "msg_store": "rabbit_msg_store",
 }
-#: NET-FAULT-NODE's ``on_peer_down`` values
-ON_PEER_DOWN = ("peer_down", "ignore", "peer_down_early")
 #: SW-FAULTS: the fault parameters every kind takes (not part of an instance's seed)
 FAULT_PARAMS = ("may_crash", "on_peer_down", "max_crashes")
 
@@ -355,7 +353,7 @@ def crash_selected(g: nx.DiGraph, selector: str) -> list[Any]:
         if selector == "sinks":
             return g.out_degree(n) == 0
         if selector == "relays":
-            return not g.nodes[n].get("source") and g.in_degree(n) > 0 < g.out_degree(n)
+            return not g.nodes[n].get("source") and g.in_degree(n) > 0 and g.out_degree(n) > 0
         return g.nodes[n].get("role") == BROKER_CRASH_ROLES.get(selector)
 
     return [n for n in g.nodes if selector != "none" and chosen(n)]
