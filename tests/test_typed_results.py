@@ -1,0 +1,118 @@
+"""OUT-TYPED-RESULT: the engines return frozen, slotted dataclasses that grow by
+``dataclasses.replace``, and each result's one JSON renderer (``to_json``) prints what
+the command's schema (OUT-JSON-SCHEMA) admits, keys in the order the commands print."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli import main
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.check_result import (
+    CheckFiles,
+    CheckResult,
+    CheckScope,
+    Settlement,
+    SupplyDecision,
+)
+from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.symbolic.every_supply import decide_check
+from tests.json_schemas import schema
+
+RESULT_TYPES = [
+    CheckResult,
+    CheckScope,
+    CheckFiles,
+    Settlement,
+    SupplyDecision,
+]
+
+
+def valid(name: str, document: dict[str, object]) -> None:
+    jsonschema.Draft202012Validator(schema(name)).validate(document)
+
+
+@pytest.mark.parametrize("kind", RESULT_TYPES, ids=lambda t: t.__name__)
+def test_result_types_are_frozen_slotted_dataclasses(kind: type) -> None:
+    """OUT-TYPED-RESULT: one way for every result: a frozen dataclass with slots."""
+    assert dataclasses.is_dataclass(kind)
+    assert kind.__dataclass_params__.frozen
+    assert "__slots__" in vars(kind)
+
+
+def test_check_result_grows_by_replace_and_renders_each_stage() -> None:
+    """OUT-TYPED-RESULT: the exploration's summary is not changed by a later stage; a
+    stage not reached is absent from the JSON; the CLI's additions come last."""
+    explored = summary(*check_graph(load_preset("fanout"), CheckOptions(max_states=10)))
+    assert explored.exit_code == exit_codes.INCOMPLETE
+    doc = explored.to_json()
+    assert list(doc)[-1] == "exit_code"
+    assert not {"scope", "claim", "source", "settled", "trace"} & doc.keys()
+    name = "exit_code"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(explored, name, 0)
+    decided = decide_check(load_preset("fanout"), CheckOptions(publishes=2), every_supply=False)
+    shown = dataclasses.replace(decided.report, source="fanout")
+    valid("check", shown.to_json())
+    assert list(shown.to_json())[-3:] == ["scope", "claim", "source"]
+    assert decided.report.source is None
+
+
+def test_check_json_keys_in_printed_order(tmp_path) -> None:
+    """OUT-TYPED-RESULT: the renderer prints the keys in the order the dict-built output
+    had (pinned here: a drift in order is a drift in output)."""
+    trace = tmp_path / "w.itf.json"
+    result = CliRunner().invoke(
+        main, ["check", "stalled-queue", "--credit", "2,1", "--json", "--trace-out", str(trace)]
+    )
+    assert result.exit_code == exit_codes.DEADLOCK
+    doc = json.loads(result.output)
+    assert list(doc) == [
+        "graph",
+        "complete",
+        "stopped_at_deadlock",
+        "deadlock",
+        "deadlock_kind",
+        "blocked_forever",
+        "blocked_forever_drawn",
+        "conservation",
+        "properties",
+        "states",
+        "transitions",
+        "seconds",
+        "states_per_second",
+        "reduced",
+        "symmetry_order",
+        "shortest_counterexample_length",
+        "shortest_certified",
+        "counterexample_lengths",
+        "exit_code",
+        "decided_by",
+        "step_bound",
+        "scope",
+        "claim",
+        "source",
+        "trace",
+        "dot",
+        "svg",
+    ]
+    assert doc["trace"] == str(trace) and doc["scope"] == {"supply": "every"}
+
+
+def test_settled_check_renders_settled_after_the_figures() -> None:
+    """EXP-SETTLE, OUT-TYPED-RESULT: ``settled`` follows ``exit_code``; a proof of every
+    property turns the verdicts to holds without touching the exploration's result."""
+    explored = summary(*check_graph(load_preset("fanout"), CheckOptions(max_states=10)))
+    methods = {pid: "invariant" for pid in explored.properties}
+    settled = dataclasses.replace(
+        explored, settled=Settlement(proved=True, result="proved", methods=methods, seconds=0.1)
+    )
+    doc = settled.to_json()
+    assert list(doc)[-2:] == ["exit_code", "settled"]
+    assert doc["settled"]["rule"] == "EXP-SETTLE" and doc["settled"]["seconds"] == 0.1
