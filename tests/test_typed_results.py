@@ -23,6 +23,19 @@ from creditflow.conformance.explore.check_result import (
 )
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.symbolic.every_supply import decide_check
+from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove_result import (
+    BacklogFigures,
+    BmcFigures,
+    CounterexampleFigures,
+    PropertyVerdict,
+    ProveResult,
+    ProveScope,
+    WrittenTrace,
+    prove_result,
+)
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, SynthesisResult, synthesize
+from creditflow.model.credit.spec import CreditSpec
 from tests.json_schemas import schema
 
 RESULT_TYPES = [
@@ -31,6 +44,14 @@ RESULT_TYPES = [
     CheckFiles,
     Settlement,
     SupplyDecision,
+    ProveResult,
+    ProveScope,
+    PropertyVerdict,
+    BmcFigures,
+    CounterexampleFigures,
+    BacklogFigures,
+    WrittenTrace,
+    SynthesisResult,
 ]
 
 
@@ -116,3 +137,63 @@ def test_settled_check_renders_settled_after_the_figures() -> None:
     doc = settled.to_json()
     assert list(doc)[-2:] == ["exit_code", "settled"]
     assert doc["settled"]["rule"] == "EXP-SETTLE" and doc["settled"]["seconds"] == 0.1
+
+
+def test_prove_result_renders_what_the_schema_admits() -> None:
+    """OUT-TYPED-RESULT, OUT-JSON-SCHEMA: prove's typed result, with the CLI's additions,
+    validates against prove.json; the engine's part alone has no CLI keys."""
+    report = prove_graph(load_preset("stalled-queue"), ProveOptions(credit=CreditSpec(2, 1)))
+    result = prove_result(report)
+    assert result.result == "counterexample" and result.exit_code == exit_codes.DEADLOCK
+    assert result.counterexample is not None and result.counterexample.kind
+    assert not {"source", "invariant_legend", "trace"} & result.to_json().keys()
+    shown = dataclasses.replace(
+        result,
+        source="stalled-queue",
+        invariant_legend={},
+        files=WrittenTrace(trace="t.itf.json", dot="t.dot", svg=None, pictured=True),
+        boundary_traces=tuple(None for _ in result.boundary),
+    )
+    doc = shown.to_json()
+    valid("prove", doc)
+    assert list(doc)[-5:] == ["source", "invariant_legend", "trace", "dot", "svg"]
+    assert doc["counterexample"]["property"] == "PROP-NO-DEADLOCK"
+
+
+def test_prove_boundary_traces_go_into_each_boundary_entry() -> None:
+    """Z3-BOUNDARY, OUT-TYPED-RESULT: each boundary case renders with its trace once the
+    CLI has written it."""
+    report = prove_graph(load_preset("fanout"), ProveOptions(symbolic=True))
+    result = prove_result(report)
+    assert result.boundary, "fanout --symbolic has boundary cases"
+    assert all("trace" not in e for e in result.to_json()["boundary"])
+    paths = tuple(f"b{i}.itf.json" for i in range(len(result.boundary)))
+    doc = dataclasses.replace(result, boundary_traces=paths, source="fanout").to_json()
+    assert [e["trace"] for e in doc["boundary"]] == list(paths)
+    assert all(e["edge"] in e["credits"] for e in doc["boundary"])
+
+
+def test_synth_result_is_typed_and_renders_the_cli_document() -> None:
+    """Z3-SYNTH, OUT-TYPED-RESULT: synthesize returns a frozen result with the graph and
+    bound asked; with the CLI's additions its JSON validates against synth.json, and the
+    exit code follows the status."""
+    result = synthesize(
+        load_preset("stalled-queue"),
+        SynthesisOptions(
+            goal="mailbox", bound=800, prove=ProveOptions(credit=CreditSpec(400, 200))
+        ),
+    )
+    assert (result.graph, result.bound, result.status) == ("stalled-queue", 800, "found")
+    assert result.exit_code == exit_codes.OK and result.beyond is not None
+    assert "beyond_trace" not in result.to_json()
+    shown = dataclasses.replace(
+        result, source="stalled-queue", beyond_written=WrittenTrace(trace="b.itf.json")
+    )
+    doc = shown.to_json()
+    valid("synth", doc)
+    assert list(doc)[:2] == ["graph", "source"] and list(doc)[-1] == "exit_code"
+    assert (
+        doc["beyond_trace"] == "b.itf.json" and doc["beyond_length"] == result.beyond.finding.length
+    )
+    none = dataclasses.replace(result, status="none")
+    assert none.exit_code == exit_codes.VIOLATION
