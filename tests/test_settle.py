@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
-from creditflow.conformance.explore.check_result import Settlement
+from creditflow.conformance.explore.results import Settlement
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.sweep.families import FAMILY_KINDS
 from creditflow.conformance.symbolic.settle import apply_settlement, settle

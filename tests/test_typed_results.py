@@ -13,14 +13,22 @@ from click.testing import CliRunner
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.conform import ConformResult
+from creditflow.conformance.differential.replay import ReplayReport
+from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
-from creditflow.conformance.explore.check_result import (
+from creditflow.conformance.explore.results import (
+    AccountBound,
+    AccountsCheckResult,
     CheckFiles,
     CheckResult,
     CheckScope,
     Settlement,
     SupplyDecision,
+    WrittenTrace,
 )
+from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
@@ -31,7 +39,6 @@ from creditflow.conformance.symbolic.prove_result import (
     PropertyVerdict,
     ProveResult,
     ProveScope,
-    WrittenTrace,
     prove_result,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, SynthesisResult, synthesize
@@ -40,6 +47,8 @@ from tests.json_schemas import schema
 
 RESULT_TYPES = [
     CheckResult,
+    AccountsCheckResult,
+    AccountBound,
     CheckScope,
     CheckFiles,
     Settlement,
@@ -197,3 +206,37 @@ def test_synth_result_is_typed_and_renders_the_cli_document() -> None:
     )
     none = dataclasses.replace(result, status="none")
     assert none.exit_code == exit_codes.VIOLATION
+
+
+def test_conform_and_replay_results_render_by_their_own_method() -> None:
+    """OUT-TYPED-RESULT, OUT-JSON-SCHEMA: conform's and replay's results carry their one
+    JSON renderer; a result with nothing run renders a valid document whose verdict and
+    counts follow the fields."""
+    conformant = ConformResult(adapter="reference", implementation="model", seed=7)
+    doc = conformant.to_json()
+    valid("conform", doc)
+    assert (doc["verdict"], doc["exit_code"], doc["seed"]) == ("conformant", exit_codes.OK, 7)
+    failed = ConformResult(
+        adapter="x", implementation="", seed=1, failure=AdapterFailure("x", "crash", "gone")
+    )
+    assert failed.to_json()["verdict"] == "adapter-failure"
+    assert failed.to_json()["failure"]["kind"] == "crash"
+    replayed = ReplayReport(adapter="reference", implementation="model")
+    doc = replayed.to_json()
+    valid("replay", doc)
+    assert doc["counts"] == replayed.counts and set(doc["counts"].values()) == {0}
+
+
+def test_accounts_check_result_is_typed_and_valid() -> None:
+    """AC-OVERSHOOT, OUT-TYPED-RESULT: accounts check's result is frozen, its accounts
+    are typed bounds, and with the CLI's additions it validates against
+    accounts-check.json."""
+    system, explored = check_actor_graph(load_actor_graph("slow-consumer"))
+    result = accounts_summary(system, explored)
+    assert result.exit_code == exit_codes.DEADLOCK and result.deadlock_kind is not None
+    assert all(isinstance(a, AccountBound) for a in result.accounts.values())
+    assert "trace" not in result.to_json()
+    shown = dataclasses.replace(result, source="slow-consumer", files=WrittenTrace(trace=None))
+    doc = shown.to_json()
+    valid("accounts-check", doc)
+    assert list(doc)[-3:] == ["exit_code", "source", "trace"] and doc["trace"] is None

@@ -37,9 +37,9 @@ from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
 )
-from creditflow.conformance.explore.check_result import CheckFiles, CheckResult
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
+from creditflow.conformance.explore.results import CheckFiles, CheckResult
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path

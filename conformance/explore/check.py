@@ -1,7 +1,7 @@
 """``creditflow check``: explore a process graph and summarise the verdicts.
 
 :func:`check_graph` returns the exploration result; :func:`summary` turns it into
-a typed :class:`~creditflow.conformance.explore.check_result.CheckResult`
+a typed :class:`~creditflow.conformance.explore.results.CheckResult`
 (OUT-TYPED-RESULT), which the CLI renders and the sweeps read.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check_result import CheckResult
 from creditflow.conformance.explore.compiled import CompiledNetwork
 from creditflow.conformance.explore.explorer import (
     DEFAULT_MAX_STATES,
@@ -21,6 +20,7 @@ from creditflow.conformance.explore.explorer import (
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
+from creditflow.conformance.explore.results import CheckResult
 from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph

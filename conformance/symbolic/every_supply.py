@@ -22,15 +22,15 @@ from creditflow.conformance.explore.check import (
     prepare_graph,
     summary,
 )
-from creditflow.conformance.explore.check_result import (
-    CheckResult,
-    CheckScope,
-    SupplyDecision,
-)
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
+from creditflow.conformance.explore.results import (
+    CheckResult,
+    CheckScope,
+    SupplyDecision,
+)
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,

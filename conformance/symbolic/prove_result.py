@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from creditflow.conformance.explore.check_result import Supply
+from creditflow.conformance.explore.results import Supply, WrittenTrace
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOutcome,
@@ -119,28 +119,6 @@ class BacklogFigures:
 
     def to_json(self) -> dict[str, Any]:
         return {"proved": self.proved, "statements": list(self.statements)}
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenTrace:
-    """The files written for one counterexample (OUT-FAILURE: ``None`` when a write
-    failed): its ITF trace, or why it was not written (TRACE-LIMIT), and its picture
-    when one was asked for."""
-
-    trace: str | None
-    dot: str | None = None
-    svg: str | None = None
-    trace_not_written: str | None = None
-    pictured: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"trace": self.trace}
-        if self.trace_not_written is not None:
-            out["trace_not_written"] = self.trace_not_written
-        elif self.pictured:
-            out["dot"] = self.dot
-            out["svg"] = self.svg
-        return out
 
 
 @dataclass(frozen=True, slots=True)

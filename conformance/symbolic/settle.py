@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import CheckOptions, prepare_graph
-from creditflow.conformance.explore.check_result import CheckResult, Settlement
+from creditflow.conformance.explore.results import CheckResult, Settlement
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
 from creditflow.model.network.graph import FlowGraph
 

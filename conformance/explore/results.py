@@ -1,4 +1,5 @@
-"""OUT-TYPED-RESULT: the typed result of one ``creditflow check``.
+"""OUT-TYPED-RESULT: the typed results of the explorer's commands, ``check`` and
+``accounts check``, and the files written for a counterexample.
 
 :class:`CheckResult` is built by the exploration's summary (``explore.check.summary``)
 or by the proof for every supply (``symbolic.every_supply``), grows by
@@ -82,6 +83,28 @@ class CheckFiles:
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenTrace:
+    """The files written for one counterexample (OUT-FAILURE: ``None`` when a write
+    failed): its ITF trace, or why it was not written (TRACE-LIMIT), and its picture
+    when one was asked for."""
+
+    trace: str | None
+    dot: str | None = None
+    svg: str | None = None
+    trace_not_written: str | None = None
+    pictured: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"trace": self.trace}
+        if self.trace_not_written is not None:
+            out["trace_not_written"] = self.trace_not_written
+        elif self.pictured:
+            out["dot"] = self.dot
+            out["svg"] = self.svg
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdicts and figures of one check (PROP-*, EXP-*, SCOPE-*); ``properties``
     maps each property id to ``True`` (holds), ``False`` (violated) or ``None``
@@ -158,4 +181,68 @@ class CheckResult:
             out["trace"] = self.files.trace
             out["dot"] = self.files.dot
             out["svg"] = self.files.svg
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class AccountBound:
+    """AC-OVERSHOOT for one account: the largest debt reached, the proved bound,
+    whether it was reached (``None``: undecided) and the naive bound."""
+
+    max_debt: int
+    bound: int
+    tight: bool | None
+    naive_bound: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_debt": self.max_debt,
+            "bound": self.bound,
+            "tight": self.tight,
+            "naive_bound": self.naive_bound,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AccountsCheckResult:
+    """The verdicts and figures of one ``accounts check`` (AC-*, PROP-NO-DEADLOCK), each
+    account's debt against its bounds; the CLI adds ``source`` and the trace it wrote."""
+
+    graph: str
+    limit: int
+    complete: bool
+    properties: dict[str, bool | None]
+    accounts: dict[str, AccountBound]
+    deadlock_kind: str | None
+    blocked_forever: tuple[str, ...]
+    states: int
+    seconds: float
+    symmetry_order: int
+    shortest_counterexample_length: int | None
+    counterexample_lengths: dict[str, int]
+    exit_code: int
+    source: str | None = None
+    files: WrittenTrace | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: ``accounts check --json``'s document, keys in printed order."""
+        out: dict[str, Any] = {
+            "graph": self.graph,
+            "limit": self.limit,
+            "complete": self.complete,
+            "properties": dict(self.properties),
+            "accounts": {name: a.to_json() for name, a in self.accounts.items()},
+            "deadlock_kind": self.deadlock_kind,
+            "blocked_forever": list(self.blocked_forever),
+            "states": self.states,
+            "seconds": self.seconds,
+            "symmetry_order": self.symmetry_order,
+            "shortest_counterexample_length": self.shortest_counterexample_length,
+            "counterexample_lengths": dict(self.counterexample_lengths),
+            "exit_code": self.exit_code,
+        }
+        if self.source is not None:
+            out["source"] = self.source
+        if self.files is not None:
+            out.update(self.files.to_json())
         return out
