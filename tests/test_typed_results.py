@@ -17,10 +17,13 @@ from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.conform import ConformResult
 from creditflow.conformance.differential.replay import ReplayReport
 from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
+from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.explorer import explore
 from creditflow.conformance.explore.results import (
     AccountBound,
     AccountsCheckResult,
+    AlarmsCheckResult,
     CheckFiles,
     CheckResult,
     CheckScope,
@@ -42,6 +45,8 @@ from creditflow.conformance.symbolic.prove_result import (
     prove_result,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, SynthesisResult, synthesize
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
 from creditflow.model.credit.spec import CreditSpec
 from tests.json_schemas import schema
 
@@ -49,6 +54,7 @@ RESULT_TYPES = [
     CheckResult,
     AccountsCheckResult,
     AccountBound,
+    AlarmsCheckResult,
     CheckScope,
     CheckFiles,
     Settlement,
@@ -240,3 +246,17 @@ def test_accounts_check_result_is_typed_and_valid() -> None:
     doc = shown.to_json()
     valid("accounts-check", doc)
     assert list(doc)[-3:] == ["exit_code", "source", "trace"] and doc["trace"] is None
+
+
+def test_alarms_check_result_is_typed_and_valid() -> None:
+    """OUT-TYPED-RESULT: alarms check's verdicts (the AL properties) are a frozen
+    result; with a trace added it validates against alarms-check.json."""
+    config = AlarmConfig((ConnectionSpec("pub0", node=0, publishes=1),), nodes=("rabbit@n0",))
+    explored = explore(CheckedAlarms(config))
+    result = alarms_summary("3.10.8", explored)
+    assert result.complete and result.exit_code == exit_codes.OK
+    assert all(result.properties.values())
+    assert "trace" not in result.to_json()
+    doc = dataclasses.replace(result, files=WrittenTrace(trace="a.itf.json")).to_json()
+    valid("alarms-check", doc)
+    assert list(doc)[-2:] == ["exit_code", "trace"]

@@ -38,6 +38,7 @@ from creditflow.conformance.explore.accounts import (
     accounts_summary,
     check_actor_graph,
 )
+from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import exit_code
 from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
@@ -276,34 +277,24 @@ def alarms_check(
     system = CheckedAlarms(config)
     result = explore(system)
     primary = result.primary()
-    report: dict[str, Any] = {
-        "profile": profile,
-        "complete": result.complete,
-        "states": result.n_states,
-        "seconds": round(result.seconds, 3),
-        "properties": {
-            pid: h if result.complete or not h else None for pid, h in result.holds.items()
-        },
-        "exit_code": exit_code(result),
-    }
+    report = alarms_summary(profile, result)
     saver = Saver()
     if primary is not None:
         path = derived_path(DEFAULT_FOLDER, f"alarms-{profile}", ".itf.json")
         saved = saver.attempt(
             write_model_trace, system, primary, path, "alarms", {"config": repr(config)}, "alarms"
         )
-        report["trace"] = str(saved) if saved else None
+        report = replace(report, files=WrittenTrace(trace=str(saved) if saved else None))
     if as_json:
-        click.echo(json.dumps(saver.annotate(report)))
+        click.echo(json.dumps(saver.annotate(report.to_json())))
     else:
         words = {True: "holds", False: "VIOLATED", None: "undecided"}
-        for pid, holds in report["properties"].items():
+        for pid, holds in report.properties.items():
             click.echo(f"  {pid:22} {words[holds]}")
         click.echo(f"{result.n_states:,} states in {result.seconds:.2f} s")
         if primary is not None:
-            click.echo(
-                f"{primary.property_id} ({primary.kind}); trace: {report['trace'] or 'NOT WRITTEN'}"
-            )
+            trace = report.files.trace if report.files else None
+            click.echo(f"{primary.property_id} ({primary.kind}); trace: {trace or 'NOT WRITTEN'}")
         saver.show_unsaved()
     saver.exit(exit_code(result))
 

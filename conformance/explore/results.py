@@ -246,3 +246,31 @@ class AccountsCheckResult:
         if self.files is not None:
             out.update(self.files.to_json())
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class AlarmsCheckResult:
+    """The verdicts and figures of one ``alarms check`` (AL-*) under a ``profile``; the
+    CLI adds the trace it wrote."""
+
+    profile: str
+    complete: bool
+    states: int
+    seconds: float
+    properties: dict[str, bool | None]
+    exit_code: int
+    files: WrittenTrace | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: ``alarms check --json``'s document, keys in printed order."""
+        out: dict[str, Any] = {
+            "profile": self.profile,
+            "complete": self.complete,
+            "states": self.states,
+            "seconds": self.seconds,
+            "properties": dict(self.properties),
+            "exit_code": self.exit_code,
+        }
+        if self.files is not None:
+            out.update(self.files.to_json())
+        return out
