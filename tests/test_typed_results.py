@@ -33,6 +33,8 @@ from creditflow.conformance.explore.results import (
 )
 from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.observe import snapshot as observe_snapshot
+from creditflow.conformance.observe import validate as observe_validate
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
 from creditflow.conformance.symbolic.prove_result import (
@@ -51,6 +53,11 @@ from creditflow.model.credit.spec import CreditSpec
 from tests.json_schemas import schema
 
 RESULT_TYPES = [
+    observe_validate.Result,
+    observe_validate.Divergence,
+    observe_snapshot.Analysis,
+    observe_snapshot.Process,
+    observe_snapshot.Edge,
     CheckResult,
     AccountsCheckResult,
     AccountBound,
