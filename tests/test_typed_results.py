@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
+from typing import get_args
 
 import jsonschema
 import pytest
@@ -32,7 +34,7 @@ from creditflow.conformance.explore.results import (
     WrittenTrace,
 )
 from creditflow.conformance.inputs.actor_graphs import load_actor_graph
-from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.inputs.graphs import load_graph, load_preset
 from creditflow.conformance.observe import snapshot as observe_snapshot
 from creditflow.conformance.observe import validate as observe_validate
 from creditflow.conformance.symbolic.every_supply import decide_check
@@ -50,7 +52,11 @@ from creditflow.conformance.symbolic.synthesis import SynthesisOptions, Synthesi
 from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
 from creditflow.model.alarms.system import CheckedAlarms
 from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.rules import StepKind
+from creditflow.model.network.system import ReadableNetwork
 from tests.json_schemas import schema
+
+BUGS = Path(__file__).resolve().parents[1] / "spec" / "graphs" / "bugs"
 
 RESULT_TYPES = [
     observe_validate.Result,
@@ -267,3 +273,13 @@ def test_alarms_check_result_is_typed_and_valid() -> None:
     doc = dataclasses.replace(result, files=WrittenTrace(trace="a.itf.json")).to_json()
     valid("alarms-check", doc)
     assert list(doc)[-2:] == ["exit_code", "trace"]
+
+
+def test_step_kind_is_a_closed_set_every_kind_of_which_occurs() -> None:
+    """NET-READ, NET-TAKE, NET-BUMP, NET-CRASH, NET-DOWN, OUT-TYPED-RESULT: ``Step.kind``
+    is the Literal ``StepKind``; a graph with faults has a step of every kind and no
+    other, and each prints as its kind."""
+    graph = load_graph(str(BUGS / "dead-mirror-3.8.10-bug.json"))
+    steps = ReadableNetwork(graph).steps
+    assert {s.kind for s in steps} == set(get_args(StepKind))
+    assert all(str(s).startswith(f"{s.kind}(") for s in steps)
