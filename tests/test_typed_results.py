@@ -37,6 +37,8 @@ from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.conformance.inputs.graphs import load_graph, load_preset
 from creditflow.conformance.observe import snapshot as observe_snapshot
 from creditflow.conformance.observe import validate as observe_validate
+from creditflow.conformance.sweep.schema import COLUMN_NAMES, unstorable
+from creditflow.conformance.sweep.worker import CaseResult, failure_result
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
 from creditflow.conformance.symbolic.prove_result import (
@@ -59,6 +61,7 @@ from tests.json_schemas import schema
 BUGS = Path(__file__).resolve().parents[1] / "spec" / "graphs" / "bugs"
 
 RESULT_TYPES = [
+    CaseResult,
     observe_validate.Result,
     observe_validate.Divergence,
     observe_snapshot.Analysis,
@@ -283,3 +286,15 @@ def test_step_kind_is_a_closed_set_every_kind_of_which_occurs() -> None:
     steps = ReadableNetwork(graph).steps
     assert {s.kind for s in steps} == set(get_args(StepKind))
     assert all(str(s).startswith(f"{s.kind}(") for s in steps)
+
+
+def test_sweep_case_results_are_typed_and_store_as_rows() -> None:
+    """SW-ROW, SW-FAILURE, OUT-TYPED-RESULT: a case's result is a frozen CaseResult;
+    its row has only columns of the sweep's table (besides the trace, which the driver
+    writes as a file, SW-TRACE) and the stored types (SW-ROW-TYPES)."""
+    failed = failure_result("c1", "timeout", "no verdict within max_seconds = 1", 1.5, 30)
+    assert (failed.verdict, failed.states, failed.exit_code) == ("timeout", 30, None)
+    row = failed.to_row()
+    assert set(row) - {"trace_z"} <= set(COLUMN_NAMES) and row["trace_z"] is None
+    assert unstorable(row) == [] and row["blocked_forever"] == [] and row["violated"] == []
+    assert list(row)[:2] == ["case_id", "verdict"]
