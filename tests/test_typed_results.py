@@ -37,6 +37,7 @@ from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.conformance.inputs.graphs import load_graph, load_preset
 from creditflow.conformance.observe import snapshot as observe_snapshot
 from creditflow.conformance.observe import validate as observe_validate
+from creditflow.conformance.sweep.replay import TraceReplayResult
 from creditflow.conformance.sweep.schema import COLUMN_NAMES, unstorable
 from creditflow.conformance.sweep.worker import CaseResult, failure_result
 from creditflow.conformance.symbolic.every_supply import decide_check
@@ -62,6 +63,7 @@ BUGS = Path(__file__).resolve().parents[1] / "spec" / "graphs" / "bugs"
 
 RESULT_TYPES = [
     CaseResult,
+    TraceReplayResult,
     observe_validate.Result,
     observe_validate.Divergence,
     observe_snapshot.Analysis,
