@@ -108,7 +108,7 @@ def test_killed_queue_releases_channel_and_reader_as_the_model_predicts(private_
     assert prediction["lost_to_crash"] == prediction["backlog"]
     assert qpid not in after.processes
     live = [e for e in after.edges if e.complete]
-    assert live and all(e.holds for e in live), [e.as_dict() for e in live]
+    assert live and all(e.holds for e in live), [e.to_json() for e in live]
     assert after.violations == []
     print(
         f"killed-queue: backlog {to_queue.data} (model {prediction['backlog']}), "
