@@ -12,12 +12,16 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli import main
 from creditflow.conformance.cli import observe as observe_cli
+from creditflow.conformance.cli.common import BoundedParam
 from creditflow.conformance.differential.corpus import corpus_dir
 from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
@@ -94,6 +98,53 @@ def test_the_bounds_table(value, bound, accepted):
             bounds.check_number(value, bound, "--x")
     else:
         assert bounds.check_number(value, bound, "--x") == accepted
+
+
+NEW_NUMERIC_OPTIONS = [
+    ("check", "cycle2", "--max-crashes"),
+    ("observe", "record", "--out", "x.itf.json", "--seconds"),
+    ("observe", "record", "--out", "x.itf.json", "--workload"),
+    ("observe", "workload", "--publishes"),
+    ("observe", "snapshot", "--max-pause-ms"),
+]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e308", "1" * 19])
+@pytest.mark.parametrize("command", NEW_NUMERIC_OPTIONS, ids=lambda c: " ".join(c))
+def test_numeric_options_added_since_are_bounded(command, value):
+    """IN-BOUNDS: ``check --max-crashes`` (faults), ``observe record --seconds`` and
+    ``--workload``, ``observe workload --publishes`` and ``observe snapshot
+    --max-pause-ms`` refuse nan, inf, negative and huge values in one line, exit 2,
+    before any broker is started."""
+    code, _, err = invoke(*command, value)
+    assert code == exit_codes.USAGE
+    assert command[-1] in one_error_line(err)
+
+
+def _numeric_options(command: click.Command, path: str) -> Iterator[tuple[str, click.Option]]:
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _numeric_options(sub, f"{path} {name}")
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag:
+            yield path, param
+
+
+def test_no_numeric_option_is_unbounded():
+    """IN-BOUNDS: every numeric option of every command goes through the bounds table
+    (or a small ``IntRange``); a plain ``int``/``float`` option would take nan, inf or
+    10**30."""
+    unbounded = [
+        f"{path} {param.opts[0]}"
+        for path, param in _numeric_options(main, "creditflow")
+        if isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType))
+        and not isinstance(param.type, click.types._NumberRangeBase)
+    ]
+    assert unbounded == []
+    checked = [
+        p for _, p in _numeric_options(main, "creditflow") if isinstance(p.type, BoundedParam)
+    ]
+    assert len(checked) > 20
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e308"])

@@ -116,7 +116,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 )
 @click.option(
     "--max-crashes",
-    type=int,
+    type=COUNT,
     metavar="N",
     help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
     "default: every may_crash process may crash).",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creditflow.conformance.inputs.reading import MAX_INT, InputError
+from creditflow.model.network.graph import MAX_PUBLISHES
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ PORT = Bound(True, 1, 65_535)
 #: IN-BOUNDS: a time budget that may be 0 (``conform --shrink-seconds``).
 BUDGET_SECONDS = Bound(False, 0, 86_400.0, "seconds")
 
+#: IN-BOUNDS: publishes of a workload run against a real broker (IN-LIMITS' largest supply).
+PUBLISHES = Bound(True, 0, MAX_PUBLISHES)
+#: IN-BOUNDS: a pause in milliseconds (``observe snapshot --max-pause-ms``), 1 ms to a day.
+MILLISECONDS = Bound(True, 1, 86_400_000, "ms")
+
 BOUNDS = {
     "seconds": SECONDS,
     "budget-seconds": BUDGET_SECONDS,
@@ -49,6 +55,8 @@ BOUNDS = {
     "positive": POSITIVE,
     "seed": SEED,
     "port": PORT,
+    "publishes": PUBLISHES,
+    "milliseconds": MILLISECONDS,
 }
 
 
