@@ -48,7 +48,7 @@ from creditflow.conformance.traces.network import (
     trace_too_long,
     write_network_trace,
 )
-from creditflow.conformance.traces.pictures import finding_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -229,8 +229,11 @@ def check(
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps"
         )
-        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
+        picture = finding_dot(system, primary, title)
+        files = saver.attempt(write_picture, picture, dot_path)
         dot_file, svg_file = files or (None, None)
+        if files and (refusal := layout_refusal(picture)):
+            click.echo(f"picture: {refusal}", err=True)
         report["dot"] = str(dot_file) if dot_file else None
         report["svg"] = str(svg_file) if svg_file else None
     if as_json:

@@ -50,7 +50,7 @@ from creditflow.conformance.symbolic.prove import (
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace, trace_too_long
-from creditflow.conformance.traces.pictures import finding_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -86,12 +86,13 @@ def _write(
             f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
             f"{finding.length} steps (found by Z3)"
         )
+        text = finding_dot(cex.system, finding, title)
         files = saver.attempt(
-            write_picture,
-            finding_dot(cex.system, finding, title),
-            path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
+            write_picture, text, path.with_name(path.name.removesuffix(".itf.json") + ".dot")
         )
         dot, svg = files or (None, None)
+        if files and (refusal := layout_refusal(text)):
+            click.echo(f"picture: {refusal}", err=True)
         written["dot"] = str(dot) if dot else None
         written["svg"] = str(svg) if svg else None
     return written
