@@ -362,3 +362,22 @@ def test_observe_honours_erl_epmd_port(monkeypatch):
     ctx = observe_cli.snapshot.make_context("snapshot", ["--node", "a@b"])
     assert ctx.params["epmd_port"] is None
     assert os.environ.get("ERL_EPMD_PORT") is None
+
+
+def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
+    """IN-MEMORY: a MemoryError while a file is read or processed (a 51 MB trace under a
+    700 MB limit) ends the command with one line naming it and the file, exit 2."""
+    from creditflow.conformance.inputs import reading
+
+    trace = tmp_path / "big.itf.json"
+    trace.write_text("{}")
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(reading.json, "loads", exhausted)
+    code, out, err = invoke("replay", str(trace), "--adapter", "reference")
+    assert code == exit_codes.USAGE
+    line = one_error_line(err)
+    assert "out of memory" in line and "IN-MEMORY" in line and str(trace) in line
+    assert "creditflow replay" in line and "Traceback" not in out + err
