@@ -31,6 +31,7 @@ from creditflow.conformance.sweep.replay import ReplayError, corpus_files
 from tests.hardening.helpers import alive, invoke, one_error_line, run
 
 pytest_plugins = ["pytester"]
+ROOT_SPEC = Path(__file__).resolve().parents[1] / "spec"
 
 
 # -- IN-BOUNDS --------------------------------------------------------------------------
@@ -381,3 +382,17 @@ def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
     line = one_error_line(err)
     assert "out of memory" in line and "IN-MEMORY" in line and str(trace) in line
     assert "creditflow replay" in line and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("op", [[[[]]], {"a": 1}, 3])
+def test_a_paging_op_that_is_no_name_is_one_line(tmp_path, op):
+    """IN-SCHEMA (found by the fuzz suite): a step whose ``op`` is a list, an object or a
+    number is refused in one line, exit 2 (a list raised TypeError: unhashable)."""
+    doc = json.loads(Path(ROOT_SPEC / "paging" / "small-embedded.json").read_text())
+    doc["steps"][0]["op"] = op
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    for extra in ([], ["--json"]):
+        code, out, err = invoke("paging", str(path), *extra)
+        assert code == exit_codes.USAGE and "unknown op" in one_error_line(err)
+        assert out == ""
