@@ -73,7 +73,7 @@ def inputs(folder: Path) -> list[tuple[str, list[str], int | None]]:
     while len(pairs) < 6_000:
         a, b = sorted(rng.sample(range(3_000), 2))
         pairs.add((a, b))
-    dot = "digraph r {\n  n0 [source=true];\n"
+    dot = 'digraph r {\n  credit="2,1";\n  n0 [source=true];\n'
     dot += "".join(f"  n{a} -> n{b};\n" for a, b in sorted(pairs)) + "}\n"
     (folder / "r3000.dot").write_text(dot)
     (folder / "picture.py").write_text(PICTURE)
