@@ -9,7 +9,7 @@ is the model's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from creditflow.model.accounts.graph import ActorGraph
@@ -53,7 +53,7 @@ class CheckedAccounts(StepChecked):
         self.step_property_ids = STEP_PROPERTIES
         self.property_ids = (*self.properties.state_ids, *STEP_PROPERTIES)
 
-    def successors(self, state: CheckedState) -> list[tuple[int, CheckedState]]:
+    def successors(self, state: CheckedState) -> Sequence[tuple[int, CheckedState]]:
         """Every enabled (action, next state) pair; with :attr:`symmetry`, the actions
         of an actor whose twin (interchangeable, EXP-SYMMETRY, and in an equal
         sub-state) comes earlier are left out: the swap of the two fixes the state and
