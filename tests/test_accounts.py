@@ -317,7 +317,7 @@ def test_symmetry_reduction_preserves_verdicts(g):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(g=actor_graphs(max_actors=5, max_reads=2, max_limit=2))
+@given(g=actor_graphs(max_actors=4, max_reads=2, max_limit=2))
 def test_twins_leave_the_symmetric_search_unchanged(g):
     """EXP-SYMMETRY-TWINS: leaving out the actions of later twins explores the same
     canonical states, with the same verdicts, shortest counterexamples and debts, as
