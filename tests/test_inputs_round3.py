@@ -122,10 +122,20 @@ def test_numeric_options_added_since_are_bounded(command, value):
     assert command[-1] in one_error_line(err)
 
 
+def test_workload_publishes_are_the_largest_supply():
+    """IN-BOUNDS: the workload bound is IN-LIMITS' largest supply of a source."""
+    from creditflow.model.network.graph import MAX_PUBLISHES
+
+    assert bounds.PUBLISHES.high == MAX_PUBLISHES and bounds.PUBLISHES.low == 0
+
+
 def _numeric_options(command: click.Command, path: str) -> Iterator[tuple[str, click.Option]]:
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            yield from _numeric_options(sub, f"{path} {name}")
+    if isinstance(command, click.Group):  # loaded through the group (START-LAZY)
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is not None:
+                yield from _numeric_options(sub, f"{path} {name}")
     for param in command.params:
         if isinstance(param, click.Option) and not param.is_flag:
             yield path, param

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from creditflow.conformance.inputs.reading import MAX_INT, InputError
-from creditflow.model.network.graph import MAX_PUBLISHES
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,9 @@ PORT = Bound(True, 1, 65_535)
 #: IN-BOUNDS: a time budget that may be 0 (``conform --shrink-seconds``).
 BUDGET_SECONDS = Bound(False, 0, 86_400.0, "seconds")
 
-#: IN-BOUNDS: publishes of a workload run against a real broker (IN-LIMITS' largest supply).
-PUBLISHES = Bound(True, 0, MAX_PUBLISHES)
+#: IN-BOUNDS: publishes of a workload run against a real broker: IN-LIMITS' largest supply
+#: (``model.network.graph.MAX_PUBLISHES``, not imported: it loads networkx, START-LAZY).
+PUBLISHES = Bound(True, 0, 1_000_000)
 #: IN-BOUNDS: a pause in milliseconds (``observe snapshot --max-pause-ms``), 1 ms to a day.
 MILLISECONDS = Bound(True, 1, 86_400_000, "ms")
 
