@@ -1,0 +1,163 @@
+"""Partial-order reduction of a credit network: stubborn sets over processes (EXP-POR).
+
+Read next to EXP-POR in ``spec/explorer.md``. In a state, :meth:`StubbornSets.reduce`
+returns a proper subset of the enabled steps to expand instead of all of them, or
+``None`` (expand everything). The subset is the enabled steps of a set ``P`` of
+processes closed under "a step of a process of ``P`` that is disabled only because a
+FIFO is empty needs the process that fills it" (a stubborn set: steps of different
+processes are independent, NET-ATOMIC; a settled process's bumps are left out), and
+every step in it is *invisible*: it blocks nobody (NET-BLOCKED) and repairs no violated
+state property. The explorer adds the cycle proviso (every step of a reduced state leads
+one BFS level down).
+
+Only for networks without faults (EXP-FAULTS): a crash or a DOWN reads and writes other
+processes' fields, which the independence argument does not cover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from creditflow.conformance.explore.encoding import (
+    ACTION_SHIFT,
+    BUMP,
+    BUMPS,
+    DATA,
+    DEFERRED,
+    EDGE_FIELDS,
+    READ,
+    TAKE,
+    State,
+)
+from creditflow.conformance.explore.network_system import CheckedNetwork
+
+#: one enabled step and the state it leads to
+Successor = tuple[int, State]
+
+
+class StubbornSets:
+    """EXP-POR: stubborn sets over the processes of one credit network without faults."""
+
+    def __init__(self, checked: CheckedNetwork) -> None:
+        net = checked.network
+        if net.crashable:
+            raise ValueError("EXP-POR is not argued for graphs with faults (EXP-FAULTS)")
+        self.network = net
+        mask = (1 << ACTION_SHIFT) - 1
+        #: the process that takes each action: a read's source, a take's receiver, a
+        #: bump's sender (the one whose fields the step reads and writes, NET-ATOMIC)
+        self.actor = {
+            a: a & mask
+            if a >> ACTION_SHIFT == READ
+            else net.edge_ends[a & mask][1 if a >> ACTION_SHIFT == TAKE else 0]
+            for a in net.actions
+        }
+        self.statically_visible = self._statically_visible(checked)
+        #: EXP-SAFE actions (never disabled, independent of every action): a singleton
+        #: of one that is invisible is a stubborn set by itself
+        self.safe = checked.safe_actions
+
+    def _statically_visible(self, checked: CheckedNetwork) -> frozenset[int]:
+        """Actions that may repair a violation of PROP-MAILBOX-BOUND, when it is checked:
+        every take (it lowers a mailbox; sends only raise them). PROP-IN-FLIGHT-BOUND
+        needs none: it holds in every state where PROP-CONSERVATION does (EXP-POR), so no
+        reachable step changes its truth."""
+        if checked.properties.mailbox_bound is None:
+            return frozenset()
+        return frozenset(a for a in self.actor if a >> ACTION_SHIFT == TAKE)
+
+    def _local_view(self, state: State, node: int) -> tuple[bool, bool]:
+        """What the node-local predicates say of ``node``: blocked (NET-BLOCKED), and
+        grants deferred while not blocked (PROP-DEFERRED-IMPLIES-BLOCKED violated)."""
+        net = self.network
+        blocked = net.is_blocked(state, node)
+        deferring = any(state[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node])
+        return blocked, deferring and not blocked
+
+    def _visible(self, state: State, action: int, after: State) -> bool:
+        """EXP-POR's visibility of one step: it may repair a shared-FIFO property's
+        violation, or it makes its own process blocked, or it repairs that process's
+        PROP-DEFERRED-IMPLIES-BLOCKED violation. (Unblocking, or breaking a property, is
+        invisible: a postponed step must only never undo the goal a run reaches.) A step
+        changes no other process's own fields, and its effect on its own is a function
+        of them, so this is the visibility of the step in every state of the same local
+        variant."""
+        if action in self.statically_visible:
+            return True
+        who = self.actor[action]
+        blocked_before, deferring_before = self._local_view(state, who)
+        blocked_after, deferring_after = self._local_view(after, who)
+        return (blocked_after and not blocked_before) or (deferring_before and not deferring_after)
+
+    def _settled(self, state: State, node: int) -> bool:
+        """EXP-POR: ``node`` is neither blocked nor holding deferred grants. Then its
+        bumps commute with its reads and takes in every state its reads and takes do not
+        lead to (a bump only adds credit, so ``node`` stays unblocked, defers nothing and
+        flushes nothing), so a stubborn set may hold its reads and takes without its
+        bumps."""
+        net = self.network
+        return not net.is_blocked(state, node) and not any(
+            state[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node]
+        )
+
+    def _closure(self, state: State, start: int) -> tuple[int, int]:
+        """EXP-POR: the least set of processes (a mask) holding ``start`` and, for every
+        member, the processes that alone can enable its steps disabled by an empty FIFO:
+        the sender of an empty in-edge (for a take) and, unless the member is settled
+        (:meth:`_settled`: its bumps are left out), the receiver of an out-edge without
+        grants in flight (for a bump). A stalled process never acts, so it needs none.
+        Returns the members and, among them, those whose bumps are in the set."""
+        net = self.network
+        stalled = net.stalled
+        members = 1 << start
+        with_bumps = 0
+        todo = [start]
+        while todo:
+            q = todo.pop()
+            if stalled[q]:
+                continue
+            for e in net.in_edges[q]:
+                r = net.edge_ends[e][0]
+                if not state[EDGE_FIELDS * e + DATA] and not members >> r & 1 and not stalled[r]:
+                    members |= 1 << r
+                    todo.append(r)
+            if self._settled(state, q):
+                continue
+            with_bumps |= 1 << q
+            for e in net.out_edges[q]:
+                r = net.edge_ends[e][1]
+                if not state[EDGE_FIELDS * e + BUMPS] and not members >> r & 1 and not stalled[r]:
+                    members |= 1 << r
+                    todo.append(r)
+        return members, with_bumps
+
+    def reduce(self, state: State, successors: Sequence[Successor]) -> list[Successor] | None:
+        """EXP-POR: the smallest stubborn set of invisible steps found (ties: the first
+        process in graph order), as a proper subset of ``successors``; ``None`` if there
+        is none (every enabled step is then expanded)."""
+        if len(successors) < 2:
+            return None
+        visible = [self._visible(state, a, after) for a, after in successors]
+        for k, (a, _) in enumerate(successors):
+            if a in self.safe and not visible[k]:
+                return [successors[k]]
+        actor = self.actor
+        by_process: dict[int, list[int]] = {}
+        bumps_of: dict[int, list[int]] = {}
+        for k, (a, _) in enumerate(successors):
+            group = bumps_of if a >> ACTION_SHIFT == BUMP else by_process
+            group.setdefault(actor[a], []).append(k)
+        best: list[int] | None = None
+        for p in sorted(by_process.keys() | bumps_of.keys()):
+            members, with_bumps = self._closure(state, p)
+            if p not in by_process:
+                with_bumps |= 1 << p  # a settled process's bumps need nothing more
+            chosen = [k for q, ks in by_process.items() if members >> q & 1 for k in ks]
+            chosen += [k for q, ks in bumps_of.items() if with_bumps >> q & 1 for k in ks]
+            if not chosen or len(chosen) == len(successors) or any(visible[k] for k in chosen):
+                continue
+            if best is None or len(chosen) < len(best):
+                best = sorted(chosen)
+                if len(best) == 1:
+                    break
+        return None if best is None else [successors[k] for k in best]
