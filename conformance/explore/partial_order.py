@@ -16,7 +16,8 @@ processes' fields, which the independence argument does not cover.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import cast
 
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
@@ -52,10 +53,35 @@ class StubbornSets:
             else net.edge_ends[a & mask][1 if a >> ACTION_SHIFT == TAKE else 0]
             for a in net.actions
         }
+        self.is_bump = {a: a >> ACTION_SHIFT == BUMP for a in net.actions}
         self.statically_visible = self._statically_visible(checked)
         #: EXP-SAFE actions (never disabled, independent of every action): a singleton
         #: of one that is invisible is a stubborn set by itself
         self.safe = checked.safe_actions
+        #: per process: the credit_from slots that block it (NET-BLOCKED), the deferred
+        #: slots of its in-edges, and the (FIFO slot, producer) pairs of the closure:
+        #: ``data`` of each in-edge with its sender, ``bumps`` of each out-edge with its
+        #: receiver, stalled producers left out (they never act)
+        self.blocking = net.blocking_slots
+        self.deferred = tuple(
+            tuple(EDGE_FIELDS * g + DEFERRED for g in net.in_edges[n]) for n in range(net.n_nodes)
+        )
+        self.fillers = tuple(
+            tuple(
+                (EDGE_FIELDS * e + DATA, net.edge_ends[e][0])
+                for e in net.in_edges[n]
+                if not net.stalled[net.edge_ends[e][0]]
+            )
+            for n in range(net.n_nodes)
+        )
+        self.granters = tuple(
+            tuple(
+                (EDGE_FIELDS * e + BUMPS, net.edge_ends[e][1])
+                for e in net.out_edges[n]
+                if not net.stalled[net.edge_ends[e][1]]
+            )
+            for n in range(net.n_nodes)
+        )
 
     def _statically_visible(self, checked: CheckedNetwork) -> frozenset[int]:
         """Actions that may repair a violation of PROP-MAILBOX-BOUND, when it is checked:
@@ -66,17 +92,23 @@ class StubbornSets:
             return frozenset()
         return frozenset(a for a in self.actor if a >> ACTION_SHIFT == TAKE)
 
-    def _local_view(self, state: State, node: int) -> tuple[bool, bool]:
-        """What the node-local predicates say of ``node``: blocked (NET-BLOCKED), and
-        grants deferred while not blocked (PROP-DEFERRED-IMPLIES-BLOCKED violated)."""
-        net = self.network
-        blocked = net.is_blocked(state, node)
-        deferring = any(state[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node])
-        return blocked, deferring and not blocked
+    def _blocked(self, state: State, node: int) -> bool:
+        """NET-BLOCKED: some blocking out-edge of ``node`` has no credit left."""
+        for slot in self.blocking[node]:  # noqa: SIM110 - a loop: twice as fast as any()
+            if state[slot] <= 0:
+                return True
+        return False
+
+    def _deferring(self, state: State, node: int) -> bool:
+        """``node`` holds a deferred grant."""
+        for slot in self.deferred[node]:  # noqa: SIM110 - a loop: twice as fast as any()
+            if state[slot]:
+                return True
+        return False
 
     def _visible(self, state: State, action: int, after: State) -> bool:
-        """EXP-POR's visibility of one step: it may repair a shared-FIFO property's
-        violation, or it makes its own process blocked, or it repairs that process's
+        """EXP-POR's visibility of one step: it may repair a PROP-MAILBOX-BOUND violation,
+        or it makes its own process blocked, or it repairs that process's
         PROP-DEFERRED-IMPLIES-BLOCKED violation. (Unblocking, or breaking a property, is
         invisible: a postponed step must only never undo the goal a run reaches.) A step
         changes no other process's own fields, and its effect on its own is a function
@@ -85,9 +117,12 @@ class StubbornSets:
         if action in self.statically_visible:
             return True
         who = self.actor[action]
-        blocked_before, deferring_before = self._local_view(state, who)
-        blocked_after, deferring_after = self._local_view(after, who)
-        return (blocked_after and not blocked_before) or (deferring_before and not deferring_after)
+        blocked_after = self._blocked(after, who)
+        if blocked_after and not self._blocked(state, who):
+            return True
+        if blocked_after or self._deferring(after, who):
+            return False  # PROP-DEFERRED-IMPLIES-BLOCKED holds after the step
+        return self._deferring(state, who) and not self._blocked(state, who)
 
     def _settled(self, state: State, node: int) -> bool:
         """EXP-POR: ``node`` is neither blocked nor holding deferred grants. Then its
@@ -95,10 +130,7 @@ class StubbornSets:
         lead to (a bump only adds credit, so ``node`` stays unblocked, defers nothing and
         flushes nothing), so a stubborn set may hold its reads and takes without its
         bumps."""
-        net = self.network
-        return not net.is_blocked(state, node) and not any(
-            state[EDGE_FIELDS * g + DEFERRED] for g in net.in_edges[node]
-        )
+        return not self._blocked(state, node) and not self._deferring(state, node)
 
     def _closure(self, state: State, start: int) -> tuple[int, int]:
         """EXP-POR: the least set of processes (a mask) holding ``start`` and, for every
@@ -107,8 +139,7 @@ class StubbornSets:
         (:meth:`_settled`: its bumps are left out), the receiver of an out-edge without
         grants in flight (for a bump). A stalled process never acts, so it needs none.
         Returns the members and, among them, those whose bumps are in the set."""
-        net = self.network
-        stalled = net.stalled
+        stalled = self.network.stalled
         members = 1 << start
         with_bumps = 0
         todo = [start]
@@ -116,48 +147,50 @@ class StubbornSets:
             q = todo.pop()
             if stalled[q]:
                 continue
-            for e in net.in_edges[q]:
-                r = net.edge_ends[e][0]
-                if not state[EDGE_FIELDS * e + DATA] and not members >> r & 1 and not stalled[r]:
+            for slot, r in self.fillers[q]:
+                if not state[slot] and not members >> r & 1:
                     members |= 1 << r
                     todo.append(r)
             if self._settled(state, q):
                 continue
             with_bumps |= 1 << q
-            for e in net.out_edges[q]:
-                r = net.edge_ends[e][1]
-                if not state[EDGE_FIELDS * e + BUMPS] and not members >> r & 1 and not stalled[r]:
+            for slot, r in self.granters[q]:
+                if not state[slot] and not members >> r & 1:
                     members |= 1 << r
                     todo.append(r)
         return members, with_bumps
 
-    def reduce(self, state: State, successors: Sequence[Successor]) -> list[Successor] | None:
+    def reduce(
+        self, explored: Hashable, steps: Sequence[tuple[int, Hashable]]
+    ) -> list[tuple[int, Hashable]] | None:
         """EXP-POR: the smallest stubborn set of invisible steps found (ties: the first
-        process in graph order), as a proper subset of ``successors``; ``None`` if there
-        is none (every enabled step is then expanded)."""
-        if len(successors) < 2:
+        process in graph order), as a proper subset of ``steps`` (the enabled steps of
+        ``explored`` and their successors); ``None`` if there is none (every enabled
+        step is then expanded)."""
+        if len(steps) < 2:
             return None
+        state = cast(State, explored)  # a network's states are flat tuples
+        successors = cast(Sequence[Successor], steps)
         visible = [self._visible(state, a, after) for a, after in successors]
         for k, (a, _) in enumerate(successors):
             if a in self.safe and not visible[k]:
-                return [successors[k]]
-        actor = self.actor
-        by_process: dict[int, list[int]] = {}
-        bumps_of: dict[int, list[int]] = {}
+                return [steps[k]]
+        actor, is_bump = self.actor, self.is_bump
+        works: dict[int, list[int]] = {}  # per process, its enabled reads and takes
+        bumps: dict[int, list[int]] = {}  # ... and its enabled bumps
         for k, (a, _) in enumerate(successors):
-            group = bumps_of if a >> ACTION_SHIFT == BUMP else by_process
-            group.setdefault(actor[a], []).append(k)
+            (bumps if is_bump[a] else works).setdefault(actor[a], []).append(k)
         best: list[int] | None = None
-        for p in sorted(by_process.keys() | bumps_of.keys()):
+        for p in sorted(works.keys() | bumps.keys()):
             members, with_bumps = self._closure(state, p)
-            if p not in by_process:
+            if p not in works:
                 with_bumps |= 1 << p  # a settled process's bumps need nothing more
-            chosen = [k for q, ks in by_process.items() if members >> q & 1 for k in ks]
-            chosen += [k for q, ks in bumps_of.items() if with_bumps >> q & 1 for k in ks]
-            if not chosen or len(chosen) == len(successors) or any(visible[k] for k in chosen):
+            chosen = [k for q, ks in works.items() if members >> q & 1 for k in ks]
+            chosen += [k for q, ks in bumps.items() if with_bumps >> q & 1 for k in ks]
+            if len(chosen) == len(successors) or any(visible[k] for k in chosen):
                 continue
             if best is None or len(chosen) < len(best):
                 best = sorted(chosen)
                 if len(best) == 1:
                     break
-        return None if best is None else [successors[k] for k in best]
+        return None if best is None else [steps[k] for k in best]
