@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from creditflow.conformance.cli import main
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.explorer import stubborn_sets
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -75,3 +79,26 @@ def test_partial_order_shrinks_fanout():
     assert por.partial_order and not safe.partial_order
     assert por.findings == safe.findings == {} and por.complete
     assert por.n_states < safe.n_states
+
+
+def test_check_partial_order_flag(tmp_path):
+    """EXP-POR through `creditflow check --partial-order --json`: the reduced graph
+    decides a holding graph (fewer states, `partial_order` true); on a deadlocking one
+    the length is the full search's, certified shortest."""
+    runner = CliRunner()
+    args = ["check", "fanout", "--credit", "3,1", "--publishes", "8", "--json"]
+    plain = json.loads(runner.invoke(main, args, catch_exceptions=False).stdout)
+    result = runner.invoke(main, [*args, "--partial-order"], catch_exceptions=False)
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["partial_order"] is True and plain["partial_order"] is False
+    assert report["properties"] == plain["properties"]
+    assert report["states"] < plain["states"]
+    deadlock = ["check", "stalled-queue", "--credit", "2,1", "--publishes", "10", "--json"]
+    trace = ["--trace-out", str(tmp_path / "t.itf.json"), "--dot-out", str(tmp_path / "p.dot")]
+    result = runner.invoke(main, [*deadlock, *trace, "--partial-order"], catch_exceptions=False)
+    assert result.exit_code == 10
+    report = json.loads(result.stdout)
+    assert report["partial_order"] is True
+    assert report["deadlock_kind"] == "blocked-forever"
+    assert report["shortest_counterexample_length"] == 4 and report["shortest_certified"]
