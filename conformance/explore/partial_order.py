@@ -160,11 +160,26 @@ class StubbornSets:
                     todo.append(r)
         return members, with_bumps
 
+    def _keeps_goals(
+        self, chosen: Sequence[int], visible: Sequence[bool], steps: Sequence[tuple[int, Hashable]]
+    ) -> bool:
+        """EXP-POR's visibility condition: for every process ``x``, the set holds an
+        enabled step that is not visible for ``x`` — an invisible step, or a step of
+        another actor (a step changes no other process's blocked status, mailbox or
+        deferred grants) — so a postponed run's goal about ``x`` survives a key step."""
+        actors = set()
+        for k in chosen:
+            if not visible[k]:
+                return True
+            actors.add(self.actor[steps[k][0]])
+        return len(actors) >= 2
+
     def reduce(
         self, explored: Hashable, steps: Sequence[tuple[int, Hashable]]
     ) -> list[tuple[int, Hashable]] | None:
-        """EXP-POR: the smallest stubborn set of invisible steps found (ties: the first
-        process in graph order), as a proper subset of ``steps`` (the enabled steps of
+        """EXP-POR: the smallest stubborn set found that meets the visibility condition
+        (:meth:`_keeps_goals`; ties: the first process in graph order), as a proper
+        subset of ``steps`` (the enabled steps of
         ``explored`` and their successors); ``None`` if there is none (every enabled
         step is then expanded)."""
         if len(steps) < 2:
@@ -187,7 +202,7 @@ class StubbornSets:
                 with_bumps |= 1 << p  # a settled process's bumps need nothing more
             chosen = [k for q, ks in works.items() if members >> q & 1 for k in ks]
             chosen += [k for q, ks in bumps.items() if with_bumps >> q & 1 for k in ks]
-            if len(chosen) == len(successors) or any(visible[k] for k in chosen):
+            if len(chosen) == len(successors) or not self._keeps_goals(chosen, visible, steps):
                 continue
             if best is None or len(chosen) < len(best):
                 best = sorted(chosen)
