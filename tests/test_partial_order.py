@@ -24,7 +24,7 @@ def outcome(graph, **options):
     return result, (result.complete, result.stopped_at_deadlock, found)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     graph=process_graphs(max_nodes=4, max_publishes=3),
     symmetry=st.booleans(),
@@ -46,7 +46,7 @@ def test_partial_order_keeps_verdicts_kinds_and_lengths(graph, symmetry, online,
     event("holds" if not expected[2] else "violated")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(graph=process_graphs(max_nodes=4, max_publishes=3))
 def test_reduced_graph_decides_holding_graphs_alone(graph):
     """EXP-POR: where nothing is violated, the verdict comes from the reduced graph
