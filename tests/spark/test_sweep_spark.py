@@ -27,6 +27,7 @@ from creditflow.conformance.sweep.schema import schema
 from creditflow.conformance.sweep.sweepfile import load_sweep
 from creditflow.conformance.sweep.worker import case_graph
 from creditflow.conformance.traces.network import replay_network_trace
+from tests.test_sweep_faults import FAULT_SWEEP
 
 pytestmark = pytest.mark.xdist_group("spark")
 
@@ -416,20 +417,7 @@ def test_a_fault_sweep_through_spark(spark, tmp_path):
     (a crashable queue holds when its channel calls peer_down and deadlocks when it
     ignores the DOWN); the report keeps the settings apart."""
     path = tmp_path / "faults.toml"
-    path.write_text(
-        textwrap.dedent("""
-        name = "faults"
-        [settings]
-        credits = { specs = [[1, 1]] }
-        publishes = [2]
-        [[family]]
-        kind = "broker"
-        name = "b"
-        persistent = false
-        may_crash = ["none", "queue"]
-        on_peer_down = ["peer_down", "ignore"]
-    """)
-    )
+    path.write_text(FAULT_SWEEP)
     out = tmp_path / "out"
     result = cli("sweep", str(path), "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
