@@ -223,3 +223,43 @@ def test_replay_shrinks_a_long_diverging_trace(tmp_path):
     assert code == 1
     code, _, _ = invoke("replay", str(shrunk), "--adapter", "reference")
     assert code == 0
+
+
+def test_a_replay_that_draws_differently_keeps_the_divergence(tmp_path, monkeypatch):
+    """AD-SHRINK-FLAKY: Hypothesis stops with FlakyStrategyDefinition while shrinking
+    (seen under load); the divergence already compared with the model is reported with
+    the "could not reproduce" note, exit 1, its trace written, not an internal error."""
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    from creditflow.conformance.differential import conform as conform_module
+
+    real = conform_module.get_state_machine_test
+
+    def drawing_differently(machine, settings):
+        test = real(machine, settings=settings)
+
+        def run() -> None:
+            try:
+                test()
+            except BaseException as exc:
+                raise FlakyStrategyDefinition("the replay drew differently") from exc
+
+        return run
+
+    monkeypatch.setattr(conform_module, "get_state_machine_test", drawing_differently)
+    code, out, _ = invoke(
+        "conform",
+        "--adapter",
+        "mutant:grants-not-deferred",
+        "--phase",
+        "process-ops",
+        "--seed",
+        "1",
+        "--out",
+        str(tmp_path),
+    )
+    assert code == 1 and "DIVERGENCE found by process-ops" in out
+    assert "Hypothesis could not reproduce" in out
+    (path,) = tmp_path.glob("*.itf.json")
+    code, out, _ = invoke("replay", str(path), "--adapter", "mutant:grants-not-deferred")
+    assert code == 1 and "DIVERGED" in out
