@@ -112,6 +112,16 @@ solver_timeout = click.option(
 )
 
 
+#: ``--max-crashes`` of ``prove`` and ``synth`` (NET-FAULT-BOUND, as ``check``'s).
+max_crashes_option = click.option(
+    "--max-crashes",
+    type=int,
+    metavar="N",
+    help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
+    "default: every may_crash process may crash).",
+)
+
+
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
@@ -140,6 +150,7 @@ solver_timeout = click.option(
     type=COUNT,
     help="Also prove that no mailbox ever holds more than this.",
 )
+@max_crashes_option
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -160,6 +171,7 @@ def prove(
     graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
+    max_crashes: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
@@ -196,6 +208,7 @@ def prove(
                     publishes=publishes,
                     all_check_blocked=all_check_blocked,
                     mailbox_bound=mailbox_bound,
+                    max_crashes=max_crashes,
                     depth=depth,
                     timeout_s=timeout_s,
                     deadline=time.monotonic() + timeout_s,
@@ -391,6 +404,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
     "optimised, else 16).",
 )
 @click.option("--depth", type=COUNT, help="Bounded model checking depth.")
+@max_crashes_option
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -411,6 +425,7 @@ def synth(
     publishes: int | None,
     max_credit: int | None,
     depth: int | None,
+    max_crashes: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
@@ -448,6 +463,7 @@ def synth(
                     prove=ProveOptions(
                         credit=credit,
                         publishes=publishes,
+                        max_crashes=max_crashes,
                         depth=depth,
                         timeout_s=timeout_s,
                         deadline=time.monotonic() + timeout_s,

@@ -86,6 +86,7 @@ def answer_every_supply(
             credit=options.credit,
             all_check_blocked=options.all_check_blocked,
             mailbox_bound=options.mailbox_bound,
+            max_crashes=options.max_crashes,
             timeout_s=seconds,
             deadline=time.monotonic() + seconds,
             every_supply=True,
@@ -155,15 +156,11 @@ def decide_check(
 ) -> CheckDecision:
     """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply), an
     exploration of the supply asked otherwise (with EXP-SETTLE when its budget runs
-    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is not
-    encoded in Z3 (Z3-FAULTS): only its example supply is explored, and "holds" is then
-    not established for every supply (SCOPE-EXIT: ask with --graph-supply)."""
-    faults = prepare_graph(graph, options).has_faults
-    answer = (
-        answer_every_supply(graph, options, prove_seconds)
-        if every_supply and prove and not faults
-        else None
-    )
+    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved
+    for every supply where the invariant and k-induction decide it (Z3-FAULTS); else
+    its example supply is explored and "holds" is not established for every supply
+    (SCOPE-EXIT: ask with --graph-supply)."""
+    answer = answer_every_supply(graph, options, prove_seconds) if every_supply and prove else None
     if answer is not None and answer.decided:
         report = answer_summary(answer)
         cex = answer.counterexample
@@ -171,7 +168,7 @@ def decide_check(
     else:
         system, result = check_graph(graph, options, progress)
         report = summary(system, result)
-        if prove and answer is None and not faults:
+        if prove and answer is None:
             report = settle_open_check(report, graph, options, prove_seconds)
         primary = result.primary()
         cex = answer.counterexample if answer is not None else None
