@@ -33,7 +33,7 @@ from tests.strategies import fault_graphs
 
 BUGS = Path(__file__).resolve().parent.parent / "spec" / "graphs" / "bugs"
 #: The deepest explorer state the random agreement unrolls BMC to (keeps it short).
-MAX_AGREEMENT_DEPTH = 12
+MAX_AGREEMENT_DEPTH = 10
 FAULT_SCENARIOS = (
     "dead-mirror-3.8.10-bug",
     "dead-mirror-3.8.10-fixed",
@@ -191,7 +191,7 @@ def test_max_crashes_zero_proves_the_fault_free_graph():
     assert "PROP-RECOVERY" not in json.loads(result.output)["properties"]
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(
     graph=fault_graphs(
         max_nodes=3, max_publishes=2, acyclic=True, handler_odds=1, min_max_crashes=1
@@ -199,7 +199,7 @@ def test_max_crashes_zero_proves_the_fault_free_graph():
 )
 def test_bmc_agrees_with_the_explorer_on_random_fault_graphs(graph):
     """Z3-FAULTS, Z3-FAULT-DEAD-SET, Z3-FAULT-RECOVERY, Z3-BMC: on random small fault
-    graphs (those whose deepest state is at most 12 steps away) BMC, unrolled as deep as
+    graphs (those whose deepest state is at most 10 steps away) BMC, unrolled as deep as
     the explorer's deepest state (so it covers every reachable state), violates exactly
     the properties the explorer violates; a state property's and a terminal deadlock's
     shortest lengths and kinds are equal, a blocked-forever one is never shorter than
