@@ -139,7 +139,7 @@ def main() -> None:
             if reveal:
                 runs["old (--publishes I+1)"] = (old, [*check_args, "--publishes", str(reveal)])
             for side, (root, cargs) in runs.items():
-                row = _measured(root, cargs, args.limit, folder)
+                row = measured(root, cargs, args.limit, folder)
                 row.update(case=label, side=side)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -153,7 +153,7 @@ def main() -> None:
         )
 
 
-def _measured(root: Path | None, cargs: list[str], limit: float, folder: Path) -> dict:
+def measured(root: Path | None, cargs: list[str], limit: float, folder: Path) -> dict:
     """Run one case in a fresh helper process so that RUSAGE_CHILDREN is its own peak."""
     job = json.dumps(
         {"root": str(root) if root else None, "args": cargs, "limit": limit, "folder": str(folder)}

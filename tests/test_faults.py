@@ -31,12 +31,14 @@ from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY, explo
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import MessageMoves, NetworkProperties
 from creditflow.conformance.inputs.graphs import load_graph_file
+from creditflow.conformance.observe.faults import predict_close
 from creditflow.conformance.traces.network import replay_network_trace
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network import properties, rules
 from creditflow.model.network.graph import GraphError, flow_graph_from_networkx
 from creditflow.model.network.rules import Step
 from creditflow.model.network.system import ReadableNetwork
+from tests.credit_flow_builds import OLD_MODULE, build_pre38_ebin
 from tests.strategies import fault_graphs
 
 BUGS = Path(__file__).resolve().parent.parent / "spec" / "graphs" / "bugs"
@@ -333,14 +335,30 @@ def _random_fault_runs(seeds: range, length: int = 60) -> list[tuple[str, list[O
     return runs
 
 
-def test_fault_runs_replay_against_the_real_credit_flow_module():
+@pytest.fixture(scope="module", params=["3.10.8", "pre-3.8-like"])
+def credit_flow_build(request: pytest.FixtureRequest, tmp_path_factory) -> Path | None:
+    """Every build of ``credit_flow`` the tests drive (tests/credit_flow_builds.py):
+    the installed module (``None``: the adapter locates it) and the pre-3.8-like one."""
+    if request.param == "3.10.8":
+        return None
+    return build_pre38_ebin(tmp_path_factory.mktemp("ebin"))
+
+
+def test_fault_runs_replay_against_every_credit_flow_build(credit_flow_build):
     """NET-DOWN, TRACE-PROJECTION, AD-OPS: the per-process ops of random fault runs —
     sends, acks, bumps and the peer_down of each DOWN — give the same answers on the
-    model and on RabbitMQ's real ``credit_flow`` module (a missing RabbitMQ fails)."""
-    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter()
+    model and on every real ``credit_flow`` build the tests drive (Debian's 3.10.8 and
+    the pre-3.8-like build; a missing RabbitMQ or erlc fails). The ops use neither
+    block nor unblock, which the pre-3.8-like build does not export."""
+    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter(credit_flow_build)
     peer_downs = blocked_peer_downs = 0
     try:
+        if credit_flow_build is None:
+            assert rabbitmq.info["implementation"]["app_version"] == "3.10.8"
+        else:
+            assert rabbitmq.missing_ops == ("block", "unblock")
         for name, ops in _random_fault_runs(range(12)):
+            assert {op.kind for op in ops} <= set(rabbitmq.supported_ops), name
             answers = []
             for adapter in (reference, rabbitmq):
                 adapter.reset(CreditSpec(2, 1))
@@ -354,6 +372,36 @@ def test_fault_runs_replay_against_the_real_credit_flow_module():
     finally:
         rabbitmq.close()
     assert peer_downs > 0 and blocked_peer_downs > 0  # some DOWN unblocks a blocked process
+
+
+def _replay_disagreements(ebin: Path | None) -> list[tuple[str, int, Op]]:
+    """The first op of each random fault run where ``ebin``'s credit_flow and the
+    model answer differently."""
+    reference, rabbitmq = ReferenceAdapter(), RabbitMQAdapter(ebin)
+    found = []
+    try:
+        for name, ops in _random_fault_runs(range(12)):
+            answers = []
+            for adapter in (reference, rabbitmq):
+                adapter.reset(CreditSpec(2, 1))
+                answers.append(adapter.run(ops))
+            found += [
+                (name, i, op) for i, op in enumerate(ops) if compare(answers[0][i], answers[1][i])
+            ][:1]
+    finally:
+        rabbitmq.close()
+    return found
+
+
+def test_a_build_whose_peer_down_keeps_the_block_is_caught(tmp_path):
+    """CF-PEER-DOWN, AD-OPS: the fault replay can fail: a pre-3.8-like build whose
+    peer_down forgets the pair but leaves the peer among the blockers (the shape of
+    a DOWN handler that never unblocks) disagrees with the model on some run, at a
+    peer_down."""
+    broken = OLD_MODULE.replace("peer_down(Peer) ->\n    unblock(Peer),\n", "peer_down(Peer) ->\n")
+    assert broken != OLD_MODULE
+    found = _replay_disagreements(build_pre38_ebin(tmp_path, broken))
+    assert found and all(op.kind == "peer_down" for _, _, op in found)
 
 
 def test_reductions_are_off_on_fault_graphs_and_verdicts_unchanged():
@@ -417,3 +465,30 @@ def test_a_fault_graph_holds_for_every_supply_by_proof_else_for_its_example():
     assert result.exit_code == report["exit_code"] == 4
     assert report["scope"]["supply"] == "every"
     assert "for every supply: not established" in report["claim"]
+
+
+@pytest.mark.parametrize("client_side", [False, True])
+def test_a_closed_connections_prediction(client_side):
+    """OBS-DIFF-CLOSE, NET-CRASH, NET-DOWN, NET-READ, PROP-FAULT-LIVE-PAIRS: the model
+    the broker pass compares with. Server side, a's channel and reader are gone at once
+    and b stays blocked while the queue is held; client side nothing changes until the
+    queue moves. Either way b is released after the resume, the queue has forgotten a's
+    channel, and no property is violated at any cut (the 800-message backlog of a's
+    channel is delivered, not lost)."""
+    model = predict_close((400, 200), (400, 200), 1500, client_side=client_side)
+    everybody = {"reader_a", "channel_a", "reader_b", "channel_b"}
+    assert model.blocked(model.before) == everybody
+    assert model.before.data[("channel_a", "queue")] == 800
+    if client_side:
+        assert model.held.dead == frozenset() and model.blocked(model.held) == everybody
+    else:
+        assert model.held.dead == {"reader_a", "channel_a"}
+        assert model.blocked(model.held) == {"reader_b", "channel_b"}
+        assert model.held.data[("channel_a", "queue")] == 800  # still in flight (NET-CRASH)
+    after = model.after
+    assert after.dead == {"reader_a", "channel_a"} and model.blocked(after) == set()
+    assert "channel_a" not in after.processes["queue"].credit_to
+    assert model.live_pairs(after) == 2 and sum(after.lost.values()) == 0
+    assert after.consumed["queue"] == (3000 if client_side else 2300)
+    for state in (model.before, model.held, after):
+        assert properties.violations(model.graph, state) == ()

@@ -84,8 +84,22 @@ def test_negative_more_after_is_like_zero():
     assert code == exit_codes.DEADLOCK and report["shortest_counterexample_length"] == 5
 
 
+def test_a_bounded_question_proved_for_every_supply_is_not_explored():
+    """SCOPE-BOUNDED-PROOF: every property proved for every supply holds for the supply
+    asked, so nothing is explored; --no-prove explores and agrees."""
+    code, report = check("rabbitmq-publish", "--publishes", "4")
+    assert code == exit_codes.OK and report["scope"] == {"supply": 4}
+    assert report["states"] == 0 and report["decided_by"]["PROP-NO-DEADLOCK"] == "edge-lemma"
+    assert report["claim"] == "holds for 4 publishes per source"
+    code, explored = check("rabbitmq-publish", "--publishes", "4", "--no-prove")
+    assert code == exit_codes.OK and explored["states"] > 0 and explored["complete"]
+    assert explored["properties"] == report["properties"]
+
+
 def test_a_bounded_question_keeps_exploration():
-    """SCOPE-SUPPLY: --publishes N asks about N only; a complete exploration is exit 0."""
+    """SCOPE-SUPPLY, SCOPE-BOUNDED-PROOF: --publishes N asks about N only; a deadlock
+    for a larger supply (here 400) does not carry over, N is explored, and a complete
+    exploration is exit 0."""
     code, report = check("rabbitmq-publish", "--credit", "400,0", "--publishes", "4")
     assert code == exit_codes.OK
     assert report["scope"]["supply"] == 4 and report["states"] > 0
@@ -104,6 +118,19 @@ def test_an_example_supply_is_not_every_supply():
     assert report["scope"]["supply"] == "every"
     assert report["scope"]["explored_supply"] == 4  # the preset's example supply
     assert "for every supply: not established" in report["claim"]
+
+
+def test_prove_answers_the_supply_asked():
+    """SCOPE-SUPPLY, SCOPE-DAG: `{5,0}` blocks the reader at its fifth publish; asked
+    about 2 publishes, prove does not answer with EXP-DIRECTED's 5-publish run (it reads
+    what it needs) but proves the 2; asked about 5, it finds the 5-step deadlock."""
+    code, report = prove("rabbitmq-publish", "--credit", "5,0", "--publishes", "2")
+    assert code == exit_codes.OK and report["result"] == "proved"
+    assert report["scope"]["supply"] == 2
+    code, report = prove("rabbitmq-publish", "--credit", "5,0", "--publishes", "5")
+    assert code == exit_codes.DEADLOCK and report["result"] == "counterexample"
+    assert report["counterexample"]["publishes"] == {"reader": 5}
+    assert report["counterexample"]["length"] == 5
 
 
 def test_prove_bounded_non_finding_is_not_exit_0():

@@ -44,17 +44,30 @@ def run(*args: str) -> tuple[int, dict]:
 
 def test_budget_bound_check_is_settled_by_a_proof(tmp_path):
     """EXP-SETTLE: the exploration stops at its budget, Z3 proves every property, the
-    verdicts hold and the exit code is 0; the exploration's figures are kept."""
+    verdicts hold and the exit code is 0; the exploration's figures are kept. `{3,0}`
+    blocks the reader at its third publish, so nothing is proved for every supply
+    (SCOPE-BOUNDED-PROOF explores) and the supply asked, 2, is settled."""
+    result = CliRunner().invoke(
+        main,
+        ["check", "rabbitmq-publish", "--credit", "3,0", "--publishes", "2"]
+        + ["--max-states", "5", "--json"],
+    )
+    code, report = result.exit_code, json.loads(result.output)
+    assert code == exit_codes.OK == report["exit_code"]
+    assert report["complete"] is False and report["states"] == 6
+    assert report["settled"]["proved"] is True
+    assert report["settled"]["methods"]["PROP-NO-DEADLOCK"] == "bmc-complete"
+    assert all(report["properties"].values()) and report["deadlock"] is False
+    assert report["claim"] == "holds for 2 publishes per source"
+
+
+def test_a_graph_proved_for_every_supply_is_not_explored(tmp_path):
+    """SCOPE-BOUNDED-PROOF: the broker's own supply is asked, every property is proved
+    for every supply, so no state is explored and nothing needs settling."""
     code, report = run(broker_file(tmp_path), "--max-states", "300")
     assert code == exit_codes.OK == report["exit_code"]
-    assert report["complete"] is False and report["states"] == 301
-    assert report["settled"]["proved"] is True
-    assert report["settled"]["methods"]["PROP-NO-DEADLOCK"] in {
-        "edge-lemma",
-        "ranking",
-        "dead-set",
-        "termination",
-    }
+    assert report["states"] == 0 and "settled" not in report
+    assert report["decided_by"]["PROP-NO-DEADLOCK"] in {"edge-lemma", "ranking", "dead-set"}
     assert all(report["properties"].values()) and report["deadlock"] is False
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from creditflow.conformance.sweep.families import FAULT_PARAMS
 from creditflow.conformance.sweep.features import graph_features
 from creditflow.conformance.sweep.sweepfile import (
     FamilySpec,
@@ -50,11 +51,17 @@ def _param_text(value: Any) -> str:
 
 def graph_digest(graph: FlowGraph) -> str:
     """SW-CASE-ID: the content of a graph (nodes, their attributes, edges and
-    ``sends_per_message``; not its name and not its credit specs), hashed."""
-    body = {
+    ``sends_per_message``; not its name and not its credit specs), hashed; a fault graph
+    adds its fault settings (SW-FAULTS), so a fault-free graph keeps its digest."""
+    body: dict[str, Any] = {
         "nodes": [[n.name, n.source, n.checks_blocked, n.stalled, n.role] for n in graph.nodes],
         "edges": [[e.sender, e.receiver, e.sends_per_message] for e in graph.edges],
     }
+    if graph.has_faults:
+        body["faults"] = {
+            "nodes": [[n.name, n.may_crash, n.on_peer_down] for n in graph.nodes],
+            "crash_bound": graph.crash_bound,
+        }
     return hashlib.sha256(_canonical(body).encode()).hexdigest()[:16]
 
 
@@ -119,6 +126,11 @@ class Case:
             "credit_label": credit_label(t.credit, t.edge_credits),
             "edge_credits": _canonical(t.edge_credits) if t.edge_credits else None,
             "variant": t.variant,
+            "may_crash": g.params.get("may_crash", "none"),
+            "on_peer_down": g.params.get("on_peer_down", "peer_down"),
+            "max_crashes": None
+            if g.params.get("max_crashes", "all") == "all"
+            else g.params["max_crashes"],
             "publishes": t.publishes,
             "checker": t.checker,
             "max_states": t.max_states,
@@ -168,8 +180,11 @@ def family_graphs(sweep: SweepSpec, family: FamilySpec) -> Iterator[GraphInstanc
     for point in parameter_points(family):
         label = ",".join(f"{k}={_param_text(point[k])}" for k in varied)
         for i in range(family.instances):
-            seed = derive_seed(sweep.seed, family.name, _canonical(point), i)
-            g = family.kind.build(point, random.Random(seed))
+            # SW-SEED: the fault settings draw nothing, so they are not in the seed
+            # (SW-FAULTS: the same shape with and without faults)
+            shape = {k: v for k, v in point.items() if k not in FAULT_PARAMS}
+            seed = derive_seed(sweep.seed, family.name, _canonical(shape), i)
+            g = family.kind.generate(point, random.Random(seed))
             graph_id = f"{family.name}/{label}#{i}" if label else f"{family.name}#{i}"
             g.graph.update(name=graph_id, credit=[1, 1])
             flow = flow_graph_from_networkx(g, name=graph_id)

@@ -1,9 +1,12 @@
-"""Graph families of a sweep, generated with networkx (SW-FAMILIES, SW-BROKER, SW-SEED).
+"""Graph families of a sweep, generated with networkx (SW-FAMILIES, SW-BROKER, SW-SEED,
+SW-FAULTS).
 
 Each family kind has named parameters (a sweep file gives each one value or a list of
 values to sweep over) and a generator ``build(params, rng) -> nx.DiGraph`` that draws
 every random choice from ``rng`` alone, so an instance is a pure function of its
-parameters and its seed (SW-SEED). Generated graphs use the NET-NODE/NET-EDGE
+parameters and its seed (SW-SEED). Every kind also takes the fault settings
+``may_crash``, ``on_peer_down`` and ``max_crashes`` (SW-FAULTS), applied by
+:meth:`FamilyKind.generate` after ``build``. Generated graphs use the NET-NODE/NET-EDGE
 attributes; credit specs and supplies are set per case (:mod:`.cases`).
 
 Example::
@@ -24,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from creditflow.model.network.graph import MAX_NODES
+from creditflow.model.network.graph import MAX_NODES, ON_PEER_DOWN
 
 Params = Mapping[str, Any]
 
@@ -62,6 +65,13 @@ class FamilyKind:
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
+
+    def generate(self, params: Params, rng: random.Random) -> nx.DiGraph:
+        """The instance of one parameter point: the kind's graph with the fault
+        settings applied (SW-FAULTS)."""
+        g = self.build(params, rng)
+        apply_faults(g, params)
+        return g
 
 
 # -- parameter checks ------------------------------------------------------------------
@@ -207,6 +217,7 @@ def _check_broker(params: Params) -> None:
         raise ParamError(
             f"stalled_queues ({params['stalled_queues']}) exceeds queues ({params['queues']})"
         )
+    _check_broker_faults(params)
 
 
 def build_random_dag(params: Params, rng: random.Random) -> nx.DiGraph:
@@ -290,6 +301,86 @@ def build_layered(params: Params, rng: random.Random) -> nx.DiGraph:
     return g
 
 
+# -- fault settings (SW-FAULTS) --------------------------------------------------------
+
+#: SW-FAULTS: ``may_crash`` selectors every kind accepts, and the broker's roles
+#: (NET-NODE ``role``) that the broker kind accepts besides.
+CRASH_SELECTORS = ("none", "sources", "sinks", "relays", "all")
+BROKER_CRASH_ROLES = {
+    "reader": "rabbit_reader",
+    "channel": "rabbit_channel",
+    "queue": "rabbit_amqqueue_process",
+    "mirror": "rabbit_mirror_queue_slave",
+    "msg_store": "rabbit_msg_store",
+}
+#: SW-FAULTS: the fault parameters every kind takes (not part of an instance's seed)
+FAULT_PARAMS = ("may_crash", "on_peer_down", "max_crashes")
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise ParamError(f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    return check
+
+
+def _max_crashes(value: Any) -> int | str:
+    if value == "all":
+        return "all"
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NODES:
+        raise ParamError(f'must be "all" or an integer in 0..{MAX_NODES}, got {value!r}')
+    return value
+
+
+def _fault_params(selectors: tuple[str, ...]) -> tuple[Param, ...]:
+    return (
+        Param("may_crash", "none", _one_of(selectors), "which processes may crash (SW-FAULTS)"),
+        Param("on_peer_down", "peer_down", _one_of(ON_PEER_DOWN), "every DOWN handler"),
+        Param("max_crashes", "all", _max_crashes, 'crashes per run, or "all" (NET-FAULT-BOUND)'),
+    )
+
+
+def crash_selected(g: nx.DiGraph, selector: str) -> list[Any]:
+    """SW-FAULTS: the processes of ``g`` that ``selector`` names, in node order."""
+
+    def chosen(n: Any) -> bool:
+        if selector == "all":
+            return True
+        if selector == "sources":
+            return bool(g.nodes[n].get("source"))
+        if selector == "sinks":
+            return g.out_degree(n) == 0
+        if selector == "relays":
+            return not g.nodes[n].get("source") and g.in_degree(n) > 0 and g.out_degree(n) > 0
+        return g.nodes[n].get("role") == BROKER_CRASH_ROLES.get(selector)
+
+    return [n for n in g.nodes if selector != "none" and chosen(n)]
+
+
+def apply_faults(g: nx.DiGraph, params: Params) -> None:
+    """SW-FAULTS: mark the selected processes ``may_crash`` (NET-FAULT-NODE), give every
+    process the ``on_peer_down`` handler, and bound the crashes (NET-FAULT-BOUND). The
+    defaults (``none``, ``peer_down``, ``all``) leave the graph as built."""
+    for n in crash_selected(g, params.get("may_crash", "none")):
+        g.nodes[n]["may_crash"] = True
+    handler = params.get("on_peer_down", "peer_down")
+    if handler != "peer_down":
+        for n in g.nodes:
+            g.nodes[n]["on_peer_down"] = handler
+    if params.get("max_crashes", "all") != "all":
+        g.graph["max_crashes"] = params["max_crashes"]
+
+
+def _check_broker_faults(params: Params) -> None:
+    """SW-FAULTS: a broker role that the parameter point does not build crashes nothing."""
+    if params.get("may_crash") == "mirror" and params["mirrors"] == 0:
+        raise ParamError('may_crash = "mirror" needs mirrors >= 1')
+    if params.get("may_crash") == "msg_store" and not params["persistent"]:
+        raise ParamError('may_crash = "msg_store" needs persistent = true')
+
+
 FAMILY_KINDS: dict[str, FamilyKind] = {
     k.kind: k
     for k in (
@@ -304,6 +395,7 @@ FAMILY_KINDS: dict[str, FamilyKind] = {
                 Param("routes", "all", _routes, 'queues each channel publishes to, or "all"'),
                 Param("persistent", True, _boolean, "queues write to the one msg_store"),
                 Param("stalled_queues", 0, _int_at_least(0), "suspended queues"),
+                *_fault_params(CRASH_SELECTORS + tuple(BROKER_CRASH_ROLES)),
             ),
             build_broker,
             _check_broker,
@@ -314,6 +406,7 @@ FAMILY_KINDS: dict[str, FamilyKind] = {
             (
                 Param("nodes", 4, _int_at_least(2), "processes"),
                 Param("edge_probability", 0.4, _probability, "probability of each forward edge"),
+                *_fault_params(CRASH_SELECTORS),
             ),
             build_random_dag,
         ),
@@ -324,6 +417,7 @@ FAMILY_KINDS: dict[str, FamilyKind] = {
                 Param("nodes", 3, _int_at_least(2), "processes"),
                 Param("edges", 3, _int_at_least(1), "edges drawn before joining components"),
                 Param("sources", 1, _int_at_least(1), "processes with an external supply"),
+                *_fault_params(CRASH_SELECTORS),
             ),
             build_random_cyclic,
             _check_cyclic,
@@ -334,6 +428,7 @@ FAMILY_KINDS: dict[str, FamilyKind] = {
             (
                 Param("widths", (1, 2, 1), _widths, "processes per layer", list_valued=True),
                 Param("edge_probability", 1.0, _probability, "probability of each layer edge"),
+                *_fault_params(CRASH_SELECTORS),
             ),
             build_layered,
         ),

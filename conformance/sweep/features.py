@@ -32,13 +32,15 @@ FEATURE_NAMES = (
     "depth",
     "mirror_edges",
     "stalled",
+    "crashable",
 )
 
 
 def graph_features(graph: FlowGraph) -> dict[str, int | bool]:
     """SW-FEATURES: sizes, cycles (capped at :data:`CYCLE_CAP`), fan-out/fan-in, depth
     (edges on the longest path of the condensation, so a cycle counts as one node), the
-    number of multi-debit edges (NET-DEBITS) and of stalled processes."""
+    number of multi-debit edges (NET-DEBITS), of stalled processes and of ``may_crash``
+    ones (SW-FAULTS)."""
     g = nx.DiGraph()
     g.add_nodes_from(graph.node_names)
     g.add_edges_from((e.sender, e.receiver) for e in graph.edges)
@@ -57,4 +59,5 @@ def graph_features(graph: FlowGraph) -> dict[str, int | bool]:
         "depth": nx.dag_longest_path_length(condensation),
         "mirror_edges": sum(1 for e in graph.edges if e.sends_per_message > 1),
         "stalled": sum(1 for n in graph.nodes if n.stalled),
+        "crashable": len(graph.crashable),
     }

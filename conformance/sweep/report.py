@@ -39,14 +39,27 @@ FEATURES = (
     "depth",
     "mirror_edges",
     "sources",
+    "crashable",
     "credit_initial",
     "publishes",
 )
 
 _LATEST = """
-CREATE OR REPLACE TEMP VIEW cases AS
+CREATE OR REPLACE TEMP VIEW latest AS
 SELECT * FROM read_parquet({files}, union_by_name = true)
 QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY attempt DESC, finished_at DESC) = 1
+"""
+
+#: SW-REPORT, SW-FAULTS: a case where something may crash is reported under its variant
+#: extended with its fault setting, so that no table or plot mixes fault settings.
+_CASES = """
+CREATE OR REPLACE TEMP VIEW cases AS
+SELECT * REPLACE (
+    CASE WHEN crashable > 0 AND coalesce(max_crashes, 1) > 0
+         THEN variant || ', may_crash=' || may_crash || ', on_peer_down=' || on_peer_down
+              || coalesce(', max_crashes=' || max_crashes, '')
+         ELSE variant END AS variant)
+FROM latest
 """
 
 
@@ -89,6 +102,7 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
     con = duckdb.connect()
     quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     con.execute(_LATEST.format(files=f"[{quoted}]"))
+    con.execute(_CASES)
     total = _rows(
         con,
         """

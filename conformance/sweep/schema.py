@@ -41,12 +41,17 @@ _COLUMNS: list[tuple[str, str]] = [
     ("depth", "int32"),
     ("mirror_edges", "int32"),
     ("stalled", "int32"),
+    ("crashable", "int32"),
     # settings (SW-CREDITS, SW-CASE)
     ("credit_initial", "int32"),
     ("credit_more_after", "int32"),
     ("credit_label", "string"),
     ("edge_credits", "string"),
     ("variant", "string"),
+    # fault settings (SW-FAULTS)
+    ("may_crash", "string"),
+    ("on_peer_down", "string"),
+    ("max_crashes", "int32"),
     ("publishes", "int32"),
     ("checker", "string"),
     ("max_states", "int64"),

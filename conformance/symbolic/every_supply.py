@@ -154,13 +154,18 @@ def decide_check(
     prove_seconds: float = DEFAULT_SETTLE_SECONDS,
     progress: Progress | None = None,
 ) -> CheckDecision:
-    """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply), an
-    exploration of the supply asked otherwise (with EXP-SETTLE when its budget runs
-    out), and the verdict scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved
-    for every supply where the invariant and k-induction decide it (Z3-FAULTS); else
-    its example supply is explored and "holds" is not established for every supply
-    (SCOPE-EXIT: ask with --graph-supply)."""
-    answer = answer_every_supply(graph, options, prove_seconds) if every_supply and prove else None
+    """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply); for a
+    bounded supply (SCOPE-BOUNDED-PROOF) the same proofs first, then an exploration of the
+    supply asked (with EXP-SETTLE when its budget runs out); the verdict scoped
+    (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved for every supply where the
+    invariant and k-induction decide it (Z3-FAULTS); else its example supply is explored
+    and "holds" is then not established for every supply (SCOPE-EXIT: ask with
+    --graph-supply)."""
+    answer = answer_every_supply(graph, options, prove_seconds) if prove else None
+    if answer is not None and not every_supply and not answer.proved:
+        # SCOPE-BOUNDED-PROOF: only "proved for every supply" carries over to the supply
+        # asked; a counterexample may need another supply, so the asked one is explored
+        answer = None
     if answer is not None and answer.decided:
         report = answer_summary(answer)
         cex = answer.counterexample

@@ -316,7 +316,9 @@ def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
             verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
     report = ProveReport(graph, False, verdicts, inv, termination, deadlock)
     report.every_supply = options.every_supply
-    if NO_DEADLOCK not in verdicts and termination.proved and not faults:
+    if NO_DEADLOCK not in verdicts and termination.proved and options.every_supply and not faults:
+        # SCOPE-DAG: a directed run reads what it needs, so it answers "every supply"
+        # only; a bounded question is left to the search of that supply (SCOPE-SUPPLY)
         _directed_deadlock(report, options)
     wanted = property_ids(graph)
     if faults and termination.proved:

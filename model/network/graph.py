@@ -409,7 +409,7 @@ def flow_graph_from_networkx(g: nx.Graph, name: str = "graph") -> FlowGraph:
 
 
 def _on_peer_down(value: object, what: str) -> str:
-    """NET-FAULT-NODE: ``on_peer_down`` is ``"peer_down"`` or ``"ignore"``."""
+    """NET-FAULT-NODE: ``on_peer_down`` is one of :data:`ON_PEER_DOWN`."""
     if value not in ON_PEER_DOWN:
         raise GraphError(
             f"{what} on_peer_down must be one of {', '.join(map(repr, ON_PEER_DOWN))}, "

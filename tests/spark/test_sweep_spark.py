@@ -27,6 +27,7 @@ from creditflow.conformance.sweep.schema import schema
 from creditflow.conformance.sweep.sweepfile import load_sweep
 from creditflow.conformance.sweep.worker import case_graph
 from creditflow.conformance.traces.network import replay_network_trace
+from tests.test_sweep_faults import FAULT_SWEEP
 
 pytestmark = pytest.mark.xdist_group("spark")
 
@@ -408,3 +409,28 @@ def test_bad_input_is_exit_2_without_starting_spark(tmp_path):
     ]
     result = CliRunner().invoke(main, ["replay-corpus", str(tmp_path), "--replay", "nope"])
     assert result.exit_code == 2 and "unknown replay function 'nope'" in result.stderr
+
+
+def test_a_fault_sweep_through_spark(spark, tmp_path):
+    """SW-FAULTS, SW-ROW, SW-REPORT: a broker family swept over may_crash x on_peer_down
+    through Spark: every row carries its fault setting and the explorer's fault verdict
+    (a crashable queue holds when its channel calls peer_down and deadlocks when it
+    ignores the DOWN); the report keeps the settings apart."""
+    path = tmp_path / "faults.toml"
+    path.write_text(FAULT_SWEEP)
+    out = tmp_path / "out"
+    result = cli("sweep", str(path), "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    rows = {(r["may_crash"], r["on_peer_down"]): r for r in rows_of(out)}
+    assert {k: (r["verdict"], r["crashable"]) for k, r in rows.items()} == {
+        ("none", "peer_down"): ("holds", 0),
+        ("queue", "peer_down"): ("holds", 1),
+        ("queue", "ignore"): ("deadlock", 1),
+    }
+    assert "PROP-RECOVERY" in rows[("queue", "ignore")]["violated"]
+    replay_network_trace(out / rows[("queue", "ignore")]["trace_path"])
+    report = cli("report", str(out), "--json")
+    assert report.exit_code == 0, report.output
+    safe = {r["variant"]: r["min_safe_initial"] for r in json.loads(report.stdout)["min_safe"]}
+    assert safe["faithful, may_crash=queue, on_peer_down=ignore"] is None
+    assert safe["faithful, may_crash=queue, on_peer_down=peer_down"] == 1
