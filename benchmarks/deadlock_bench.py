@@ -71,6 +71,7 @@ def worker(args: argparse.Namespace) -> None:
         online = {"stop_at_deadlock": True} if hasattr(CheckOptions, "stop_at_deadlock") else {}
         system, result = check_graph(graph, CheckOptions(max_states=args.max_states, **online))
         row = summary(system, result)
+        row = row.to_json() if hasattr(row, "to_json") else row  # an old side: a dict
         seconds = time.perf_counter() - started
         total += seconds
         print(

@@ -56,6 +56,7 @@ def worker(args: argparse.Namespace) -> None:
     )
     system, result = check_graph(graph, options)
     row = summary(system, result)
+    row = row.to_json() if hasattr(row, "to_json") else row  # an old side: a dict
     seconds = time.perf_counter() - started
     deadlock = result.deadlock
     print(

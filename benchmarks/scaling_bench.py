@@ -93,6 +93,7 @@ def worker(args: argparse.Namespace) -> None:
         row = summary(system, result)
         if settle_open_check is not None:
             row = settle_open_check(row, graph, options)
+        row = row.to_json() if hasattr(row, "to_json") else row  # an old side: a dict
         seconds = time.perf_counter() - started
         verdict = {0: "holds", 4: "incomplete", 10: "deadlock", 12: "violation"}.get(
             row["exit_code"], str(row["exit_code"])

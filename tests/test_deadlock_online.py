@@ -67,7 +67,7 @@ def test_a_cycle_feeding_a_sink_is_decided(publishes, credit):
     assert free.n_states == readable_states_without_counters(graph)
     _, result = check_graph(graph, CheckOptions(stop_at_deadlock=False))
     assert result.complete
-    assert summary(*check_graph(graph, CheckOptions(stop_at_deadlock=True)))["exit_code"] != 4
+    assert summary(*check_graph(graph, CheckOptions(stop_at_deadlock=True))).exit_code != 4
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
@@ -366,11 +366,11 @@ def test_the_broker_loop_deadlock_is_certified_shortest():
     options = CheckOptions(credit=CreditSpec(2, 1), publishes=3, stop_at_deadlock=True)
     system, result = check_graph(broker_with_a_loop(), options)
     report = summary(system, result)
-    assert report["stopped_at_deadlock"] and report["deadlock_kind"] == "blocked-forever"
-    assert report["shortest_counterexample_length"] == 7
-    assert report["shortest_certified"] is True
-    assert "channel1.0" in report["blocked_forever"]
-    assert report["states"] < 100_000
+    assert report.stopped_at_deadlock and report.deadlock_kind == "blocked-forever"
+    assert report.shortest_counterexample_length == 7
+    assert report.shortest_certified is True
+    assert "channel1.0" in report.blocked_forever
+    assert report.states < 100_000
     # the violating state is certified; the step before it is not
     path = result.deadlock.path
     assert system.stuck_certificate(path[-1][1]) and not system.stuck_certificate(path[-2][1])

@@ -460,8 +460,8 @@ def test_replay_corpus_rows_corrupt_traces_as_bad_trace(tmp_path):
     ):
         path = write(tmp_path, "c.itf.json", content)
         row = replay_one(fn, str(path), "network")
-        assert row["status"] == "bad-trace", (content[:30], row)
-        assert "\n" not in row["message"]
+        assert row.status == "bad-trace", (content[:30], row)
+        assert row.message is not None and "\n" not in row.message
 
 
 pytest_plugins = ["pytester"]

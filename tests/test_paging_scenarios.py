@@ -14,7 +14,6 @@ from creditflow.conformance.differential.paging_compare import (
     COMPARED,
     NOT_COMPARED,
     compare,
-    comparison_document,
     view_of_state,
 )
 from creditflow.conformance.inputs.paging_scenarios import (
@@ -167,7 +166,7 @@ def test_a_changed_field_is_a_diff_and_a_reset_target_is_interference():
     unsettled = copy.deepcopy(obs)
     unsettled[0].how = "unsettled"
     assert compare(scenario, unsettled).interference == ["step 1: the broker did not settle"]
-    doc = comparison_document(compare(scenario, obs))
+    doc = compare(scenario, obs).to_json()
     assert doc["agrees"] and doc["steps"][1]["broker"]["after"]["q3"]
     json.dumps(doc)
 

@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.results import Settlement
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.sweep.families import FAMILY_KINDS
-from creditflow.conformance.symbolic.settle import Settlement, apply_settlement, settle
+from creditflow.conformance.symbolic.settle import apply_settlement, settle
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import flow_graph_from_networkx
 
@@ -109,11 +110,11 @@ def test_settle_agrees_with_a_complete_exploration():
 
 def test_apply_settlement_needs_every_property_proved():
     report = summary(*check_graph(load_preset("fanout"), CheckOptions(max_states=10)))
-    assert report["exit_code"] == exit_codes.INCOMPLETE
+    assert report.exit_code == exit_codes.INCOMPLETE
     partial = Settlement(proved=True, result="proved", methods={"PROP-CONSERVATION": "invariant"})
     out = apply_settlement(report, partial)
-    assert out["exit_code"] == exit_codes.INCOMPLETE
-    assert out["properties"] == report["properties"]
+    assert out.exit_code == exit_codes.INCOMPLETE
+    assert out.properties == report.properties
 
 
 def test_settle_is_not_tried_on_big_graphs():

@@ -77,11 +77,11 @@ def test_a_sweep_ranges_over_fault_settings_with_the_explorers_fault_verdicts():
         system, result = check_graph(graph, CheckOptions(max_states=case.task.max_states))
         expected = summary(system, result)
         assert (row["deadlock"], row["states"], row["complete"]) == (
-            expected["deadlock"],
-            expected["states"],
-            expected["complete"],
+            expected.deadlock,
+            expected.states,
+            expected.complete,
         )
-        assert row["shortest_counterexample"] == expected["shortest_counterexample_length"]
+        assert row["shortest_counterexample"] == expected.shortest_counterexample_length
     table = rows_to_table(rows)
     assert table.column("verdict").to_pylist() == [r["verdict"] for r in rows]
     assert table.column("may_crash").to_pylist() == [r["may_crash"] for r in rows]

@@ -67,14 +67,14 @@ def test_results_match_a_direct_check():
         graph = case_graph(case.graph.graph, case.task)
         system, direct = check_graph(graph, CheckOptions(max_states=case.task.max_states))
         expected = summary(system, direct)
-        assert result["states"] == expected["states"]
-        assert result["deadlock"] == expected["deadlock"]
-        assert result["conservation"] == expected["conservation"]
-        assert result["complete"] == expected["complete"]
-        assert result["shortest_counterexample"] == expected["shortest_counterexample_length"]
+        assert result["states"] == expected.states
+        assert result["deadlock"] == expected.deadlock
+        assert result["conservation"] == expected.conservation
+        assert result["complete"] == expected.complete
+        assert result["shortest_counterexample"] == expected.shortest_counterexample_length
         assert result["error"] is None
         seen.add(result["verdict"])
-        if expected["deadlock"]:
+        if expected.deadlock:
             assert result["verdict"] == "deadlock"
             doc = json.loads(zlib.decompress(result["trace_z"]))
             validate_document(doc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,11 @@ from creditflow.conformance.explore.accounts import (
     accounts_summary,
     check_actor_graph,
 )
+from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import exit_code
 from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
+from creditflow.conformance.explore.results import AccountsCheckResult, WrittenTrace
 from creditflow.conformance.inputs.actor_graphs import (
     ActorGraphFileError,
     actor_graph_to_node_link,
@@ -129,8 +131,7 @@ def accounts_check(
     except (ActorGraphFileError, ActorGraphError) as exc:
         fail(str(exc))
         return
-    report = accounts_summary(system, result)
-    report["source"] = graph
+    report = replace(accounts_summary(system, result), source=graph)
     primary = result.primary()
     saver = Saver()
     if primary is not None:
@@ -144,29 +145,29 @@ def accounts_check(
             {"graph": actor_graph_to_node_link(system.graph)},
             graph,
         )
-        report["trace"] = str(saved) if saved else None
+        report = replace(report, files=WrittenTrace(trace=str(saved) if saved else None))
     if as_json:
-        click.echo(json.dumps(saver.annotate(report)))
+        click.echo(json.dumps(saver.annotate(report.to_json())))
     else:
         _print_accounts(report, primary)
         saver.show_unsaved()
     saver.exit(exit_code(result))
 
 
-def _print_accounts(report: dict[str, Any], primary: Any) -> None:
-    for pid, holds in report["properties"].items():
+def _print_accounts(report: AccountsCheckResult, primary: Any) -> None:
+    for pid, holds in report.properties.items():
         verdict = {True: "holds", False: "VIOLATED", None: "undecided"}[holds]
-        length = report["counterexample_lengths"].get(pid)
+        length = report.counterexample_lengths.get(pid)
         click.echo(f"  {pid:26} {verdict}" + (f"  (shortest: {length} steps)" if length else ""))
-    for name, a in report["accounts"].items():
-        tight = {True: "tight", False: "not reached", None: "undecided"}[a["tight"]]
+    for name, a in report.accounts.items():
+        tight = {True: "tight", False: "not reached", None: "undecided"}[a.tight]
         click.echo(
-            f"  account {name}: max debt {a['max_debt']}, bound {a['bound']} ({tight}), "
-            f"limit {report['limit']}, naive bound {a['naive_bound']}"
+            f"  account {name}: max debt {a.max_debt}, bound {a.bound} ({tight}), "
+            f"limit {report.limit}, naive bound {a.naive_bound}"
         )
     click.echo(
-        f"{report['states']:,} states in {report['seconds']:.2f} s"
-        + ("" if report["complete"] else " (incomplete: --max-states reached)")
+        f"{report.states:,} states in {report.seconds:.2f} s"
+        + ("" if report.complete else " (incomplete: --max-states reached)")
     )
     if primary is not None:
         who = f" — blocked forever: {printable(', '.join(primary.processes))}"
@@ -174,7 +175,7 @@ def _print_accounts(report: dict[str, Any], primary: Any) -> None:
         click.echo(f"{primary.property_id} ({primary.kind}) in {primary.length} steps{who}")
         if primary.detail:
             click.echo(printable(primary.detail))
-        click.echo(f"trace: {report['trace']}")
+        click.echo(f"trace: {report.files.trace if report.files else None}")
 
 
 @accounts.command("compare")
@@ -276,34 +277,24 @@ def alarms_check(
     system = CheckedAlarms(config)
     result = explore(system)
     primary = result.primary()
-    report: dict[str, Any] = {
-        "profile": profile,
-        "complete": result.complete,
-        "states": result.n_states,
-        "seconds": round(result.seconds, 3),
-        "properties": {
-            pid: h if result.complete or not h else None for pid, h in result.holds.items()
-        },
-        "exit_code": exit_code(result),
-    }
+    report = alarms_summary(profile, result)
     saver = Saver()
     if primary is not None:
         path = derived_path(DEFAULT_FOLDER, f"alarms-{profile}", ".itf.json")
         saved = saver.attempt(
             write_model_trace, system, primary, path, "alarms", {"config": repr(config)}, "alarms"
         )
-        report["trace"] = str(saved) if saved else None
+        report = replace(report, files=WrittenTrace(trace=str(saved) if saved else None))
     if as_json:
-        click.echo(json.dumps(saver.annotate(report)))
+        click.echo(json.dumps(saver.annotate(report.to_json())))
     else:
         words = {True: "holds", False: "VIOLATED", None: "undecided"}
-        for pid, holds in report["properties"].items():
+        for pid, holds in report.properties.items():
             click.echo(f"  {pid:22} {words[holds]}")
         click.echo(f"{result.n_states:,} states in {result.seconds:.2f} s")
         if primary is not None:
-            click.echo(
-                f"{primary.property_id} ({primary.kind}); trace: {report['trace'] or 'NOT WRITTEN'}"
-            )
+            trace = report.files.trace if report.files else None
+            click.echo(f"{primary.property_id} ({primary.kind}); trace: {trace or 'NOT WRITTEN'}")
         saver.show_unsaved()
     saver.exit(exit_code(result))
 

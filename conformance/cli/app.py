@@ -11,8 +11,8 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -37,7 +37,9 @@ from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
 )
+from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
+from creditflow.conformance.explore.results import CheckFiles, CheckResult
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -209,7 +211,7 @@ def check(
         fail(str(exc))
         return
     report, system, primary = decision.report, decision.system, decision.primary
-    report["source"] = graph
+    report = replace(report, source=graph)
     saver = Saver()
     doc = None
     if primary is not None and system is not None:
@@ -219,9 +221,6 @@ def check(
         if skipped is None:
             doc = network_trace(system, primary, graph)  # built once: written, then printed
             saved = saver.attempt(write_document, doc, trace_path)
-        else:
-            report["trace_not_written"] = skipped
-        report["trace"] = str(saved) if saved else None
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
@@ -231,16 +230,23 @@ def check(
         )
         files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
         dot_file, svg_file = files or (None, None)
-        report["dot"] = str(dot_file) if dot_file else None
-        report["svg"] = str(svg_file) if svg_file else None
+        report = replace(
+            report,
+            files=CheckFiles(
+                trace=str(saved) if saved else None,
+                dot=str(dot_file) if dot_file else None,
+                svg=str(svg_file) if svg_file else None,
+                trace_not_written=skipped,
+            ),
+        )
     if as_json:
-        click.echo(json.dumps(saver.annotate(report)))
+        click.echo(json.dumps(saver.annotate(report.to_json())))
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:
             print_witness_steps(system, primary, graph, doc)
         saver.show_unsaved()
-    saver.exit(report["exit_code"])
+    saver.exit(report.exit_code)
 
 
 @click.command()
@@ -279,16 +285,18 @@ def demo(out: Path) -> None:
             )
             dot, svg = picture or (None, None)
             files = f"{trace or 'NOT WRITTEN'}  {svg or dot or 'NOT WRITTEN'}"
-        verdict = report["claim"] if primary is None else f"{primary.property_id} ({primary.kind})"
+        verdict = (
+            report.claim or "" if primary is None else f"{primary.property_id} ({primary.kind})"
+        )
         if primary is not None and primary.processes:
             verdict += ": " + ", ".join(primary.processes)
         if primary is not None:
-            verdict += f"; {report['claim']}"
+            verdict += f"; {report.claim}"
         table.add_row(
             name,
             verdict,
-            f"{report['states']:,}",
-            f"{report['seconds']:.2f}",
+            f"{report.states:,}",
+            f"{report.seconds:.2f}",
             "" if primary is None else str(primary.length),
             files,
         )
@@ -296,55 +304,51 @@ def demo(out: Path) -> None:
     saver.exit(exit_codes.OK)
 
 
-def _print_report(report: dict[str, Any], primary: Any) -> None:
+def _print_report(report: CheckResult, primary: Finding | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     out = console()
-    table = Table(title=f"creditflow check {shown(report['source'])}", show_header=True)
+    table = Table(title=f"creditflow check {shown(report.source)}", show_header=True)
     table.add_column("property")
     table.add_column("verdict")
     table.add_column("counterexample (steps)", justify="right")
-    lengths = report["counterexample_lengths"]
-    for pid, holds in report["properties"].items():
+    lengths = report.counterexample_lengths
+    for pid, holds in report.properties.items():
         verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
         table.add_row(pid, verdict, str(lengths.get(pid, "")))
     out.print(table)
-    out.print(f"[bold]{escape(report['claim'])}[/bold]")
-    if report.get("decided_by"):
-        methods = ", ".join(sorted(set(report["decided_by"].values()) - {"not checked"}))
-        out.print(f"decided for every supply ({escape(methods)}) in {report['seconds']:.2f} s")
+    out.print(f"[bold]{escape(report.claim or '')}[/bold]")
+    if report.decision is not None and report.decision.decided_by:
+        methods = ", ".join(sorted(set(report.decision.decided_by.values()) - {"not checked"}))
+        out.print(f"decided for every supply ({escape(methods)}) in {report.seconds:.2f} s")
     else:
         out.print(
-            f"{report['states']:,} states, {report['transitions']:,} transitions in "
-            f"{report['seconds']:.2f} s"
+            f"{report.states:,} states, {report.transitions:,} transitions in "
+            f"{report.seconds:.2f} s"
             + (
                 ""
-                if report["complete"]
+                if report.complete
                 else " (stopped at the first certain deadlock; --full-search explores the rest)"
-                if report.get("stopped_at_deadlock")
+                if report.stopped_at_deadlock
                 else " [yellow](incomplete: --max-states reached)"
             )
         )
-    settled = report.get("settled")
+    settled = report.settled
     if settled is not None:
-        methods = ", ".join(sorted(set(settled["methods"].values()) - {"not checked"}))
+        methods = ", ".join(sorted(set(settled.methods.values()) - {"not checked"}))
         out.print(
             f"[green]settled by Z3 (EXP-SETTLE): every property proved[/green] in "
-            f"{settled['seconds']:.2f} s ({methods})"
-            if settled["proved"]
+            f"{settled.seconds:.2f} s ({methods})"
+            if settled.proved
             else "[red]Z3 found a counterexample the exploration did not reach[/red]: "
-            f"`creditflow prove {report['source']}` writes it"
-            if settled["result"] == "counterexample"
-            else f"[yellow]Z3 could not settle it either[/yellow] ({settled['result']})"
+            f"`creditflow prove {report.source}` writes it"
+            if settled.result == "counterexample"
+            else f"[yellow]Z3 could not settle it either[/yellow] ({settled.result})"
         )
-    if (
-        not report["complete"]
-        and not report.get("stopped_at_deadlock")
-        and not (settled and settled["proved"])
-    ):
+    if not report.complete and not report.stopped_at_deadlock and not (settled and settled.proved):
         out.print(
-            f"hint: `creditflow prove {report['source']}` decides the same properties with Z3 "
+            f"hint: `creditflow prove {report.source}` decides the same properties with Z3 "
             "(proofs for every supply on graphs without cycles, bounded search on cycles)"
         )
     if primary is not None:
@@ -359,10 +363,10 @@ def _print_report(report: dict[str, Any], primary: Any) -> None:
         )
         if primary.detail:
             out.print(shown(primary.detail))
-        skipped = report.get("trace_not_written")
+        files = report.files or CheckFiles(trace=None, dot=None, svg=None)
         out.print(
-            f"trace: not written ({skipped})"
-            if skipped
-            else f"trace: {report['trace'] or 'NOT WRITTEN'}"
+            f"trace: not written ({files.trace_not_written})"
+            if files.trace_not_written
+            else f"trace: {files.trace or 'NOT WRITTEN'}"
         )
-        out.print(f"picture: {report['svg'] or report['dot'] or 'NOT WRITTEN'}")
+        out.print(f"picture: {files.svg or files.dot or 'NOT WRITTEN'}")

@@ -45,7 +45,7 @@ from creditflow.conformance.differential.replay import (
     XPASS,
     replay_traces,
 )
-from creditflow.conformance.differential.report import conform_json, divergence_lines, replay_json
+from creditflow.conformance.differential.report import divergence_lines
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.differential.traces import load_trace, trace_files
 from creditflow.conformance.inputs import bounds
@@ -227,7 +227,7 @@ def conform(
     if result.write_error is not None:
         saver.errors.append(result.write_error)
     if as_json:
-        out_json = conform_json(result)
+        out_json = result.to_json()
         if result.trace_path is not None:
             out_json["replay"] = f"creditflow replay {shlex.quote(str(result.trace_path))} {how}"
         click.echo(json.dumps(saver.annotate(out_json)))
@@ -388,7 +388,7 @@ def replay(
     saver = Saver()
     saver.errors.extend(report.write_errors)
     if as_json:
-        click.echo(json.dumps(saver.annotate(replay_json(report))))
+        click.echo(json.dumps(saver.annotate(report.to_json())))
         saver.exit(report.exit_code)
     if report.failure is not None and not report.outcomes:
         fail(str(report.failure), exit_codes.ADAPTER_FAILURE)
@@ -421,7 +421,7 @@ def replay(
                 click.echo("    " + line)
             if o.shrunk is not None:
                 click.echo(f"    shrunk trace: {o.shrunk}")
-    counts = replay_json(report)["counts"]
+    counts = report.counts
     summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
     click.echo(f"{len(report.outcomes)} traces: {summary}")
     if report.failure is not None:

@@ -97,7 +97,7 @@ def _report_snapshot(
             json.dumps(nx.node_link_data(to_graph(a), edges="edges"), indent=1, default=str),
         )
     if as_json:
-        click.echo(json.dumps(a.as_dict(), indent=1))
+        click.echo(json.dumps(a.to_json(), indent=1))
     else:
         click.echo(
             f"{a.info.get('node')} (RabbitMQ {a.info.get('rabbit_version')}): "
@@ -221,7 +221,7 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
         click.echo(f"divergence at event {d.index}: {d.rule}: {d.detail}", err=as_json)
         click.echo(f"trace: {saved or 'NOT WRITTEN'}", err=as_json)
     if as_json:
-        click.echo(json.dumps(result.as_dict()))
+        click.echo(json.dumps(result.to_json()))
     elif result.ok:
         click.echo(
             f"valid: {result.events} events of {result.processes} processes are a run "

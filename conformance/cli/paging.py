@@ -16,7 +16,7 @@ from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path, shown
-from creditflow.conformance.differential.paging_compare import comparison_document, view_of_state
+from creditflow.conformance.differential.paging_compare import view_of_state
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
     ScenarioError,
@@ -236,7 +236,7 @@ def _against_broker(loaded: Any, as_json: bool, out: Path | None) -> None:
     except BrokerError as exc:
         click.echo(f"creditflow: error: broker: {exc}", err=True)
         sys.exit(exit_codes.ADAPTER_FAILURE)
-    doc = comparison_document(comparison)
+    doc = comparison.to_json()
     path = output_path(out, DEFAULT_FOLDER, f"paging-{loaded.name}", ".json")
     saver = Saver()
     saved = saver.attempt(write_atomic, path, json.dumps(doc, indent=1) + "\n")

@@ -11,8 +11,8 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -42,11 +42,14 @@ from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
     ProveReport,
-    exit_code,
     prove_graph,
-    prove_scope,
-    summary,
     supply_value,
+)
+from creditflow.conformance.symbolic.prove_result import (
+    ProveResult,
+    WrittenTrace,
+    prove_result,
+    prove_scope,
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace, trace_too_long
@@ -63,13 +66,13 @@ def lemma_kinds(names: list[str]) -> str:
 
 def _write(
     cex: Counterexample, path: Path, source: str, saver: Saver, picture: bool = True
-) -> dict[str, Any]:
+) -> WrittenTrace:
     """Write a counterexample's trace (and picture) before anything is reported, through
     the one output writer (OUT-FAILURE: a failure is remembered, ``None`` reported)."""
     f = cex.finding
     skipped = trace_too_long(f)
     if skipped is not None:
-        return {"trace": None, "trace_not_written": skipped}
+        return WrittenTrace(trace=None, trace_not_written=skipped)
     doc = network_trace(
         cex.system,
         f,
@@ -79,22 +82,21 @@ def _write(
         f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
     )
     saved = saver.attempt(write_document, doc, path)
-    written: dict[str, Any] = {"trace": str(saved) if saved else None}
-    if picture:
-        finding = cex.finding
-        title = (
-            f"{cex.system.graph.name}: {finding.property_id} ({finding.kind}) after "
-            f"{finding.length} steps (found by Z3)"
-        )
-        files = saver.attempt(
-            write_picture,
-            finding_dot(cex.system, finding, title),
-            path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
-        )
-        dot, svg = files or (None, None)
-        written["dot"] = str(dot) if dot else None
-        written["svg"] = str(svg) if svg else None
-    return written
+    trace = str(saved) if saved else None
+    if not picture:
+        return WrittenTrace(trace=trace)
+    title = (
+        f"{cex.system.graph.name}: {f.property_id} ({f.kind}) after {f.length} steps (found by Z3)"
+    )
+    files = saver.attempt(
+        write_picture,
+        finding_dot(cex.system, f, title),
+        path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
+    )
+    dot, svg = files or (None, None)
+    return WrittenTrace(
+        trace=trace, dot=str(dot) if dot else None, svg=str(svg) if svg else None, pictured=True
+    )
 
 
 def _slug(edge: str) -> str:
@@ -225,33 +227,42 @@ def prove(
             exit_codes.INCOMPLETE,
         )
         return
-    out = summary(report)
-    out["source"] = graph
     kinds = {re.sub(r"\[.*\]$", "", n) for n in report.invariant.lemmas}
-    out["invariant_legend"] = {k: v for k, v in LEMMA_FORMS.items() if k in kinds}
     trace_path = output_path(trace_out, DEFAULT_FOLDER, report.graph.name, ".prove.itf.json")
     primary = report.primary()
     saver = Saver()
-    if primary is not None:
-        out.update(_write(primary, trace_path, graph, saver))
+    files = _write(primary, trace_path, graph, saver) if primary is not None else None
     stem = trace_path.name.removesuffix(".itf.json").removesuffix(".json")
-    for entry, cex in zip(out["boundary"], report.boundary, strict=True):
-        path = derived_path(trace_path.parent, f"{stem}.boundary-{_slug(cex.edge)}", ".itf.json")
-        entry["trace"] = _write(cex, path, graph, saver, picture=False)["trace"]
+    boundary_traces = tuple(
+        _write(
+            cex,
+            derived_path(trace_path.parent, f"{stem}.boundary-{_slug(cex.edge)}", ".itf.json"),
+            graph,
+            saver,
+            picture=False,
+        ).trace
+        for cex in report.boundary
+    )
+    out = replace(
+        prove_result(report),
+        source=graph,
+        invariant_legend={k: v for k, v in LEMMA_FORMS.items() if k in kinds},
+        files=files,
+        boundary_traces=boundary_traces,
+    )
     if as_json:
-        click.echo(json.dumps(saver.annotate(out)))
+        click.echo(json.dumps(saver.annotate(out.to_json())))
     else:
         _print(report, out)
         if primary is not None:
             print_witness_steps(primary.system, primary.finding, graph)
         saver.show_unsaved()
-    saver.exit(exit_code(report))
+    saver.exit(out.exit_code)
 
 
 def scope_text(report: ProveReport) -> str:
     """SCOPE-TEXT of a ``prove`` result: what it claims, for which supply."""
-    scope = prove_scope(report)
-    asked = supply_words(scope["supply"])
+    asked = supply_words(prove_scope(report).supply)
     primary = report.primary()
     if primary is not None:
         used = supply_words(supply_value(primary.publishes))
@@ -265,7 +276,7 @@ def scope_text(report: ProveReport) -> str:
     return f"not established for {asked}: {why}"
 
 
-def _print(report: ProveReport, out: dict[str, Any]) -> None:
+def _print(report: ProveReport, out: ProveResult) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -277,7 +288,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         if report.symbolic
         else "the graph's credits; proofs hold for every supply"
     )
-    table = Table(title=f"creditflow prove {shown(out['source'])} ({mode})")
+    table = Table(title=f"creditflow prove {shown(out.source)} ({mode})")
     for column in ("property", "verdict", "how", "detail"):
         table.add_column(column)
     colour = {
@@ -295,7 +306,7 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
             f"invariant ({len(inv.lemmas)} lemmas, inductive): {lemma_kinds(sorted(inv.lemmas))}"
         )
     )
-    for kind, form in out["invariant_legend"].items():
+    for kind, form in (out.invariant_legend or {}).items():
         con.print(escape(f"  {kind}: {form}"))
     if report.termination is not None and report.termination.proved:
         con.print(
@@ -332,14 +343,18 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         if report.boundary:
             exact = "exact" if report.condition_exact else "sufficient"
             con.print(f"  {exact}: just outside it Z3 finds a deadlock (other edges as given):")
-        for entry in out["boundary"]:
-            edge = entry["edge"]
-            spec = entry["credits"].get(edge) if edge else entry["credits"]
-            where = f"{edge} {{{spec[0]},{spec[1]}}}" if edge else f"credits {spec}"
+        traces = out.boundary_traces or (None,) * len(out.boundary)
+        for entry, trace in zip(out.boundary, traces, strict=True):
+            edge = entry.edge
+            if edge:
+                initial, more_after = entry.credits[edge]
+                where = f"{edge} {{{initial},{more_after}}}"
+            else:
+                where = f"credits {entry.credits}"
             con.print(
                 escape(
-                    f"    {where}, publishes {entry['publishes']}: {entry['kind']} "
-                    f"after {entry['length']} steps: {entry['trace']}"
+                    f"    {where}, publishes {entry.publishes}: {entry.kind} "
+                    f"after {entry.length} steps: {trace}"
                 )
             )
     if report.backlog is not None:
@@ -347,11 +362,11 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         con.print(f"stalled-queue backlog ({state}[/]):")
         for line in report.backlog.statements:
             con.print(escape(f"  {line}"))
-    if out["bmc"] is not None:
-        bmc = out["bmc"]
+    if out.bmc is not None:
+        bmc = out.bmc
         con.print(
-            f"bounded model checking: depth {bmc['depth']}, "
-            f"{'complete' if bmc['complete'] else 'bounded'}, {bmc['seconds']:.2f} s"
+            f"bounded model checking: depth {bmc.depth}, "
+            f"{'complete' if bmc.complete else 'bounded'}, {bmc.seconds:.2f} s"
         )
     primary = report.primary()
     if primary is not None:
@@ -359,22 +374,20 @@ def _print(report: ProveReport, out: dict[str, Any]) -> None:
         who = f" - blocked forever: {', '.join(f.processes)}" if f.processes else ""
         con.print(
             f"[red]{f.property_id}[/red] "
-            + escape(
-                f"({f.kind}) in {f.length} steps{who}, credits {out['counterexample']['credits']}"
-            )
+            + escape(f"({f.kind}) in {f.length} steps{who}, credits {primary.credits}")
         )
         if f.detail:
             con.print(escape(f.detail))
-        skipped = out.get("trace_not_written")
+        files = out.files or WrittenTrace(trace=None)
         con.print(
             escape(
-                f"trace: not written ({skipped})"
-                if skipped
-                else f"trace: {out['trace'] or 'NOT WRITTEN'}"
+                f"trace: not written ({files.trace_not_written})"
+                if files.trace_not_written
+                else f"trace: {files.trace or 'NOT WRITTEN'}"
             )
         )
-        con.print(escape(f"picture: {out.get('svg') or out.get('dot') or 'NOT WRITTEN'}"))
-    con.print(escape(f"result: {out['result']} ({scope_text(report)}) in {out['seconds']:.2f} s"))
+        con.print(escape(f"picture: {files.svg or files.dot or 'NOT WRITTEN'}"))
+    con.print(escape(f"result: {out.result} ({scope_text(report)}) in {out.seconds:.2f} s"))
 
 
 @click.command()
@@ -480,32 +493,14 @@ def synth(
             exit_codes.INCOMPLETE,
         )
         return
-    out: dict[str, Any] = {
-        "graph": flow_graph.name,
-        "source": graph,
-        "goal": goal,
-        "bound": bound,
-        "status": result.status,
-        "method": result.method,
-        "credits": {k: [v.initial, v.more_after] for k, v in result.credits.items()},
-        "explanation": result.explanation,
-        "proof": result.proof.result if result.proof else None,
-        "beyond": {k: [v.initial, v.more_after] for k, v in result.beyond_credits.items()},
-        "rounds": result.rounds,
-        "seconds": round(result.seconds, 3),
-    }
     saver = Saver()
     if result.beyond is not None:
         path = output_path(trace_out, DEFAULT_FOLDER, flow_graph.name, ".synth.itf.json")
-        out["beyond_trace"] = _write(result.beyond, path, graph, saver, picture=False)["trace"]
-        out["beyond_kind"] = result.beyond.finding.kind
-        out["beyond_length"] = result.beyond.finding.length
-    code = {"found": exit_codes.OK, "unknown": exit_codes.INCOMPLETE}.get(
-        result.status, exit_codes.DEADLOCK if goal == "deadlock-free" else exit_codes.VIOLATION
-    )
-    out["exit_code"] = code
+        written = _write(result.beyond, path, graph, saver, picture=False)
+        result = replace(result, beyond_written=written)
+    result = replace(result, source=graph)
     if as_json:
-        click.echo(json.dumps(saver.annotate(out)))
+        click.echo(json.dumps(saver.annotate(result.to_json())))
     else:
         click.echo(f"creditflow synth {graph} --goal {goal}: {result.status} ({result.method})")
         for edge, spec in result.credits.items():
@@ -516,10 +511,11 @@ def synth(
         if result.beyond is not None:
             f = result.beyond.finding
             credits = ", ".join(f"{k} {v}" for k, v in result.beyond_credits.items())
+            trace = result.beyond_written.trace if result.beyond_written else None
             click.echo(
                 f"  one step beyond ({credits}): {f.property_id} ({f.kind}) after "
-                f"{f.length} steps - {out['beyond_trace']}"
+                f"{f.length} steps - {trace}"
             )
-        click.echo(f"  {out['seconds']:.2f} s")
+        click.echo(f"  {round(result.seconds, 3):.2f} s")
         saver.show_unsaved()
-    saver.exit(code)
+    saver.exit(result.exit_code)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis import configuration as hypothesis_configuration
@@ -182,6 +182,10 @@ class PhaseReport:
     seconds: float = 0.0
 
 
+#: AD-EXPECTATIONS-CONFORM: the verdict of a conform run
+ConformVerdict = Literal["conformant", "divergence", "unexpected-pass", "adapter-failure"]
+
+
 @dataclass
 class ConformResult:
     """The verdict of a conform run; a failing trace is already on disk."""
@@ -212,7 +216,7 @@ class ConformResult:
     write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> ConformVerdict:
         if self.failure is not None:
             return "adapter-failure"
         if self.divergence is not None:
@@ -237,6 +241,63 @@ class ConformResult:
     @property
     def examples(self) -> int:
         return sum(p.examples for p in self.phases)
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA, OUT-TYPED-RESULT: ``conform --json``'s document (without the
+        CLI's ``replay`` command line)."""
+        out: dict[str, Any] = {
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "adapter": self.adapter,
+            "implementation": self.implementation,
+            "seed": self.seed,
+            "examples": self.examples,
+            "ops": self.ops,
+            "seconds": round(self.seconds, 3),
+            "phases": [
+                {
+                    "name": p.name,
+                    "examples": p.examples,
+                    "ops": p.ops,
+                    "seconds": round(p.seconds, 3),
+                }
+                for p in self.phases
+            ],
+            "trace": str(self.trace_path) if self.trace_path else None,
+            "found_by": self.found_by or None,
+            "notes": self.notes,
+            "implementation_info": self.info.get("implementation"),
+            "ops_not_exercised": list(self.unexercised),
+            "expected_divergences": [
+                {
+                    "trace": k.name,
+                    "why": k.reason,
+                    "op": k.op,
+                    "fields": sorted(k.fields),
+                    "runs": self.expected_hits.get(k.name, 0),
+                }
+                for k in self.known
+            ],
+            "unexpected_passes": list(self.unexpected_passes),
+            "expectations_not_run": {k: list(v) for k, v in self.known_not_run.items()},
+        }
+        if self.divergence is not None:
+            d = self.divergence
+            out["divergence"] = {
+                "op_index": d.index + 1,
+                "op": d.op.request(),
+                "fields": [f.field for f in d.diffs],
+                "model": d.model.to_json(),
+                "implementation": d.implementation.to_json(),
+                "ops": [op.request() for op in self.trace.ops] if self.trace else [],
+                # AD-RESET: the default spec the ops run under (send/ack without "spec").
+                "spec": (
+                    [self.trace.spec.initial, self.trace.spec.more_after] if self.trace else None
+                ),
+            }
+        if self.failure is not None:
+            out["failure"] = {"kind": self.failure.kind, "message": str(self.failure)}
+        return out
 
 
 def _slug(text: str) -> str:

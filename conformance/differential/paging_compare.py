@@ -148,7 +148,7 @@ def diff_views(
     ]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Comparison:
     """The model run (with the broker's rates) beside the broker run, and their diffs."""
 
@@ -163,6 +163,32 @@ class Comparison:
     @property
     def agrees(self) -> bool:
         return not self.diffs and not self.interference
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA, OUT-TYPED-RESULT: ``paging --against-broker --json``'s
+        document: per step the model's and the broker's views (PG-OBSERVE)."""
+        steps = []
+        for res, obs in zip(self.model.results, self.observations, strict=True):
+            entry: dict[str, Any] = {
+                "index": res.index,
+                "step": res.step.describe(),
+                "model": {"after": view_of_state(res.after), "settled": view_of_state(res.settled)},
+                "broker": {"settled": view_of_probe(obs.settled), "how": obs.how},
+            }
+            if obs.after_pass is not None:
+                entry["broker"]["after"] = view_of_probe(obs.after_pass)
+                entry["broker"]["before"] = view_of_probe(obs.before)
+            steps.append(entry)
+        return {
+            "scenario": self.scenario.name,
+            "source": self.scenario.source,
+            "agrees": self.agrees,
+            "interference": self.interference,
+            "diffs": [d.__dict__ for d in self.diffs],
+            "compared": list(COMPARED),
+            "not_compared": NOT_COMPARED,
+            "steps": steps,
+        }
 
 
 def compare(scenario: Scenario, observations: list[Any]) -> Comparison:
@@ -190,29 +216,3 @@ def compare(scenario: Scenario, observations: list[Any]) -> Comparison:
             )
         result.diffs.extend(diff_views(obs.index, "settled", model_settled, broker_settled))
     return result
-
-
-def comparison_document(comparison: Comparison) -> dict[str, Any]:
-    """The JSON document of a comparison: per step the model's and the broker's views."""
-    steps = []
-    for res, obs in zip(comparison.model.results, comparison.observations, strict=True):
-        entry: dict[str, Any] = {
-            "index": res.index,
-            "step": res.step.describe(),
-            "model": {"after": view_of_state(res.after), "settled": view_of_state(res.settled)},
-            "broker": {"settled": view_of_probe(obs.settled), "how": obs.how},
-        }
-        if obs.after_pass is not None:
-            entry["broker"]["after"] = view_of_probe(obs.after_pass)
-            entry["broker"]["before"] = view_of_probe(obs.before)
-        steps.append(entry)
-    return {
-        "scenario": comparison.scenario.name,
-        "source": comparison.scenario.source,
-        "agrees": comparison.agrees,
-        "interference": comparison.interference,
-        "diffs": [d.__dict__ for d in comparison.diffs],
-        "compared": list(COMPARED),
-        "not_compared": NOT_COMPARED,
-        "steps": steps,
-    }

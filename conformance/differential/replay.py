@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
@@ -61,6 +62,52 @@ class ReplayReport:
         if any(not o.ok for o in self.outcomes):
             return exit_codes.DIVERGENCE
         return exit_codes.OK
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many traces ended with each status, every status listed."""
+        return {
+            s: sum(1 for o in self.outcomes if o.status == s)
+            for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure", "not-offered")
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA, OUT-TYPED-RESULT: ``replay --json``'s document."""
+        traces = []
+        for o in self.outcomes:
+            entry: dict[str, Any] = {
+                "trace": str(o.trace.path),
+                "kind": o.trace.kind,
+                "ops": len(o.trace.trace.steps),
+                "status": o.status,
+            }
+            if o.reason:
+                entry["expected"] = o.reason
+            if o.divergence is not None:
+                entry["divergence"] = {
+                    "op_index": o.divergence.index + 1,
+                    "op": o.divergence.op.request(),
+                    "fields": [f.field for f in o.divergence.diffs],
+                    "model": o.divergence.model.to_json(),
+                    "implementation": o.divergence.implementation.to_json(),
+                }
+            if o.failure is not None:
+                entry["failure"] = str(o.failure)
+            if o.shrunk is not None:
+                entry["shrunk"] = str(o.shrunk)
+            if o.missing_ops:
+                entry["ops_not_offered"] = list(o.missing_ops)
+            traces.append(entry)
+        out: dict[str, Any] = {
+            "adapter": self.adapter,
+            "implementation": self.implementation,
+            "exit_code": self.exit_code,
+            "traces": traces,
+            "counts": self.counts,
+        }
+        if self.failure is not None:
+            out["failure"] = str(self.failure)
+        return out
 
 
 def replay_trace(

@@ -2,7 +2,7 @@
 PROP-NO-DEADLOCK, and measure each account's largest debt against its bounds.
 
 :func:`check_actor_graph` returns the system and the exploration result;
-:func:`accounts_summary` turns them into plain JSON-able data for the CLI.
+:func:`accounts_summary` turns them into a typed result (OUT-TYPED-RESULT) for the CLI.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from creditflow.conformance.explore.explorer import (
     Progress,
     explore,
 )
+from creditflow.conformance.explore.results import AccountBound, AccountsCheckResult
 from creditflow.model.accounts.graph import ActorGraph
 from creditflow.model.accounts.system import CheckedAccounts, actor_symmetry
 
@@ -64,34 +65,34 @@ def max_debts(system: CheckedAccounts, result: ExplorationResult) -> list[int]:
     return best
 
 
-def accounts_summary(system: CheckedAccounts, result: ExplorationResult) -> dict[str, Any]:
+def accounts_summary(system: CheckedAccounts, result: ExplorationResult) -> AccountsCheckResult:
     """Verdicts, figures and, per account, the largest debt reached vs the bounds
-    (AC-OVERSHOOT: ``tight`` when reached)."""
+    (AC-OVERSHOOT: ``tight`` when reached), as a typed result (OUT-TYPED-RESULT)."""
     primary = result.primary()
     decided = result.complete
     reached = max_debts(system, result)
-    return {
-        "graph": system.graph.name,
-        "limit": system.graph.limit,
-        "complete": result.complete,
-        "properties": {
+    return AccountsCheckResult(
+        graph=system.graph.name,
+        limit=system.graph.limit,
+        complete=result.complete,
+        properties={
             pid: (holds if decided or not holds else None) for pid, holds in result.holds.items()
         },
-        "accounts": {
-            b.account: {
-                "max_debt": m,
-                "bound": b.bound,
-                "tight": m == b.bound if decided else None,
-                "naive_bound": b.naive,
-            }
+        accounts={
+            b.account: AccountBound(
+                max_debt=m,
+                bound=b.bound,
+                tight=m == b.bound if decided else None,
+                naive_bound=b.naive,
+            )
             for b, m in zip(system.properties.bounds, reached, strict=True)
         },
-        "deadlock_kind": result.deadlock.kind if result.deadlock else None,
-        "blocked_forever": list(result.deadlock.processes) if result.deadlock else [],
-        "states": result.n_states,
-        "seconds": round(result.seconds, 4),
-        "symmetry_order": result.symmetry_order,
-        "shortest_counterexample_length": primary.length if primary else None,
-        "counterexample_lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
-        "exit_code": exit_code(result),
-    }
+        deadlock_kind=result.deadlock.kind if result.deadlock else None,
+        blocked_forever=tuple(result.deadlock.processes) if result.deadlock else (),
+        states=result.n_states,
+        seconds=round(result.seconds, 4),
+        symmetry_order=result.symmetry_order,
+        shortest_counterexample_length=primary.length if primary else None,
+        counterexample_lengths={pid: f.length for pid, f in sorted(result.findings.items())},
+        exit_code=exit_code(result),
+    )

@@ -1,13 +1,13 @@
 """``creditflow check``: explore a process graph and summarise the verdicts.
 
 :func:`check_graph` returns the exploration result; :func:`summary` turns it into
-the JSON-able dict the CLI prints and the sweeps store.
+a typed :class:`~creditflow.conformance.explore.results.CheckResult`
+(OUT-TYPED-RESULT), which the CLI renders and the sweeps read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.compiled import CompiledNetwork
@@ -20,6 +20,7 @@ from creditflow.conformance.explore.explorer import (
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
+from creditflow.conformance.explore.results import CheckResult
 from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
@@ -86,34 +87,34 @@ def exit_code(result: ExplorationResult) -> int:
     return exit_codes.OK
 
 
-def summary(system: CheckedNetwork, result: ExplorationResult) -> dict[str, Any]:
-    """The verdicts and figures of one check as plain JSON-able data."""
+def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
+    """The verdicts and figures of one exploration (OUT-TYPED-RESULT)."""
     primary = result.primary()
     deadlock = result.deadlock
     decided = result.complete
-    return {
-        "graph": system.graph.name,
-        "complete": result.complete,
-        "stopped_at_deadlock": result.stopped_at_deadlock,
-        "deadlock": deadlock is not None if decided or deadlock else None,
-        "deadlock_kind": deadlock.kind if deadlock else None,
-        "blocked_forever": list(deadlock.processes) if deadlock else [],
-        "blocked_forever_drawn": list(deadlock.final_processes) if deadlock else [],
-        "conservation": CONSERVATION not in result.findings
+    return CheckResult(
+        graph=system.graph.name,
+        complete=result.complete,
+        stopped_at_deadlock=result.stopped_at_deadlock,
+        deadlock=deadlock is not None if decided or deadlock else None,
+        deadlock_kind=deadlock.kind if deadlock else None,
+        blocked_forever=tuple(deadlock.processes) if deadlock else (),
+        blocked_forever_drawn=tuple(deadlock.final_processes) if deadlock else (),
+        conservation=CONSERVATION not in result.findings
         if decided or CONSERVATION in result.findings
         else None,
-        "properties": {
+        properties={
             pid: (holds if decided or not holds else None) for pid, holds in result.holds.items()
         },
-        "states": result.n_states,
-        "transitions": result.transitions,
-        "seconds": round(result.seconds, 4),
-        "states_per_second": round(result.n_states / result.seconds) if result.seconds else None,
-        "reduced": result.reduced,
-        "symmetry_order": result.symmetry_order,
-        "shortest_counterexample_length": primary.length if primary else None,
+        states=result.n_states,
+        transitions=result.transitions,
+        seconds=round(result.seconds, 4),
+        states_per_second=round(result.n_states / result.seconds) if result.seconds else None,
+        reduced=result.reduced,
+        symmetry_order=result.symmetry_order,
+        shortest_counterexample_length=primary.length if primary else None,
         # EXP-SHORTEST: whether that length is certified as the least one
-        "shortest_certified": primary.shortest if primary else None,
-        "counterexample_lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
-        "exit_code": exit_code(result),
-    }
+        shortest_certified=primary.shortest if primary else None,
+        counterexample_lengths={pid: f.length for pid, f in sorted(result.findings.items())},
+        exit_code=exit_code(result),
+    )

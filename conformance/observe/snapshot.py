@@ -28,7 +28,7 @@ class SnapshotError(ValueError):
     """A snapshot document that is not what ``cf_observe`` writes; says where."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Process:
     """One credit-flow process at the cut (OBS-PROCESS)."""
 
@@ -49,7 +49,7 @@ class Process:
     def label(self) -> str:
         return f"{self.role} {self.name}" if self.name else f"{self.role} {self.pid}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "pid": self.pid,
             "role": self.role,
@@ -65,7 +65,7 @@ class Process:
         }
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Edge:
     """A sender -> receiver pair at the cut with its conservation terms (OBS-CONSERVATION)."""
 
@@ -88,7 +88,7 @@ class Edge:
     def holds(self) -> bool | None:
         return self.total == self.spec[0] if self.complete else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "sender": self.sender,
             "receiver": self.receiver,
@@ -103,7 +103,7 @@ class Edge:
         }
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """Everything ``observe snapshot`` reports."""
 
@@ -114,15 +114,15 @@ class Analysis:
     violations: list[dict[str, Any]]
     chains: list[dict[str, Any]]
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "node": self.info.get("node"),
             "rabbit_version": self.info.get("rabbit_version"),
             "credit_flow_default_credit": self.info.get("credit_flow_default_credit"),
             "msg_store_credit_disc_bound": self.info.get("msg_store_credit_disc_bound"),
             "pause_ms": self.pause_ms,
-            "processes": [p.as_dict() for p in self.processes.values()],
-            "edges": [e.as_dict() for e in self.edges],
+            "processes": [p.to_json() for p in self.processes.values()],
+            "edges": [e.to_json() for e in self.edges],
             "blocked_chains": self.chains,
             "violations": self.violations,
         }

@@ -45,7 +45,7 @@ class TraceError(InputError):
     """A trace document that is not an observe trace; the message says where."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Divergence:
     """The first event where the trace and the model disagree."""
 
@@ -54,11 +54,11 @@ class Divergence:
     detail: str
     event: list[Any] | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "rule": self.rule, "detail": self.detail, "event": self.event}
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Result:
     events: int
     processes: int
@@ -70,14 +70,14 @@ class Result:
     def ok(self) -> bool:
         return self.divergence is None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "events": self.events,
             "processes": self.processes,
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.events / self.seconds) if self.seconds else None,
-            "divergence": self.divergence.as_dict() if self.divergence else None,
+            "divergence": self.divergence.to_json() if self.divergence else None,
             "stats": self.stats,
         }
 

@@ -102,16 +102,16 @@ def explore_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
             f"({primary.kind}) on {graph.name}",
         )
     return CheckerOutcome(
-        complete=report["complete"],
-        deadlock=report["deadlock"],
-        conservation=report["conservation"],
-        states=report["states"],
-        transitions=report["transitions"],
-        deadlock_kind=report["deadlock_kind"],
-        blocked_forever=list(report["blocked_forever"]),
-        violated=sorted(pid for pid, holds in report["properties"].items() if holds is False),
-        shortest_counterexample=report["shortest_counterexample_length"],
-        exit_code=report["exit_code"],
+        complete=report.complete,
+        deadlock=report.deadlock,
+        conservation=report.conservation,
+        states=report.states,
+        transitions=report.transitions,
+        deadlock_kind=report.deadlock_kind,
+        blocked_forever=list(report.blocked_forever),
+        violated=sorted(pid for pid, holds in report.properties.items() if holds is False),
+        shortest_counterexample=report.shortest_counterexample_length,
+        exit_code=report.exit_code,
         trace=trace,
     )
 

@@ -189,9 +189,9 @@ def _isolated_failure(batch: Batch, reason: str, seconds: float) -> list[dict[st
                 f"worker killed after the hard limit of {hard:g} s (the case ignored its "
                 f"{task.max_seconds:g} s alarm)",
                 seconds,
-            )
+            ).to_row()
         ]
-    return [failure_result(task.case_id, "crashed", f"task failed: {reason}", seconds)]
+    return [failure_result(task.case_id, "crashed", f"task failed: {reason}", seconds).to_row()]
 
 
 def new_run_id() -> str:

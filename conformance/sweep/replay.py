@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.inputs.reading import InputError
@@ -125,24 +125,48 @@ def _steps(outcome: Any) -> int | None:
     return steps if isinstance(steps, int) else None
 
 
+#: SW-REPLAY: how one trace's replay ended
+TraceStatus = Literal["ok", "diverged", "bad-trace", "error", "crashed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TraceReplayResult:
+    """SW-REPLAY, OUT-TYPED-RESULT: one trace's replay; :meth:`to_row` is its stored row
+    (without ``run_id``, which the commit adds)."""
+
+    path: str
+    replay: str
+    status: TraceStatus
+    message: str | None
+    steps: int | None
+    seconds: float | None
+    host: str
+    finished_at: float
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "replay": self.replay,
+            "status": self.status,
+            "message": self.message,
+            "steps": self.steps,
+            "seconds": self.seconds,
+            "host": self.host,
+            "finished_at": self.finished_at,
+        }
+
+
 def _row(
     path: str,
     replay: str,
-    status: str,
+    status: TraceStatus,
     message: str | None,
     steps: int | None,
     seconds: float | None,
-) -> dict[str, Any]:
-    return {
-        "path": path,
-        "replay": replay,
-        "status": status,
-        "message": message,
-        "steps": steps,
-        "seconds": seconds,
-        "host": socket.gethostname(),
-        "finished_at": time.time(),
-    }
+) -> TraceReplayResult:
+    return TraceReplayResult(
+        path, replay, status, message, steps, seconds, socket.gethostname(), time.time()
+    )
 
 
 def _message(exc: BaseException) -> str:
@@ -155,7 +179,7 @@ def _message(exc: BaseException) -> str:
     return text[:500]
 
 
-def replay_one(fn: ReplayFn, path: str, replay: str) -> dict[str, Any]:
+def replay_one(fn: ReplayFn, path: str, replay: str) -> TraceReplayResult:
     """SW-REPLAY: one trace's row; never raises for the trace's own outcome."""
     started = time.monotonic()
     try:
@@ -165,7 +189,7 @@ def replay_one(fn: ReplayFn, path: str, replay: str) -> dict[str, Any]:
     except (TraceReplayError, AssertionError) as exc:
         return _row(path, replay, "diverged", _message(exc), None, time.monotonic() - started)
     except Exception as exc:
-        status = "diverged" if getattr(exc, "divergence", False) else "error"
+        status: TraceStatus = "diverged" if getattr(exc, "divergence", False) else "error"
         return _row(path, replay, status, _message(exc), None, time.monotonic() - started)
     seconds = time.monotonic() - started
     if getattr(outcome, "ok", True) is False:
@@ -179,8 +203,8 @@ def replay_batch(batch: ReplayBatch) -> list[dict[str, Any]]:
     try:
         fn = batch.resolver(batch.replay)
     except ReplayError as exc:
-        return [_row(p, batch.replay, "error", str(exc), None, None) for p in batch.paths]
-    return [replay_one(fn, path, batch.replay) for path in batch.paths]
+        return [_row(p, batch.replay, "error", str(exc), None, None).to_row() for p in batch.paths]
+    return [replay_one(fn, path, batch.replay).to_row() for path in batch.paths]
 
 
 def _schema() -> Any:
@@ -269,7 +293,11 @@ def run_replay(
         )
 
     def crashed(batch: ReplayBatch, reason: str, seconds: float) -> list[dict[str, Any]]:
-        return [_row(batch.paths[0], replay, "crashed", f"task failed: {reason}", None, seconds)]
+        return [
+            _row(
+                batch.paths[0], replay, "crashed", f"task failed: {reason}", None, seconds
+            ).to_row()
+        ]
 
     if progress is not None:
         progress(state)

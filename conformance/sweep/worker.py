@@ -20,9 +20,9 @@ import traceback
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from creditflow.conformance.inputs.graphs import graph_from_node_link
 from creditflow.conformance.sweep.cases import CaseTask
@@ -146,7 +146,59 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def verdict(outcome: CheckerOutcome) -> str:
+#: SW-ROW, SW-FAILURE: a case's verdict, or why it has none
+CaseVerdict = Literal["deadlock", "violation", "incomplete", "holds", "timeout", "error", "crashed"]
+#: SW-FAILURE: why a case produced no verdict
+CaseFailure = Literal["timeout", "error", "crashed"]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """SW-ROW, OUT-TYPED-RESULT: the result of one case; :meth:`to_row` is the row the
+    sweep stores (the trace zlib-compressed ITF JSON, SW-TRACE)."""
+
+    case_id: str
+    verdict: CaseVerdict
+    complete: bool
+    deadlock: bool | None
+    deadlock_kind: str | None
+    blocked_forever: tuple[str, ...]
+    conservation: bool | None
+    violated: tuple[str, ...]
+    states: int | None
+    transitions: int | None
+    seconds: float | None
+    shortest_counterexample: int | None
+    exit_code: int | None
+    error: str | None
+    trace_z: bytes | None
+    host: str
+    finished_at: float
+
+    def to_row(self) -> dict[str, Any]:
+        """SW-ROW: the stored row, columns in their order."""
+        return {
+            "case_id": self.case_id,
+            "verdict": self.verdict,
+            "complete": self.complete,
+            "deadlock": self.deadlock,
+            "deadlock_kind": self.deadlock_kind,
+            "blocked_forever": list(self.blocked_forever),
+            "conservation": self.conservation,
+            "violated": list(self.violated),
+            "states": self.states,
+            "transitions": self.transitions,
+            "seconds": self.seconds,
+            "shortest_counterexample": self.shortest_counterexample,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "trace_z": self.trace_z,
+            "host": self.host,
+            "finished_at": self.finished_at,
+        }
+
+
+def verdict(outcome: CheckerOutcome) -> CaseVerdict:
     """SW-ROW: ``deadlock``, ``violation``, ``incomplete`` or ``holds``."""
     if outcome.deadlock:
         return "deadlock"
@@ -167,31 +219,35 @@ def _error_text(exc: BaseException) -> str:
 
 
 def failure_result(
-    case_id: str, status: str, error: str, seconds: float | None = None, states: int | None = None
-) -> dict[str, Any]:
+    case_id: str,
+    status: CaseFailure,
+    error: str,
+    seconds: float | None = None,
+    states: int | None = None,
+) -> CaseResult:
     """SW-FAILURE: the result of a case that produced no verdict."""
-    return {
-        "case_id": case_id,
-        "verdict": status,
-        "complete": False,
-        "deadlock": None,
-        "deadlock_kind": None,
-        "blocked_forever": [],
-        "conservation": None,
-        "violated": [],
-        "states": states,
-        "transitions": None,
-        "seconds": seconds,
-        "shortest_counterexample": None,
-        "exit_code": None,
-        "error": error,
-        "trace_z": None,
-        "host": socket.gethostname(),
-        "finished_at": time.time(),
-    }
+    return CaseResult(
+        case_id=case_id,
+        verdict=status,
+        complete=False,
+        deadlock=None,
+        deadlock_kind=None,
+        blocked_forever=(),
+        conservation=None,
+        violated=(),
+        states=states,
+        transitions=None,
+        seconds=seconds,
+        shortest_counterexample=None,
+        exit_code=None,
+        error=error,
+        trace_z=None,
+        host=socket.gethostname(),
+        finished_at=time.time(),
+    )
 
 
-def run_case(task: CaseTask, base: FlowGraph) -> dict[str, Any]:
+def run_case(task: CaseTask, base: FlowGraph) -> CaseResult:
     """One case within its budgets (SW-BUDGET); never raises for a case's own failure."""
     started = time.monotonic()
     budget = CaseBudget(task.max_states, started + task.max_seconds)
@@ -218,25 +274,25 @@ def run_case(task: CaseTask, base: FlowGraph) -> dict[str, Any]:
         return failure_result(task.case_id, "error", _error_text(exc), time.monotonic() - started)
     finally:
         _watchdog.disarm()
-    return {
-        "case_id": task.case_id,
-        "verdict": verdict(outcome),
-        "complete": outcome.complete,
-        "deadlock": outcome.deadlock,
-        "deadlock_kind": outcome.deadlock_kind,
-        "blocked_forever": list(outcome.blocked_forever),
-        "conservation": outcome.conservation,
-        "violated": list(outcome.violated),
-        "states": outcome.states,
-        "transitions": outcome.transitions,
-        "seconds": time.monotonic() - started,
-        "shortest_counterexample": outcome.shortest_counterexample,
-        "exit_code": outcome.exit_code,
-        "error": None,
-        "trace_z": trace_z,
-        "host": socket.gethostname(),
-        "finished_at": time.time(),
-    }
+    return CaseResult(
+        case_id=task.case_id,
+        verdict=verdict(outcome),
+        complete=outcome.complete,
+        deadlock=outcome.deadlock,
+        deadlock_kind=outcome.deadlock_kind,
+        blocked_forever=tuple(outcome.blocked_forever),
+        conservation=outcome.conservation,
+        violated=tuple(outcome.violated),
+        states=outcome.states,
+        transitions=outcome.transitions,
+        seconds=time.monotonic() - started,
+        shortest_counterexample=outcome.shortest_counterexample,
+        exit_code=outcome.exit_code,
+        error=None,
+        trace_z=trace_z,
+        host=socket.gethostname(),
+        finished_at=time.time(),
+    )
 
 
 def run_batch(batch: Batch) -> list[dict[str, Any]]:
@@ -246,7 +302,7 @@ def run_batch(batch: Batch) -> list[dict[str, Any]]:
         try:
             base = _base_graph(task.graph_key, batch.graphs[task.graph_key])
         except Exception as exc:
-            results.append(failure_result(task.case_id, "error", _error_text(exc)))
+            results.append(failure_result(task.case_id, "error", _error_text(exc)).to_row())
             continue
-        results.append(run_case(task, base))
+        results.append(run_case(task, base).to_row())
     return results

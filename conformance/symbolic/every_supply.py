@@ -13,8 +13,7 @@ is scoped to that supply (SCOPE-EXIT: exit 4 unless a violation was found).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import (
@@ -27,6 +26,11 @@ from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
+from creditflow.conformance.explore.results import (
+    CheckResult,
+    CheckScope,
+    SupplyDecision,
+)
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
@@ -96,52 +100,54 @@ def answer_every_supply(
     return SupplyAnswer(report, time.perf_counter() - started)
 
 
-def answer_summary(answer: SupplyAnswer) -> dict[str, Any]:
-    """``check``'s summary (the keys of :func:`~creditflow.conformance.explore.check.summary`)
-    for an answer decided without exploring: no state was enumerated."""
+def answer_summary(answer: SupplyAnswer) -> CheckResult:
+    """``check``'s result for an answer decided without exploring (SCOPE-ORDER): no
+    state was enumerated."""
     report = answer.report
     cex = answer.counterexample
     finding = cex.finding if cex is not None else None
     violated = {finding.property_id} if finding is not None else set()
-    return {
-        "graph": report.graph.name,
-        "complete": True,
-        "stopped_at_deadlock": False,
-        "deadlock": finding is not None and finding.property_id == NO_DEADLOCK,
-        "deadlock_kind": finding.kind if finding is not None else None,
-        "blocked_forever": list(finding.processes) if finding is not None else [],
-        "blocked_forever_drawn": list(finding.final_processes) if finding is not None else [],
-        "conservation": CONSERVATION not in violated,
-        "properties": {
+    return CheckResult(
+        graph=report.graph.name,
+        complete=True,
+        stopped_at_deadlock=False,
+        deadlock=finding is not None and finding.property_id == NO_DEADLOCK,
+        deadlock_kind=finding.kind if finding is not None else None,
+        blocked_forever=tuple(finding.processes) if finding is not None else (),
+        blocked_forever_drawn=tuple(finding.final_processes) if finding is not None else (),
+        conservation=CONSERVATION not in violated,
+        properties={
             pid: False if pid in violated else True if v.status == "proved" else None
             for pid, v in report.verdicts.items()
         },
-        "states": 0,
-        "transitions": 0,
-        "seconds": round(answer.seconds, 4),
-        "states_per_second": None,
-        "reduced": False,
-        "symmetry_order": 1,
-        "shortest_counterexample_length": finding.length if finding is not None else None,
+        states=0,
+        transitions=0,
+        seconds=round(answer.seconds, 4),
+        states_per_second=None,
+        reduced=False,
+        symmetry_order=1,
+        shortest_counterexample_length=finding.length if finding is not None else None,
         # EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
-        "shortest_certified": finding.shortest if finding is not None else None,
-        "counterexample_lengths": {finding.property_id: finding.length} if finding else {},
-        "exit_code": exit_codes.DEADLOCK
+        shortest_certified=finding.shortest if finding is not None else None,
+        counterexample_lengths={finding.property_id: finding.length} if finding else {},
+        exit_code=exit_codes.DEADLOCK
         if finding is not None
         else exit_codes.OK
         if answer.proved
         else exit_codes.INCOMPLETE,
-        "decided_by": {pid: v.method for pid, v in report.verdicts.items()},
-        "step_bound": report.step_bound,
-    }
+        decision=SupplyDecision(
+            decided_by={pid: v.method for pid, v in report.verdicts.items()},
+            step_bound=report.step_bound,
+        ),
+    )
 
 
 @dataclass(frozen=True)
 class CheckDecision:
-    """One ``check``: its summary (plain data, with SCOPE-JSON), the system and finding
-    of the counterexample to write (``None`` when nothing is violated)."""
+    """One ``check``: its typed result (with SCOPE-JSON), the system and finding of the
+    counterexample to write (``None`` when nothing is violated)."""
 
-    report: dict[str, Any]
+    report: CheckResult
     system: CheckedNetwork | None
     primary: Finding | None
 
@@ -179,44 +185,48 @@ def decide_check(
         cex = answer.counterexample if answer is not None else None
         if primary is None and cex is not None and answer is not None:
             # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
-            report = {**answer_summary(answer), "properties": report["properties"]}
-            report["properties"][cex.finding.property_id] = False
+            report = replace(
+                answer_summary(answer),
+                properties={**report.properties, cex.finding.property_id: False},
+            )
             system, primary = cex.system, cex.finding
     report = scoped(report, graph, options, every_supply, answer)
-    report["graph"] = report.get("graph") or graph.name
+    report = replace(report, graph=report.graph or graph.name)
     return CheckDecision(report, system, primary)
 
 
 def scoped(
-    report: dict[str, Any],
+    report: CheckResult,
     graph: FlowGraph,
     options: CheckOptions,
     every_supply: bool,
     answer: SupplyAnswer | None,
-) -> dict[str, Any]:
-    """SCOPE-JSON and SCOPE-EXIT for ``check``'s summary: what was asked (``supply``:
+) -> CheckResult:
+    """SCOPE-JSON and SCOPE-EXIT for ``check``'s result: what was asked (``supply``:
     ``"every"`` or the supply explored), what limits the answer (``explored_supply``,
     ``max_states``), the claim in words, and exit 0 only when the claim asked for is
     established."""
-    out = dict(report)
     supplies = {n.name: n.publishes for n in prepare_graph(graph, options).nodes if n.source}
     example = supply_value(supplies)
     decided = answer is not None and answer.decided
-    scope: dict[str, Any] = {"supply": "every" if every_supply else example}
-    if not decided:
-        scope["explored_supply"] = example
-        if not out["complete"]:
-            scope["max_states"] = options.max_states
-    out["scope"] = scope
-    code = out["exit_code"]
-    asked = supply_words(scope["supply"])
+    scope = (
+        CheckScope(supply="every" if every_supply else example)
+        if decided
+        else CheckScope(
+            supply="every" if every_supply else example,
+            explored_supply=example,
+            max_states=None if report.complete else options.max_states,
+        )
+    )
+    code = report.exit_code
+    asked = supply_words(scope.supply)
     if code in (exit_codes.DEADLOCK, exit_codes.VIOLATION):
         cex = answer.counterexample if answer is not None else None
         used = supply_value(cex.publishes) if cex is not None else example
         claim = f"violated with {supply_words(used)}" + (
             f": not for {asked}" if every_supply else ""
         )
-    elif code == exit_codes.OK and every_supply and not decided and not out.get("settled"):
+    elif code == exit_codes.OK and every_supply and not decided and report.settled is None:
         code = exit_codes.INCOMPLETE
         claim = (
             f"holds for {supply_words(example)} (every state explored); for every supply: "
@@ -224,16 +234,14 @@ def scoped(
         )
     elif code == exit_codes.OK:
         claim = f"holds for {asked}"
-    elif out["complete"] or out.get("stopped_at_deadlock"):
+    elif report.complete or report.stopped_at_deadlock:
         claim = f"not established for {asked}"
     else:
         claim = (
-            f"no counterexample within {out['states']:,} states "
+            f"no counterexample within {report.states:,} states "
             f"({supply_words(example)}); not established for {asked}"
         )
-    out["exit_code"] = code
-    out["claim"] = claim
-    return out
+    return replace(report, scope=scope, exit_code=code, claim=claim)
 
 
 def supply_words(supply: object) -> str:

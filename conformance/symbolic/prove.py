@@ -23,7 +23,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 import z3
 
@@ -87,6 +87,8 @@ def property_ids(graph: FlowGraph) -> tuple[str, ...]:
 
 #: Verdict statuses.
 VIOLATED, NONE_FOUND, UNKNOWN = "violated", "none-up-to-depth", "unknown"
+#: Z3-PROVE: every property proved for the question asked, a violation, or neither
+ProveOutcome = Literal["proved", "counterexample", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class ProveReport:
         return verdict.status == PROVED and (verdict.every_supply or not self.every_supply)
 
     @property
-    def result(self) -> str:
+    def result(self) -> ProveOutcome:
         """``proved`` (every property, for the question asked), ``counterexample`` or
         ``unknown`` (nothing violated, not every property proved)."""
         if self.counterexamples:
@@ -800,88 +802,7 @@ def _symbolic_violations(
             )
 
 
-def prove_scope(report: ProveReport) -> dict[str, Any]:
-    """SCOPE-JSON of a ``prove`` run: the supply the question is about (``"every"``, or
-    the graph's supply per source: an int when they are equal) and the BMC depth when
-    a bounded search limits the answer."""
-    supplies = {n.name: n.publishes for n in report.graph.nodes if n.source}
-    supply: Any = "every" if report.every_supply else supply_value(supplies)
-    bmc = report.bmc
-    return {"supply": supply, "depth": bmc.searched if bmc and not bmc.complete else None}
-
-
 def supply_value(supplies: dict[str, int]) -> int | dict[str, int]:
     """One number when every source has the same supply, else the supply per source."""
     values = set(supplies.values())
     return values.pop() if len(values) == 1 else dict(supplies)
-
-
-def summary(report: ProveReport) -> dict[str, Any]:
-    """The verdicts and figures of one ``prove`` run as plain JSON-able data."""
-    primary = report.primary()
-    out: dict[str, Any] = {
-        "graph": report.graph.name,
-        "mode": "symbolic" if report.symbolic else "concrete",
-        "result": report.result,
-        "exit_code": exit_code(report),
-        "seconds": round(report.seconds, 3),
-        "scope": prove_scope(report),
-        "properties": {
-            pid: {
-                "status": v.status,
-                "method": v.method,
-                "detail": v.detail,
-                "every_supply": v.every_supply,
-            }
-            for pid, v in report.verdicts.items()
-        },
-        "step_bound": report.step_bound,
-        "deadlock_rule": report.deadlock.rule if report.deadlock else None,
-        "condition": report.condition,
-        "condition_exact": report.condition_exact,
-        "own_credits_outside": {k: list(v) for k, v in report.own_outside.items()},
-        "invariant": sorted(report.invariant.lemmas),
-        "invariant_dropped": dict(sorted(report.invariant.dropped.items())),
-        "ranking": report.termination.rank
-        if report.termination and report.termination.proved
-        else None,
-        "max_steps": str(report.termination.initial_rank)
-        if report.termination and report.termination.proved
-        else None,
-        "bmc": None
-        if report.bmc is None
-        else {
-            "depth": report.depth,
-            "searched": report.bmc.searched,
-            "complete": report.bmc.complete,
-            "seconds": round(report.bmc.seconds, 3),
-        },
-        "counterexample": None,
-        "boundary": [
-            {
-                "edge": c.edge or None,
-                "credits": c.credits,
-                "publishes": c.publishes,
-                "kind": c.finding.kind,
-                "length": c.finding.length,
-                "processes": list(c.finding.processes),
-            }
-            for c in report.boundary
-        ],
-        "backlog": None
-        if report.backlog is None
-        else {
-            "proved": report.backlog.proved,
-            "statements": report.backlog.statements,
-        },
-    }
-    if primary is not None:
-        out["counterexample"] = {
-            "property": primary.finding.property_id,
-            "kind": primary.finding.kind,
-            "length": primary.finding.length,
-            "processes": list(primary.finding.processes),
-            "credits": primary.credits,
-            "publishes": primary.publishes,
-        }
-    return out

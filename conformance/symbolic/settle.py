@@ -6,18 +6,18 @@ graph with the same overrides. Only a proof of *every* property settles the chec
 each verdict is then "holds", with the proof method that established it (an inductive
 invariant, a deadlock-freedom rule). A counterexample, an unknown or a bounded "none
 found" settles nothing: the check stays incomplete (exit code 4), and ``creditflow
-prove`` is where to look at it. :func:`apply_settlement` rewrites ``check``'s summary
-(plain data) accordingly.
+prove`` is where to look at it. :func:`apply_settlement` records the settlement in
+``check``'s typed result (OUT-TYPED-RESULT).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import replace
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import CheckOptions
+from creditflow.conformance.explore.results import CheckResult, Settlement
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
 from creditflow.model.network.graph import FlowGraph
 
@@ -26,18 +26,6 @@ DEFAULT_SETTLE_SECONDS = 60.0
 #: The largest graph (nodes + edges) a settlement is tried on: building the Z3 encoding
 #: of a bigger one costs more than its solver calls, which alone the deadline bounds
 SETTLE_LIMIT = 200
-
-
-@dataclass(frozen=True)
-class Settlement:
-    """The outcome of one EXP-SETTLE attempt: ``proved`` when every property was proved;
-    ``result`` is Z3-PROVE's (``proved``, ``counterexample`` or ``unknown``)."""
-
-    proved: bool
-    result: str
-    #: per property id, how it was proved (e.g. ``invariant``, ``edge-lemma``)
-    methods: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
 
 
 def settle(
@@ -68,35 +56,30 @@ def settle(
     )
 
 
-def apply_settlement(report: dict[str, Any], settlement: Settlement) -> dict[str, Any]:
-    """``check``'s summary ``report`` with the settlement recorded under ``settled``;
+def apply_settlement(report: CheckResult, settlement: Settlement) -> CheckResult:
+    """``check``'s result ``report`` with the settlement recorded as ``settled``;
     when every property was proved, every verdict holds and the exit code is 0
     (EXP-SETTLE). The exploration's own figures (states, ``complete``) are kept."""
-    out = dict(report)
-    out["settled"] = {
-        "rule": "EXP-SETTLE",
-        "by": "Z3-PROVE",
-        "result": settlement.result,
-        "proved": settlement.proved,
-        "methods": settlement.methods,
-        "seconds": round(settlement.seconds, 3),
-    }
-    if settlement.proved and set(report["properties"]) <= settlement.methods.keys():
-        out["properties"] = {pid: True for pid in report["properties"]}
-        out["deadlock"] = False
-        out["conservation"] = True
-        out["exit_code"] = exit_codes.OK
-    return out
+    if settlement.proved and set(report.properties) <= settlement.methods.keys():
+        return replace(
+            report,
+            settled=settlement,
+            properties={pid: True for pid in report.properties},
+            deadlock=False,
+            conservation=True,
+            exit_code=exit_codes.OK,
+        )
+    return replace(report, settled=settlement)
 
 
 def settle_open_check(
-    report: dict[str, Any],
+    report: CheckResult,
     graph: FlowGraph,
     options: CheckOptions,
     seconds: float = DEFAULT_SETTLE_SECONDS,
-) -> dict[str, Any]:
-    """EXP-SETTLE for ``check``'s summary ``report`` of ``graph``: tried only when the
+) -> CheckResult:
+    """EXP-SETTLE for ``check``'s result ``report`` of ``graph``: tried only when the
     exploration ran out of budget with nothing found (exit code 4); else ``report``."""
-    if report["exit_code"] != exit_codes.INCOMPLETE:
+    if report.exit_code != exit_codes.INCOMPLETE:
         return report
     return apply_settlement(report, settle(graph, options, seconds))

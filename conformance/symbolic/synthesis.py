@@ -26,9 +26,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import z3
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import CheckOptions, prepare_graph
 from creditflow.conformance.explore.counterexamples import Finding, Run
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
@@ -46,6 +48,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveReport,
     prove_graph,
 )
+from creditflow.conformance.symbolic.prove_result import WrittenTrace
 from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import EdgeSpec, FlowGraph, GraphError
@@ -74,10 +77,11 @@ class SynthesisOptions:
     prove: ProveOptions = ProveOptions()
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class SynthesisResult:
     """The answer (``credits`` per edge), how it was found, the proof of it and the
-    counterexample one step beyond it."""
+    counterexample one step beyond it (OUT-TYPED-RESULT); ``status`` is ``found``,
+    ``none`` or ``unknown``."""
 
     goal: str
     status: str
@@ -89,6 +93,46 @@ class SynthesisResult:
     beyond_credits: dict[str, CreditSpec] = field(default_factory=dict)
     rounds: int = 0
     seconds: float = 0.0
+    #: the graph and the mailbox bound asked about
+    graph: str = ""
+    bound: int | None = None
+    #: added by the CLI: the graph as named, and the trace one step beyond as written
+    source: str | None = None
+    beyond_written: WrittenTrace | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """Z3-SYNTH: 0 an answer found and proved, 10 (deadlock-free) / 12 (mailbox) no
+        I in range works, 4 undecided."""
+        if self.status == FOUND:
+            return exit_codes.OK
+        if self.status == UNKNOWN:
+            return exit_codes.INCOMPLETE
+        return exit_codes.DEADLOCK if self.goal == DEADLOCK_FREE else exit_codes.VIOLATION
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: ``synth --json``'s document, keys in their printed order."""
+        out: dict[str, Any] = {"graph": self.graph}
+        if self.source is not None:
+            out["source"] = self.source
+        out |= {
+            "goal": self.goal,
+            "bound": self.bound,
+            "status": self.status,
+            "method": self.method,
+            "credits": {k: [v.initial, v.more_after] for k, v in self.credits.items()},
+            "explanation": self.explanation,
+            "proof": self.proof.result if self.proof else None,
+            "beyond": {k: [v.initial, v.more_after] for k, v in self.beyond_credits.items()},
+            "rounds": self.rounds,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.beyond is not None and self.beyond_written is not None:
+            out["beyond_trace"] = self.beyond_written.trace
+            out["beyond_kind"] = self.beyond.finding.kind
+            out["beyond_length"] = self.beyond.finding.length
+        out["exit_code"] = self.exit_code
+        return out
 
 
 def _edge_name(e: EdgeSpec) -> str:
@@ -109,6 +153,7 @@ def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions())
     """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides); a
     graph with faults is answered by the counterexample-guided loop (Z3-FAULTS-SYNTH); a
     graph without edges has no credit to choose (:class:`GraphError`, Z3-SYNTH-EDGES)."""
+    name = graph.name
     if not graph.edges:
         raise GraphError(f"{graph.name}: no edges, so no credit to synthesise (Z3-SYNTH-EDGES)")
     started = time.perf_counter()
@@ -132,8 +177,7 @@ def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions())
         result = _mailbox(graph, options)
     else:
         result = _deadlock_free(graph, options)
-    result.seconds = time.perf_counter() - started
-    return result
+    return replace(result, seconds=time.perf_counter() - started, graph=name, bound=options.bound)
 
 
 def _deadlock_free(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResult:
@@ -196,8 +240,11 @@ def _deadlock_free(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResu
                 break
     if lower is not None and all(v >= 1 for v in lower.values()):
         below = _with_initials(graph, lower)
-        result.beyond_credits = {_edge_name(e): e.credit for e in below.edges}
-        result.beyond = _deadlock_witness(below, options)
+        result = replace(
+            result,
+            beyond_credits={_edge_name(e): e.credit for e in below.edges},
+            beyond=_deadlock_witness(below, options),
+        )
     return result
 
 
@@ -387,8 +434,11 @@ def _mailbox(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResult:
     if options.max_credit is None or best < options.max_credit:
         above = _with_initials(graph, dict.fromkeys((_edge_name(e) for e in graph.edges), best + 1))
         backlog = (best + 1) + (m * ((best + 1) // m) if m >= 1 else 0)
-        result.beyond = _model_run_over(above.with_publishes(backlog), bound)
-        result.beyond_credits = {_edge_name(e): e.credit for e in above.edges}
+        result = replace(
+            result,
+            beyond=_model_run_over(above.with_publishes(backlog), bound),
+            beyond_credits={_edge_name(e): e.credit for e in above.edges},
+        )
     return result
 
 

@@ -33,13 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.flow import ProcessCredit
 from creditflow.model.network.graph import EdgeSpec, FlowGraph
 
 Pair = tuple[str, str]
+#: The kinds of NET step (NET-READ, NET-TAKE, NET-BUMP, NET-CRASH, NET-DOWN)
+StepKind = Literal["read", "take", "bump", "crash", "down"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Step:
     that granted (NET-BUMP); ``crash`` of ``node`` (NET-CRASH); ``down``: ``node``
     handles the DOWN of the dead ``peer`` (NET-DOWN)."""
 
-    kind: str
+    kind: StepKind
     node: str
     peer: str | None = None
 

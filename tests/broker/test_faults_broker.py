@@ -108,7 +108,7 @@ def test_killed_queue_releases_channel_and_reader_as_the_model_predicts(private_
     assert prediction["lost_to_crash"] == prediction["backlog"]
     assert qpid not in after.processes
     live = [e for e in after.edges if e.complete]
-    assert live and all(e.holds for e in live), [e.as_dict() for e in live]
+    assert live and all(e.holds for e in live), [e.to_json() for e in live]
     assert after.violations == []
     print(
         f"killed-queue: backlog {to_queue.data} (model {prediction['backlog']}), "
@@ -243,7 +243,7 @@ def test_closed_connection_while_its_channel_is_blocked(private_broker, how):
     assert model["queue_forgot_a"] and pids["channel_a"] not in after.processes[qpid].credit_to
     live = [e for e in after.edges if e.complete]
     assert len(live) == model["live_pairs"]
-    assert live and all(e.holds for e in live), [e.as_dict() for e in live]
+    assert live and all(e.holds for e in live), [e.to_json() for e in live]
     assert after.violations == []
     length = chans["b"].queue_declare(queue, passive=True).method.message_count
     assert length == model["queue_length"]

@@ -81,7 +81,7 @@ def test_suspended_queue_blocks_reader_through_channel(private_broker, agent, tm
         assert "suspended" in chain["root_cause"]
         assert a.processes[qpid].suspended
         complete = [e for e in a.edges if e.complete]
-        assert complete and all(e.holds for e in complete), [e.as_dict() for e in complete]
+        assert complete and all(e.holds for e in complete), [e.to_json() for e in complete]
         assert a.violations == []
         stalled_edge = next(e for e in a.edges if e.receiver == qpid)
         i, m = stalled_edge.spec

@@ -130,12 +130,12 @@ def test_sweep_end_to_end_resumes_and_reads_in_spark_sql(spark, tmp_path):
         expected = summary(system, explored)
         if case.task.checker == "prove":
             assert (row["verdict"], row["states"], row["deadlock"]) == ("holds", None, False)
-            assert expected["deadlock"] is False and expected["complete"]
+            assert expected.deadlock is False and expected.complete
             continue
         assert (row["states"], row["deadlock"], row["complete"]) == (
-            expected["states"],
-            expected["deadlock"],
-            expected["complete"],
+            expected.states,
+            expected.deadlock,
+            expected.complete,
         )
         assert (row["nodes"], row["cycles"], row["variant"]) == (
             case.graph.features["nodes"],

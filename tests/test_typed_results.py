@@ -1,0 +1,302 @@
+"""OUT-TYPED-RESULT: the engines return frozen, slotted dataclasses that grow by
+``dataclasses.replace``, and each result's one JSON renderer (``to_json``) prints what
+the command's schema (OUT-JSON-SCHEMA) admits, keys in the order the commands print."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import get_args
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.cli import main
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.conform import ConformResult
+from creditflow.conformance.differential.replay import ReplayReport
+from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
+from creditflow.conformance.explore.alarms import alarms_summary
+from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.explore.results import (
+    AccountBound,
+    AccountsCheckResult,
+    AlarmsCheckResult,
+    CheckFiles,
+    CheckResult,
+    CheckScope,
+    Settlement,
+    SupplyDecision,
+    WrittenTrace,
+)
+from creditflow.conformance.inputs.actor_graphs import load_actor_graph
+from creditflow.conformance.inputs.graphs import load_graph, load_preset
+from creditflow.conformance.observe import snapshot as observe_snapshot
+from creditflow.conformance.observe import validate as observe_validate
+from creditflow.conformance.sweep.replay import TraceReplayResult
+from creditflow.conformance.sweep.schema import COLUMN_NAMES, unstorable
+from creditflow.conformance.sweep.worker import CaseResult, failure_result
+from creditflow.conformance.symbolic.every_supply import decide_check
+from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove_result import (
+    BacklogFigures,
+    BmcFigures,
+    CounterexampleFigures,
+    PropertyVerdict,
+    ProveResult,
+    ProveScope,
+    prove_result,
+)
+from creditflow.conformance.symbolic.synthesis import SynthesisOptions, SynthesisResult, synthesize
+from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
+from creditflow.model.alarms.system import CheckedAlarms
+from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.rules import StepKind
+from creditflow.model.network.system import ReadableNetwork
+from tests.json_schemas import schema
+
+BUGS = Path(__file__).resolve().parents[1] / "spec" / "graphs" / "bugs"
+
+RESULT_TYPES = [
+    CaseResult,
+    TraceReplayResult,
+    observe_validate.Result,
+    observe_validate.Divergence,
+    observe_snapshot.Analysis,
+    observe_snapshot.Process,
+    observe_snapshot.Edge,
+    CheckResult,
+    AccountsCheckResult,
+    AccountBound,
+    AlarmsCheckResult,
+    CheckScope,
+    CheckFiles,
+    Settlement,
+    SupplyDecision,
+    ProveResult,
+    ProveScope,
+    PropertyVerdict,
+    BmcFigures,
+    CounterexampleFigures,
+    BacklogFigures,
+    WrittenTrace,
+    SynthesisResult,
+]
+
+
+def valid(name: str, document: dict[str, object]) -> None:
+    jsonschema.Draft202012Validator(schema(name)).validate(document)
+
+
+@pytest.mark.parametrize("kind", RESULT_TYPES, ids=lambda t: t.__name__)
+def test_result_types_are_frozen_slotted_dataclasses(kind: type) -> None:
+    """OUT-TYPED-RESULT: one way for every result: a frozen dataclass with slots."""
+    assert dataclasses.is_dataclass(kind)
+    assert kind.__dataclass_params__.frozen
+    assert "__slots__" in vars(kind)
+
+
+def test_check_result_grows_by_replace_and_renders_each_stage() -> None:
+    """OUT-TYPED-RESULT: the exploration's summary is not changed by a later stage; a
+    stage not reached is absent from the JSON; the CLI's additions come last."""
+    explored = summary(*check_graph(load_preset("fanout"), CheckOptions(max_states=10)))
+    assert explored.exit_code == exit_codes.INCOMPLETE
+    doc = explored.to_json()
+    assert list(doc)[-1] == "exit_code"
+    assert not {"scope", "claim", "source", "settled", "trace"} & doc.keys()
+    name = "exit_code"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(explored, name, 0)
+    decided = decide_check(load_preset("fanout"), CheckOptions(publishes=2), every_supply=False)
+    shown = dataclasses.replace(decided.report, source="fanout")
+    valid("check", shown.to_json())
+    assert list(shown.to_json())[-3:] == ["scope", "claim", "source"]
+    assert decided.report.source is None
+
+
+def test_check_json_keys_in_printed_order(tmp_path) -> None:
+    """OUT-TYPED-RESULT: the renderer prints the keys in the order the dict-built output
+    had (pinned here: a drift in order is a drift in output)."""
+    trace = tmp_path / "w.itf.json"
+    result = CliRunner().invoke(
+        main, ["check", "stalled-queue", "--credit", "2,1", "--json", "--trace-out", str(trace)]
+    )
+    assert result.exit_code == exit_codes.DEADLOCK
+    doc = json.loads(result.output)
+    assert list(doc) == [
+        "graph",
+        "complete",
+        "stopped_at_deadlock",
+        "deadlock",
+        "deadlock_kind",
+        "blocked_forever",
+        "blocked_forever_drawn",
+        "conservation",
+        "properties",
+        "states",
+        "transitions",
+        "seconds",
+        "states_per_second",
+        "reduced",
+        "symmetry_order",
+        "shortest_counterexample_length",
+        "shortest_certified",
+        "counterexample_lengths",
+        "exit_code",
+        "decided_by",
+        "step_bound",
+        "scope",
+        "claim",
+        "source",
+        "trace",
+        "dot",
+        "svg",
+    ]
+    assert doc["trace"] == str(trace) and doc["scope"] == {"supply": "every"}
+
+
+def test_settled_check_renders_settled_after_the_figures() -> None:
+    """EXP-SETTLE, OUT-TYPED-RESULT: ``settled`` follows ``exit_code``; a proof of every
+    property turns the verdicts to holds without touching the exploration's result."""
+    explored = summary(*check_graph(load_preset("fanout"), CheckOptions(max_states=10)))
+    methods = {pid: "invariant" for pid in explored.properties}
+    settled = dataclasses.replace(
+        explored, settled=Settlement(proved=True, result="proved", methods=methods, seconds=0.1)
+    )
+    doc = settled.to_json()
+    assert list(doc)[-2:] == ["exit_code", "settled"]
+    assert doc["settled"]["rule"] == "EXP-SETTLE" and doc["settled"]["seconds"] == 0.1
+
+
+def test_prove_result_renders_what_the_schema_admits() -> None:
+    """OUT-TYPED-RESULT, OUT-JSON-SCHEMA: prove's typed result, with the CLI's additions,
+    validates against prove.json; the engine's part alone has no CLI keys."""
+    report = prove_graph(load_preset("stalled-queue"), ProveOptions(credit=CreditSpec(2, 1)))
+    result = prove_result(report)
+    assert result.result == "counterexample" and result.exit_code == exit_codes.DEADLOCK
+    assert result.counterexample is not None and result.counterexample.kind
+    assert not {"source", "invariant_legend", "trace"} & result.to_json().keys()
+    shown = dataclasses.replace(
+        result,
+        source="stalled-queue",
+        invariant_legend={},
+        files=WrittenTrace(trace="t.itf.json", dot="t.dot", svg=None, pictured=True),
+        boundary_traces=tuple(None for _ in result.boundary),
+    )
+    doc = shown.to_json()
+    valid("prove", doc)
+    assert list(doc)[-5:] == ["source", "invariant_legend", "trace", "dot", "svg"]
+    assert doc["counterexample"]["property"] == "PROP-NO-DEADLOCK"
+
+
+def test_prove_boundary_traces_go_into_each_boundary_entry() -> None:
+    """Z3-BOUNDARY, OUT-TYPED-RESULT: each boundary case renders with its trace once the
+    CLI has written it."""
+    report = prove_graph(load_preset("fanout"), ProveOptions(symbolic=True))
+    result = prove_result(report)
+    assert result.boundary, "fanout --symbolic has boundary cases"
+    assert all("trace" not in e for e in result.to_json()["boundary"])
+    paths = tuple(f"b{i}.itf.json" for i in range(len(result.boundary)))
+    doc = dataclasses.replace(result, boundary_traces=paths, source="fanout").to_json()
+    assert [e["trace"] for e in doc["boundary"]] == list(paths)
+    assert all(e["edge"] in e["credits"] for e in doc["boundary"])
+
+
+def test_synth_result_is_typed_and_renders_the_cli_document() -> None:
+    """Z3-SYNTH, OUT-TYPED-RESULT: synthesize returns a frozen result with the graph and
+    bound asked; with the CLI's additions its JSON validates against synth.json, and the
+    exit code follows the status."""
+    result = synthesize(
+        load_preset("stalled-queue"),
+        SynthesisOptions(
+            goal="mailbox", bound=800, prove=ProveOptions(credit=CreditSpec(400, 200))
+        ),
+    )
+    assert (result.graph, result.bound, result.status) == ("stalled-queue", 800, "found")
+    assert result.exit_code == exit_codes.OK and result.beyond is not None
+    assert "beyond_trace" not in result.to_json()
+    shown = dataclasses.replace(
+        result, source="stalled-queue", beyond_written=WrittenTrace(trace="b.itf.json")
+    )
+    doc = shown.to_json()
+    valid("synth", doc)
+    assert list(doc)[:2] == ["graph", "source"] and list(doc)[-1] == "exit_code"
+    assert (
+        doc["beyond_trace"] == "b.itf.json" and doc["beyond_length"] == result.beyond.finding.length
+    )
+    none = dataclasses.replace(result, status="none")
+    assert none.exit_code == exit_codes.VIOLATION
+
+
+def test_conform_and_replay_results_render_by_their_own_method() -> None:
+    """OUT-TYPED-RESULT, OUT-JSON-SCHEMA: conform's and replay's results carry their one
+    JSON renderer; a result with nothing run renders a valid document whose verdict and
+    counts follow the fields."""
+    conformant = ConformResult(adapter="reference", implementation="model", seed=7)
+    doc = conformant.to_json()
+    valid("conform", doc)
+    assert (doc["verdict"], doc["exit_code"], doc["seed"]) == ("conformant", exit_codes.OK, 7)
+    failed = ConformResult(
+        adapter="x", implementation="", seed=1, failure=AdapterFailure("x", "crash", "gone")
+    )
+    assert failed.to_json()["verdict"] == "adapter-failure"
+    assert failed.to_json()["failure"]["kind"] == "crash"
+    replayed = ReplayReport(adapter="reference", implementation="model")
+    doc = replayed.to_json()
+    valid("replay", doc)
+    assert doc["counts"] == replayed.counts and set(doc["counts"].values()) == {0}
+
+
+def test_accounts_check_result_is_typed_and_valid() -> None:
+    """AC-OVERSHOOT, OUT-TYPED-RESULT: accounts check's result is frozen, its accounts
+    are typed bounds, and with the CLI's additions it validates against
+    accounts-check.json."""
+    system, explored = check_actor_graph(load_actor_graph("slow-consumer"))
+    result = accounts_summary(system, explored)
+    assert result.exit_code == exit_codes.DEADLOCK and result.deadlock_kind is not None
+    assert all(isinstance(a, AccountBound) for a in result.accounts.values())
+    assert "trace" not in result.to_json()
+    shown = dataclasses.replace(result, source="slow-consumer", files=WrittenTrace(trace=None))
+    doc = shown.to_json()
+    valid("accounts-check", doc)
+    assert list(doc)[-3:] == ["exit_code", "source", "trace"] and doc["trace"] is None
+
+
+def test_alarms_check_result_is_typed_and_valid() -> None:
+    """OUT-TYPED-RESULT: alarms check's verdicts (the AL properties) are a frozen
+    result; with a trace added it validates against alarms-check.json."""
+    config = AlarmConfig((ConnectionSpec("pub0", node=0, publishes=1),), nodes=("rabbit@n0",))
+    explored = explore(CheckedAlarms(config))
+    result = alarms_summary("3.10.8", explored)
+    assert result.complete and result.exit_code == exit_codes.OK
+    assert all(result.properties.values())
+    assert "trace" not in result.to_json()
+    doc = dataclasses.replace(result, files=WrittenTrace(trace="a.itf.json")).to_json()
+    valid("alarms-check", doc)
+    assert list(doc)[-2:] == ["exit_code", "trace"]
+
+
+def test_step_kind_is_a_closed_set_every_kind_of_which_occurs() -> None:
+    """NET-READ, NET-TAKE, NET-BUMP, NET-CRASH, NET-DOWN, OUT-TYPED-RESULT: ``Step.kind``
+    is the Literal ``StepKind``; a graph with faults has a step of every kind and no
+    other, and each prints as its kind."""
+    graph = load_graph(str(BUGS / "dead-mirror-3.8.10-bug.json"))
+    steps = ReadableNetwork(graph).steps
+    assert {s.kind for s in steps} == set(get_args(StepKind))
+    assert all(str(s).startswith(f"{s.kind}(") for s in steps)
+
+
+def test_sweep_case_results_are_typed_and_store_as_rows() -> None:
+    """SW-ROW, SW-FAILURE, OUT-TYPED-RESULT: a case's result is a frozen CaseResult;
+    its row has only columns of the sweep's table (besides the trace, which the driver
+    writes as a file, SW-TRACE) and the stored types (SW-ROW-TYPES)."""
+    failed = failure_result("c1", "timeout", "no verdict within max_seconds = 1", 1.5, 30)
+    assert (failed.verdict, failed.states, failed.exit_code) == ("timeout", 30, None)
+    row = failed.to_row()
+    assert set(row) - {"trace_z"} <= set(COLUMN_NAMES) and row["trace_z"] is None
+    assert unstorable(row) == [] and row["blocked_forever"] == [] and row["violated"] == []
+    assert list(row)[:2] == ["case_id", "verdict"]
