@@ -35,7 +35,7 @@ def schema_name(args: Sequence[str]) -> str | None:
     if name == "paging" and "--against-broker" in words:
         return "paging-against-broker"
     if name == "sweep" and "--dry-run" in words:
-        return None  # the plan is printed as a table, with or without --json
+        return "sweep-dry-run"
     return name
 
 

@@ -12,12 +12,16 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli import main
 from creditflow.conformance.cli import observe as observe_cli
+from creditflow.conformance.cli.common import BoundedParam
 from creditflow.conformance.differential.corpus import corpus_dir
 from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
@@ -27,6 +31,7 @@ from creditflow.conformance.sweep.replay import ReplayError, corpus_files
 from tests.hardening.helpers import alive, invoke, one_error_line, run
 
 pytest_plugins = ["pytester"]
+ROOT_SPEC = Path(__file__).resolve().parents[1] / "spec"
 
 
 # -- IN-BOUNDS --------------------------------------------------------------------------
@@ -94,6 +99,63 @@ def test_the_bounds_table(value, bound, accepted):
             bounds.check_number(value, bound, "--x")
     else:
         assert bounds.check_number(value, bound, "--x") == accepted
+
+
+NEW_NUMERIC_OPTIONS = [
+    ("check", "cycle2", "--max-crashes"),
+    ("observe", "record", "--out", "x.itf.json", "--seconds"),
+    ("observe", "record", "--out", "x.itf.json", "--workload"),
+    ("observe", "workload", "--publishes"),
+    ("observe", "snapshot", "--max-pause-ms"),
+]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e308", "1" * 19])
+@pytest.mark.parametrize("command", NEW_NUMERIC_OPTIONS, ids=lambda c: " ".join(c))
+def test_numeric_options_added_since_are_bounded(command, value):
+    """IN-BOUNDS: ``check --max-crashes`` (faults), ``observe record --seconds`` and
+    ``--workload``, ``observe workload --publishes`` and ``observe snapshot
+    --max-pause-ms`` refuse nan, inf, negative and huge values in one line, exit 2,
+    before any broker is started."""
+    code, _, err = invoke(*command, value)
+    assert code == exit_codes.USAGE
+    assert command[-1] in one_error_line(err)
+
+
+def test_workload_publishes_are_the_largest_supply():
+    """IN-BOUNDS: the workload bound is IN-LIMITS' largest supply of a source."""
+    from creditflow.model.network.graph import MAX_PUBLISHES
+
+    assert bounds.PUBLISHES.high == MAX_PUBLISHES and bounds.PUBLISHES.low == 0
+
+
+def _numeric_options(command: click.Command, path: str) -> Iterator[tuple[str, click.Option]]:
+    if isinstance(command, click.Group):  # loaded through the group (START-LAZY)
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is not None:
+                yield from _numeric_options(sub, f"{path} {name}")
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag:
+            yield path, param
+
+
+def test_no_numeric_option_is_unbounded():
+    """IN-BOUNDS: every numeric option of every command goes through the bounds table
+    (or a small ``IntRange``); a plain ``int``/``float`` option would take nan, inf or
+    10**30."""
+    unbounded = [
+        f"{path} {param.opts[0]}"
+        for path, param in _numeric_options(main, "creditflow")
+        if isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType))
+        and not isinstance(param.type, click.types._NumberRangeBase)
+    ]
+    assert unbounded == []
+    checked = [
+        p for _, p in _numeric_options(main, "creditflow") if isinstance(p.type, BoundedParam)
+    ]
+    assert len(checked) > 20
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e308"])
@@ -311,3 +373,36 @@ def test_observe_honours_erl_epmd_port(monkeypatch):
     ctx = observe_cli.snapshot.make_context("snapshot", ["--node", "a@b"])
     assert ctx.params["epmd_port"] is None
     assert os.environ.get("ERL_EPMD_PORT") is None
+
+
+def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
+    """IN-MEMORY: a MemoryError while a file is read or processed (a 51 MB trace under a
+    700 MB limit) ends the command with one line naming it and the file, exit 2."""
+    from creditflow.conformance.inputs import reading
+
+    trace = tmp_path / "big.itf.json"
+    trace.write_text("{}")
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(reading.json, "loads", exhausted)
+    code, out, err = invoke("replay", str(trace), "--adapter", "reference")
+    assert code == exit_codes.USAGE
+    line = one_error_line(err)
+    assert "out of memory" in line and "IN-MEMORY" in line and str(trace) in line
+    assert "creditflow replay" in line and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("op", [[[[]]], {"a": 1}, 3])
+def test_a_paging_op_that_is_no_name_is_one_line(tmp_path, op):
+    """IN-SCHEMA (found by the fuzz suite): a step whose ``op`` is a list, an object or a
+    number is refused in one line, exit 2 (a list raised TypeError: unhashable)."""
+    doc = json.loads(Path(ROOT_SPEC / "paging" / "small-embedded.json").read_text())
+    doc["steps"][0]["op"] = op
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    for extra in ([], ["--json"]):
+        code, out, err = invoke("paging", str(path), *extra)
+        assert code == exit_codes.USAGE and "unknown op" in one_error_line(err)
+        assert out == ""

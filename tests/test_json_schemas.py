@@ -20,7 +20,7 @@ from tests.json_schemas import LINES, SCHEMAS, documents, schema, schema_name, v
 from tests.observe_traces import generate
 
 #: schemas of an option's variant of a command (the command's own schema is derived)
-VARIANTS = {"paging-against-broker"}
+VARIANTS = {"paging-against-broker", "sweep-dry-run"}
 CORPUS = Path(__file__).resolve().parents[1] / "conformance" / "corpus" / "credit_flow"
 MUTANT = "mutant:peer-down-no-unblock"
 
@@ -81,7 +81,28 @@ def test_schema_names_follow_the_command_line() -> None:
     assert schema_name(["check", "fanout"]) is None
     assert schema_name(["accounts", "check", "seed", "--json"]) == "accounts-check"
     assert schema_name(["paging", "x", "--against-broker", "--json"]) == "paging-against-broker"
-    assert schema_name(["sweep", "smoke", "--dry-run", "--json"]) is None
+    assert schema_name(["sweep", "smoke", "--dry-run", "--json"]) == "sweep-dry-run"
+
+
+def test_sweep_dry_run_json_is_the_plan(tmp_path: Path) -> None:
+    """SW-DRY-RUN: ``sweep --dry-run --json`` prints the plan as one JSON object (its
+    schema is checked by the autouse fixture), per family and in all, and writes
+    nothing; without --json it is still a table."""
+    out = tmp_path / "sw"
+    args = ["sweep", "smoke", "--out", str(out), "--dry-run"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    validate("sweep-dry-run", result.stdout)
+    assert plan["sweep"] == "smoke" and plan["out"] == str(out)
+    assert plan["cases"] == sum(f["cases"] for f in plan["families"]) > 0
+    assert plan["pending"] == plan["cases"] and plan["foreign"] == 0  # nothing ran yet
+    assert all(f["graphs"] > 0 and f["pending"] == f["cases"] for f in plan["families"])
+    assert not out.exists()
+    table = CliRunner().invoke(main, args)
+    assert table.exit_code == 0 and "to run" in table.stdout
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(table.stdout)
 
 
 REPRESENTATIVE = {

@@ -75,3 +75,42 @@ def test_check_title_names_the_violating_step(tmp_path) -> None:
     dot = (tmp_path / "sq.dot").read_text()
     assert "after 4 steps" in dot and "state after" not in dot
     assert "blocked forever: channel (later also: reader)" in result.stdout
+
+
+def test_a_huge_picture_is_written_as_dot_without_layout(tmp_path) -> None:
+    """EXP-PICTURE-SIZE: above MAX_LAYOUT_LINES the DOT is written and no SVG is drawn
+    (Graphviz is not even started, so it returns at once); at the limit the SVG is."""
+    import shutil
+    import time
+
+    from creditflow.conformance.traces import pictures
+
+    body = "".join(f"  n{i} -> n{i + 1};\n" for i in range(pictures.MAX_LAYOUT_LINES + 10))
+    huge = "digraph g {\n" + body + "}\n"
+    started = time.perf_counter()
+    dot, svg = pictures.write_picture(huge, tmp_path / "huge.dot")
+    assert svg is None and dot.read_text() == huge
+    assert time.perf_counter() - started < 1
+    assert "EXP-PICTURE-SIZE" in (pictures.layout_refusal(huge) or "")
+    small = "digraph g {\n" + body.split("\n", 100)[0] + "\n}\n"
+    assert pictures.layout_refusal(small) is None
+    if shutil.which("dot"):
+        assert pictures.write_picture(small, tmp_path / "small.dot")[1] is not None
+
+
+def test_check_says_in_one_line_why_there_is_no_svg(tmp_path, monkeypatch) -> None:
+    """EXP-PICTURE-SIZE: `check` writes the trace and the DOT, says in one stderr line
+    that no SVG was drawn, and keeps its verdict (exit 10, `svg` null)."""
+    import json
+
+    from creditflow.conformance.traces import pictures
+
+    monkeypatch.setattr(pictures, "MAX_LAYOUT_LINES", 5)
+    trace = tmp_path / "sq.itf.json"
+    args = ["check", "stalled-queue", "--publishes", "4", "--trace-out", str(trace), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 10, result.output
+    report = json.loads(result.stdout)
+    assert report["svg"] is None and report["dot"] and trace.exists()
+    notes = [line for line in result.stderr.splitlines() if "EXP-PICTURE-SIZE" in line]
+    assert len(notes) == 1 and notes[0].startswith("picture: no SVG drawn")

@@ -50,7 +50,7 @@ from creditflow.conformance.traces.network import (
     trace_too_long,
     write_network_trace,
 )
-from creditflow.conformance.traces.pictures import finding_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -118,7 +118,7 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 )
 @click.option(
     "--max-crashes",
-    type=int,
+    type=COUNT,
     metavar="N",
     help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
     "default: every may_crash process may crash).",
@@ -228,8 +228,11 @@ def check(
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps"
         )
-        files = saver.attempt(write_picture, finding_dot(system, primary, title), dot_path)
+        picture = finding_dot(system, primary, title)
+        files = saver.attempt(write_picture, picture, dot_path)
         dot_file, svg_file = files or (None, None)
+        if files and (refusal := layout_refusal(picture)):
+            click.echo(f"picture: {refusal}", err=True)
         report = replace(
             report,
             files=CheckFiles(

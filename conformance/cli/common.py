@@ -204,6 +204,10 @@ class PolicyGroup(click.Group):
             raise SystemExit(code)
         return result
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["creditflow.argv"] = list(args)  # IN-MEMORY names them
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
 
         del WRITTEN[:]
@@ -213,6 +217,8 @@ class PolicyGroup(click.Group):
             except click.UsageError as exc:  # bad usage: one line, exit 2, like bad input
                 where = exc.ctx.command_path if exc.ctx is not None else "creditflow"
                 fail(printable_line(f"{where}: {exc.format_message()}"), exit_codes.USAGE)
+            except MemoryError:
+                fail(printable_line(_out_of_memory(ctx)), exit_codes.USAGE)
             except BaseException as exc:
                 # An interrupt may surface as another exception (a library's own error
                 # while it unwinds) or be followed by an exit: the signal decides.
@@ -225,6 +231,18 @@ class PolicyGroup(click.Group):
                 ):
                     raise  # the command reported the interrupt itself (sweep)
                 _report_interrupt(exc if isinstance(exc, KeyboardInterrupt) else None)
+
+
+def _out_of_memory(ctx: click.Context) -> str:
+    """IN-MEMORY: the one line for a command that ran out of memory, naming its files."""
+    words = [str(w) for w in ctx.meta.get("creditflow.argv", [])]
+    files = [w for w in words if not w.startswith("-") and Path(w).is_file()]
+    given = f" on {', '.join(files[:3])}" if files else ""
+    command = [w for w in words[:2] if not w.startswith("-") and w not in files]
+    return (
+        f"{' '.join(['creditflow', *command])}: out of memory{given} (the input is "
+        "too large for the memory this process may use; IN-MEMORY)"
+    )
 
 
 def _report_interrupt(exc: BaseException | None) -> NoReturn:

@@ -128,6 +128,7 @@ def _report_snapshot(
 @click.option("--graph-out", default=None, help="the live credit graph (node-link JSON)")
 @click.option(
     "--max-pause-ms",
+    type=BoundedParam(bounds.MILLISECONDS),
     default=5000,
     show_default=True,
     help="the watchdog resumes everything after this long",
@@ -156,13 +157,19 @@ def snapshot(
 @_node
 @_cookie
 @_epmd
-@click.option("--seconds", default=10.0, show_default=True, help="how long to record")
+@click.option(
+    "--seconds",
+    type=BoundedParam(bounds.SECONDS),
+    default=10.0,
+    show_default=True,
+    help="how long to record",
+)
 @click.option("--out", required=True, help="the trace file to write")
 @click.option(
     "--workload",
     "publishes",
     default=0,
-    type=int,
+    type=BoundedParam(bounds.PUBLISHES),
     help="run the workload with this many publishes while recording "
     "(default: just record for --seconds)",
 )
@@ -234,7 +241,7 @@ def validate_cmd(trace: str, itf_out: str | None, as_json: bool) -> None:
 
 
 @observe.command()
-@click.option("--publishes", default=10_000, show_default=True)
+@click.option("--publishes", type=BoundedParam(bounds.PUBLISHES), default=10_000, show_default=True)
 @click.option("--dot-out", default=None, help="picture of the snapshot taken during the stall")
 @click.option("--out", default=None, help="also record a trace of the whole run to this file")
 def workload(publishes: int, dot_out: str | None, out: str | None) -> None:

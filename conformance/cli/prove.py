@@ -53,7 +53,7 @@ from creditflow.conformance.symbolic.prove_result import (
 )
 from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace, trace_too_long
-from creditflow.conformance.traces.pictures import finding_dot, write_picture
+from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -88,12 +88,13 @@ def _write(
     title = (
         f"{cex.system.graph.name}: {f.property_id} ({f.kind}) after {f.length} steps (found by Z3)"
     )
+    text = finding_dot(cex.system, f, title)
     files = saver.attempt(
-        write_picture,
-        finding_dot(cex.system, f, title),
-        path.with_name(path.name.removesuffix(".itf.json") + ".dot"),
+        write_picture, text, path.with_name(path.name.removesuffix(".itf.json") + ".dot")
     )
     dot, svg = files or (None, None)
+    if files and (refusal := layout_refusal(text)):
+        click.echo(f"picture: {refusal}", err=True)
     return WrittenTrace(
         trace=trace, dot=str(dot) if dot else None, svg=str(svg) if svg else None, pictured=True
     )

@@ -106,6 +106,23 @@ def _plan_table(plan: Any) -> Any:
     return table
 
 
+def _plan_document(plan: Any, out: Path) -> dict[str, Any]:
+    """SW-DRY-RUN: the plan as one JSON object (spec/schemas/sweep-dry-run.json): per
+    family its kind, graphs, cases and cases still to run, and the totals."""
+    kinds = {f.name: f.kind.kind for f in plan.sweep.families}
+    return {
+        "sweep": plan.sweep.name,
+        "out": str(out),
+        "cases": len(plan.cases),
+        "pending": len(plan.pending),
+        "foreign": plan.foreign,
+        "families": [
+            {"family": family, "kind": kinds[family], "graphs": g, "cases": c, "pending": p}
+            for family, (g, c, p) in plan.per_family().items()
+        ],
+    }
+
+
 @click.command()
 @click.argument("sweepfile")
 @click.option("--master", help=MASTER_HELP)
@@ -132,7 +149,8 @@ def _plan_table(plan: Any) -> Any:
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Only show how many graphs and cases each family has and what is left.",
+    help="Only show how many graphs and cases each family has and what is left "
+    "(with --json: one JSON object, SW-DRY-RUN).",
 )
 @click.option(
     "--ship-code/--no-ship-code",
@@ -204,6 +222,9 @@ def sweep(
         fail(str(exc))
         return
     show = sys.stderr.isatty() if progress is None else progress
+    if dry_run and as_json:
+        click.echo(json.dumps(_plan_document(plan, out)))
+        return
     if dry_run or not as_json:
         from rich.console import Console
 

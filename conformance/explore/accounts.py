@@ -20,7 +20,7 @@ from creditflow.conformance.explore.explorer import (
 )
 from creditflow.conformance.explore.results import AccountBound, AccountsCheckResult
 from creditflow.model.accounts.graph import ActorGraph
-from creditflow.model.accounts.system import CheckedAccounts, actor_symmetry
+from creditflow.model.accounts.system import CheckedAccounts
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,14 @@ def check_actor_graph(
     progress: Progress | None = None,
 ) -> tuple[CheckedAccounts, ExplorationResult]:
     """Explore every interleaving of ``graph`` (EXP-BFS) with the AC properties."""
-    system = CheckedAccounts(prepare_actor_graph(graph, options), naive_bound=options.naive_bound)
-    symmetry = actor_symmetry(system.model) if options.symmetry else None
-    result = explore(system, max_states=options.max_states, symmetry=symmetry, progress=progress)
+    system = CheckedAccounts(
+        prepare_actor_graph(graph, options),
+        naive_bound=options.naive_bound,
+        symmetry=options.symmetry,
+    )
+    result = explore(
+        system, max_states=options.max_states, symmetry=system.symmetry, progress=progress
+    )
     return system, result
 
 

@@ -42,6 +42,12 @@ PORT = Bound(True, 1, 65_535)
 #: IN-BOUNDS: a time budget that may be 0 (``conform --shrink-seconds``).
 BUDGET_SECONDS = Bound(False, 0, 86_400.0, "seconds")
 
+#: IN-BOUNDS: publishes of a workload run against a real broker: IN-LIMITS' largest supply
+#: (``model.network.graph.MAX_PUBLISHES``, not imported: it loads networkx, START-LAZY).
+PUBLISHES = Bound(True, 0, 1_000_000)
+#: IN-BOUNDS: a pause in milliseconds (``observe snapshot --max-pause-ms``), 1 ms to a day.
+MILLISECONDS = Bound(True, 1, 86_400_000, "ms")
+
 BOUNDS = {
     "seconds": SECONDS,
     "budget-seconds": BUDGET_SECONDS,
@@ -49,6 +55,8 @@ BOUNDS = {
     "positive": POSITIVE,
     "seed": SEED,
     "port": PORT,
+    "publishes": PUBLISHES,
+    "milliseconds": MILLISECONDS,
 }
 
 

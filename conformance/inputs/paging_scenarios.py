@@ -176,7 +176,7 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
     if not isinstance(raw, dict) or "op" not in raw:
         raise _fail(source, f"{where} must be an object with an 'op'")
     op = raw["op"]
-    if op not in _PARAMS:
+    if not isinstance(op, str) or op not in _PARAMS:  # a list or object is no op name
         raise _fail(source, f"{where}: unknown op {op!r} (known: {', '.join(_PARAMS)})")
     spec = _PARAMS[op]
     unknown = sorted(set(raw) - set(spec) - {"op", "settle", "note"})

@@ -138,13 +138,29 @@ def finding_dot(system: CheckedNetwork, finding: Finding, title: str) -> str:
     return deadlock_dot(system, end, finding.processes, title)
 
 
+#: EXP-PICTURE-SIZE: the most DOT lines (one per process and per pair) laid out as SVG.
+MAX_LAYOUT_LINES = 1_600
+
+
+def layout_refusal(dot_text: str) -> str | None:
+    """EXP-PICTURE-SIZE: why no SVG is drawn of ``dot_text`` (one line), or ``None``."""
+    lines = dot_text.count("\n")
+    if lines <= MAX_LAYOUT_LINES:
+        return None
+    return (
+        f"no SVG drawn: the picture has {lines:,} DOT lines, more than {MAX_LAYOUT_LINES:,} "
+        "(Graphviz's layout would take minutes; EXP-PICTURE-SIZE); the DOT file is written"
+    )
+
+
 def write_picture(dot_text: str, path: str | Path) -> tuple[Path, Path | None]:
-    """Write ``path`` (DOT) and, if Graphviz's ``dot`` is on PATH, the SVG next to it,
-    both through the one output writer (OUT-ATOMIC, OUT-SYMLINK): Graphviz renders to
-    a pipe, never to a path. Raises :class:`~creditflow.conformance.outputs.OutputError`."""
+    """Write ``path`` (DOT) and, if Graphviz's ``dot`` is on PATH and the picture is not
+    too large to lay out (EXP-PICTURE-SIZE), the SVG next to it, both through the one
+    output writer (OUT-ATOMIC, OUT-SYMLINK): Graphviz renders to a pipe, never to a
+    path. Raises :class:`~creditflow.conformance.outputs.OutputError`."""
     path = write_atomic(path, dot_text)
     dot = shutil.which("dot")
-    if dot is None:
+    if dot is None or layout_refusal(dot_text) is not None:
         return path, None
     try:
         done = subprocess.run(

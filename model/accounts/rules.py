@@ -181,6 +181,11 @@ class AccountsModel:
     def successors(self, state: AccountsState) -> list[tuple[int, AccountsState]]:
         return [(a, self.apply(state, a).state) for a in self.enabled(state)]
 
+    def acting_actor(self, action: int) -> int:
+        """The index of the actor that takes ``action`` (a reader's actor for read/wait)."""
+        kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
+        return self.reader_actor[index] if kind in (READ, WAIT) else index
+
     def decode(self, action: int) -> Step:
         kind, index = action >> ACTION_SHIFT, action & ((1 << ACTION_SHIFT) - 1)
         actor = self.reader_actor[index] if kind in (READ, WAIT) else index

@@ -9,7 +9,7 @@ is the model's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from creditflow.model.accounts.graph import ActorGraph
@@ -26,6 +26,7 @@ from creditflow.model.accounts.rules import (
     WAITING,
     AccountsModel,
     AccountsState,
+    ActorState,
 )
 from creditflow.model.system import StepChecked
 
@@ -36,14 +37,43 @@ class CheckedAccounts(StepChecked):
     """The AC transition system of an actor graph plus its AC properties."""
 
     def __init__(
-        self, graph: ActorGraph, naive_bound: bool = False, model: AccountsModel | None = None
+        self,
+        graph: ActorGraph,
+        naive_bound: bool = False,
+        model: AccountsModel | None = None,
+        symmetry: bool = False,
     ) -> None:
         self.graph = graph
         self.model = model if model is not None else AccountsModel(graph)
         self.properties = AccountsProperties(self.model, naive=naive_bound)
+        #: EXP-SYMMETRY-TWINS: with the symmetry the explorer canonicalizes by, only one
+        #: of interchangeable actors in equal sub-states acts (None: every actor acts)
+        self.symmetry = actor_symmetry(self.model) if symmetry else None
         self.process_names = graph.actor_names
         self.step_property_ids = STEP_PROPERTIES
         self.property_ids = (*self.properties.state_ids, *STEP_PROPERTIES)
+
+    def successors(self, state: CheckedState) -> Sequence[tuple[int, CheckedState]]:
+        """Every enabled (action, next state) pair; with :attr:`symmetry`, the actions
+        of an actor whose twin (interchangeable, EXP-SYMMETRY, and in an equal
+        sub-state) comes earlier are left out: the swap of the two fixes the state and
+        maps one's successor onto the other's, so both have the same canonical form
+        (EXP-SYMMETRY-TWINS). An expansion then costs the distinct sub-states, not the
+        group's size."""
+        if self.symmetry is None:
+            return super().successors(state)
+        s, bits = state
+        twins = self.symmetry.later_twins(s)
+        out = []
+        for action in self.model.enabled(s):
+            if twins and self.model.acting_actor(action) in twins:
+                continue
+            outcome = self.model.apply(s, action)
+            bad = bits
+            for pid in self.properties.step_violations(s, action, outcome):
+                bad |= 1 << self.step_property_ids.index(pid)
+            out.append((action, (outcome.state, bad)))
+        return out
 
     def describe(self, action: int) -> str:
         return str(self.model.decode(action))
@@ -121,11 +151,16 @@ class ActorSymmetry:
         g = model.graph
         signature: dict[tuple, list[int]] = {}
         readers = set(model.reader_actor)
+        sends_in: dict[str, list[tuple[str, int]]] = {}
+        sends_out: dict[str, list[tuple[str, int]]] = {}
+        for send in g.sends:  # one pass over the sends (IN-WORK), not one per actor
+            sends_in.setdefault(send.receiver, []).append((send.sender, send.events))
+            sends_out.setdefault(send.sender, []).append((send.receiver, send.events))
         for x, spec in enumerate(g.actors):
             if x in readers:
                 continue
-            ins = tuple(sorted((s.sender, s.events) for s in g.sends if s.receiver == spec.name))
-            outs = tuple(sorted((s.receiver, s.events) for s in g.sends if s.sender == spec.name))
+            ins = tuple(sorted(sends_in.get(spec.name, ())))
+            outs = tuple(sorted(sends_out.get(spec.name, ())))
             key = (spec.stalled, spec.may_crash, spec.timer, ins, outs)
             signature.setdefault(key, []).append(x)
         self.groups = tuple(tuple(xs) for xs in signature.values() if len(xs) > 1)
@@ -146,6 +181,20 @@ class ActorSymmetry:
 
     def to_original_frame(self, mask: int, perm_id: int) -> int:
         return mask
+
+    def later_twins(self, state: AccountsState) -> frozenset[int]:
+        """EXP-SYMMETRY-TWINS: the actors of a group whose sub-state equals that of an
+        earlier actor of the same group in ``state``."""
+        later: set[int] = set()
+        for xs in self.groups:
+            seen: set[ActorState] = set()
+            for x in xs:
+                st = state.actors[x]
+                if st in seen:
+                    later.add(x)
+                else:
+                    seen.add(st)
+        return frozenset(later)
 
 
 def actor_symmetry(model: AccountsModel) -> ActorSymmetry | None:
