@@ -118,7 +118,7 @@ solver_timeout = click.option(
 #: ``--max-crashes`` of ``prove`` and ``synth`` (NET-FAULT-BOUND, as ``check``'s).
 max_crashes_option = click.option(
     "--max-crashes",
-    type=int,
+    type=COUNT,
     metavar="N",
     help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
     "default: every may_crash process may crash).",
