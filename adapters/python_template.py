@@ -180,21 +180,26 @@ def spec_of(value: Any) -> tuple[int, int]:
     return value[0], value[1]
 
 
+#: One compact encoder for every response, made once (``json.dumps`` with options
+#: builds a new encoder per call).
+encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def answer(adapter: Adapter, line: bytes) -> str:
     """One request line to one response line (AD-ID echoes ``id``; AD-ERRORS)."""
     try:
-        req = json.loads(line)
-    except ValueError as exc:
-        return json.dumps({"ok": False, "error": f"invalid JSON: {exc}"})
+        req = json.loads(line.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
+        return encode({"ok": False, "error": f"invalid JSON: {exc}"})
     if not isinstance(req, dict):
-        return json.dumps({"ok": False, "error": "a request must be a JSON object"})
+        return encode({"ok": False, "error": "a request must be a JSON object"})
     try:
         resp = adapter.handle(req)
     except (ValueError, KeyError, TypeError) as exc:
         resp = {"ok": False, "error": str(exc)}
     if "id" in req:
         resp = {"id": req["id"], **resp}
-    return json.dumps(resp, separators=(",", ":"))
+    return encode(resp)
 
 
 def serve(adapter: Adapter) -> None:
@@ -203,7 +208,7 @@ def serve(adapter: Adapter) -> None:
     pending = b""
     while chunk := os.read(0, 1 << 16):
         *lines, pending = (pending + chunk).split(b"\n")
-        out = "".join(answer(adapter, line) + "\n" for line in lines if line.strip())
+        out = "".join([answer(adapter, line) + "\n" for line in lines if line.strip()])
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()

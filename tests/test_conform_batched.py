@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from creditflow.adapters.registry import adapter_factory, command_factory
+from creditflow.conformance.differential import batched
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.batched import (
     SPECS,
@@ -132,3 +133,56 @@ def test_an_adapter_crash_ends_the_phase_with_the_running_example():
     assert isinstance(outcome.failure, AdapterFailure)
     assert outcome.trace is not None and outcome.trace.steps
     assert outcome.divergence is None
+
+
+def test_the_next_chunk_is_drawn_while_answering_and_written_after(monkeypatch):
+    """AD-BATCHED-OVERLAP: after a chunk is written, the next one is drawn before the
+    written one's answers are read, and written only after all of them are; the phase
+    reports the same divergence, example and shrunk trace whatever the chunks."""
+    events: list[tuple[str, int]] = []
+    drawn = 0
+    real_answered = batched.answered_examples
+    real_submit, real_collect = batched.submit_examples, batched.collect_examples
+
+    def counting(*args):
+        nonlocal drawn
+        for example in real_answered(*args):
+            drawn += 1
+            yield example
+
+    def submit(adapter, pairs):
+        events.append(("write", drawn))
+        return real_submit(adapter, pairs)
+
+    def collect(adapter, pairs, written, answers=None):
+        events.append(("read", drawn))
+        yield from real_collect(adapter, pairs, written, answers)
+        events.append(("all read", drawn))
+
+    monkeypatch.setattr(batched, "CHUNK_OPS", 150)
+    monkeypatch.setattr(batched, "answered_examples", counting)
+    monkeypatch.setattr(batched, "submit_examples", submit)
+    monkeypatch.setattr(batched, "collect_examples", collect)
+
+    def after_ten_known(hits: dict[str, int]):  # the first ten divergences are known
+        return lambda d, spec, ops: "early" if hits.get("early", 0) < 10 else None
+
+    with adapter_factory("mutant:flush-oldest-first")() as impl:
+        hits: dict[str, int] = {}
+        ahead = run_batched(impl, 1, 500, 100, after_ten_known(hits), hits)
+    kinds = [kind for kind, _ in events]
+    assert kinds.count("write") >= 3  # several chunks before the divergence
+    assert kinds == ["write", "read", "all read"] * (len(kinds) // 3)
+    for (_, at_write), (_, at_read) in zip(events[0::3], events[1::3], strict=True):
+        assert at_read > at_write  # the next chunk drawn while the implementation answers
+    # one example a chunk finds and shrinks the same divergence in the same example
+    monkeypatch.setattr(batched, "CHUNK_OPS", 1)
+    with adapter_factory("mutant:flush-oldest-first")() as impl:
+        hits = {}
+        alone = run_batched(impl, 1, 500, 100, after_ten_known(hits), hits)
+    assert ahead.divergence is not None and ahead.examples > 10
+    assert (ahead.found_in, ahead.trace, ahead.examples) == (
+        alone.found_in,
+        alone.trace,
+        alone.examples,
+    )

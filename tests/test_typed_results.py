@@ -142,6 +142,7 @@ def test_check_json_keys_in_printed_order(tmp_path) -> None:
         "seconds",
         "states_per_second",
         "reduced",
+        "partial_order",
         "symmetry_order",
         "shortest_counterexample_length",
         "shortest_certified",

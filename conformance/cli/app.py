@@ -126,6 +126,12 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 @click.option("--no-symmetry", is_flag=True, help="Do not merge symmetric states.")
 @click.option("--no-reduction", is_flag=True, help="Do not use the safe-action reduction.")
 @click.option(
+    "--partial-order",
+    is_flag=True,
+    help="Decide with partial-order reduction (stubborn sets, EXP-POR) first, one state "
+    "at a time; a violation is searched again without it for the shortest run.",
+)
+@click.option(
     "--full-search",
     is_flag=True,
     help="Explore every state even after a deadlock is certain (EXP-ONLINE), so "
@@ -167,6 +173,7 @@ def check(
     max_crashes: int | None,
     no_symmetry: bool,
     no_reduction: bool,
+    partial_order: bool,
     full_search: bool,
     no_prove: bool,
     prove_timeout: float,
@@ -200,6 +207,7 @@ def check(
             symmetry=not no_symmetry,
             reduce=not no_reduction,
             stop_at_deadlock=not full_search,
+            partial_order=partial_order,
         )
         every_supply = publishes is None and not graph_supply
         show = sys.stderr.isatty() if progress is None else progress

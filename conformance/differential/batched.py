@@ -25,11 +25,13 @@ from creditflow.conformance.differential.machines import PROCESSES, PSEUDO_PEERS
 from creditflow.conformance.differential.model_side import ProcessModel
 from creditflow.conformance.differential.protocol import Op
 from creditflow.conformance.differential.session import (
+    Answer,
     Divergence,
     ProcessTrace,
-    check_examples,
     check_trace,
+    collect_examples,
     model_trace,
+    submit_examples,
 )
 from creditflow.conformance.differential.shrink import shrink_sequence
 from creditflow.model.credit.spec import CreditSpec
@@ -54,23 +56,34 @@ PAIRS = pair_choices(PROCESSES)
 ANY_PAIRS = pair_choices(PROCESSES + PSEUDO_PEERS)
 
 
+#: AD-BATCHED: an example with the model's answer to each of its ops
+AnsweredExample = tuple[CreditSpec, list[Op], list[Answer]]
+RULES = ("send", "ack", "deliver", "bump", "block", "unblock", "peer_down", "state")
+
+
 def generate_example(
     rng: random.Random, offered: frozenset[str], steps: int
 ) -> tuple[CreditSpec, list[Op]]:
     """AD-BATCHED: one example, a reset spec and 1 to ``steps`` ops, drawn with ``rng``
     from the ops the implementation offers (AD-CAPABILITIES). A ``deliver`` step
     sends a grant the model emitted earlier and not yet delivered, as a bump."""
+    spec, ops, _ = generate_answered(rng, offered, steps)
+    return spec, ops
+
+
+def generate_answered(rng: random.Random, offered: frozenset[str], steps: int) -> AnsweredExample:
+    """:func:`generate_example` with the model's answer to each op, computed while
+    drawing (the draws need them), so comparing the implementation's answers does not
+    run the model a second time."""
     spec = rng.choice(SPEC_CHOICES)
-    model = ProcessModel(spec)
+    apply = ProcessModel(spec).apply
     grants: list[tuple[str, str, int]] = []
-    rules = [
-        r
-        for r in ("send", "ack", "deliver", "bump", "block", "unblock", "peer_down", "state")
-        if (r if r != "deliver" else "bump") in offered or r == "state"
-    ]
+    rules = [r for r in RULES if (r if r != "deliver" else "bump") in offered or r == "state"]
+    no_deliver = [r for r in rules if r != "deliver"]  # drawn from while no grant is pending
     ops: list[Op] = []
+    answers: list[Answer] = []
     for _ in range(rng.randint(1, steps)):
-        rule = rng.choice([r for r in rules if r != "deliver" or grants])
+        rule = rng.choice(rules if grants else no_deliver)
         if rule in ("send", "ack"):
             proc, peer = rng.choice(PAIRS)
             override = rng.choice(SPECS) if rng.random() < 0.5 else None
@@ -85,10 +98,12 @@ def generate_example(
             op = Op("state", rng.choice(PROCESSES))
         else:
             op = Op(rule, *rng.choice(ANY_PAIRS))
-        _, emitted = model.apply(op)
-        grants += [(op.proc, to, amount) for to, amount in emitted]
+        answer = apply(op)
+        if answer[1]:
+            grants += [(op.proc, to, amount) for to, amount in answer[1]]
         ops.append(op)
-    return spec, ops
+        answers.append(answer)
+    return spec, ops, answers
 
 
 def examples(
@@ -96,9 +111,17 @@ def examples(
 ) -> Iterator[tuple[CreditSpec, list[Op]]]:
     """AD-BATCHED: the examples of a run, endless; example ``k`` depends only on the
     run's seed and ``k`` (AD-REPRODUCE)."""
+    for spec, ops, _ in answered_examples(run_seed, offered, steps):
+        yield spec, ops
+
+
+def answered_examples(
+    run_seed: int, offered: frozenset[str], steps: int
+) -> Iterator[AnsweredExample]:
+    """:func:`examples` with the model's answers (:func:`generate_answered`)."""
     k = 0
     while True:
-        yield generate_example(random.Random(f"{run_seed}:{k}"), offered, steps)
+        yield generate_answered(random.Random(f"{run_seed}:{k}"), offered, steps)
         k += 1
 
 
@@ -128,25 +151,42 @@ def run_batched(
     :data:`CHUNK_OPS` ops; stop at the first divergence that is not a known one
     (``known(divergence, spec, ops)`` names the known divergence it is an instance of,
     counted in ``hits``: AD-EXPECTATIONS-CONFORM; it may run ops of its own, as every
-    answer of the chunk has been read by then), shrunk, or at an adapter failure."""
+    answer of the chunk has been read by then), shrunk, or at an adapter failure.
+
+    The next chunk is generated while the implementation answers the one just written
+    (AD-BATCHED-OVERLAP); it is written only after every answer of that one is read."""
     outcome = BatchedOutcome()
-    generated = examples(run_seed, frozenset(adapter.supported_ops), steps)
+    generated = answered_examples(run_seed, frozenset(adapter.supported_ops), steps)
     left = n_examples
-    while left:
-        chunk: list[tuple[CreditSpec, list[Op]]] = []
-        while left and sum(len(ops) for _, ops in chunk) < CHUNK_OPS:
-            chunk.append(next(generated))
+
+    def next_chunk() -> list[AnsweredExample]:
+        nonlocal left
+        chunk: list[AnsweredExample] = []
+        size = 0
+        while left and size < CHUNK_OPS:
+            example = next(generated)
+            chunk.append(example)
+            size += len(example[1])
             left -= 1
-        results: list[tuple[Divergence | None, object]] = []
+        return chunk
+
+    chunk = next_chunk()
+    while chunk:
+        pairs = [(spec, ops) for spec, ops, _ in chunk]
+        written = submit_examples(adapter, pairs)
+        following = next_chunk()  # AD-BATCHED-OVERLAP: while the adapter answers
+        results: list[Divergence | None] = []
         try:
-            results.extend(check_examples(adapter, chunk))  # every answer read: in step
+            answers = [a for _, _, a in chunk]
+            for found, _ in collect_examples(adapter, pairs, written, answers):
+                results.append(found)  # every answer of the chunk read: in step
         except AdapterFailure as exc:
-            spec, ops = chunk[len(results)]
+            spec, ops, _ = chunk[len(results)]
             outcome.examples += len(results) + 1
-            outcome.ops += sum(len(o) for _, o in chunk[: len(results) + 1])
+            outcome.ops += sum(len(o) for _, o, _ in chunk[: len(results) + 1])
             outcome.failure, outcome.trace = exc, model_trace(spec, ops)
             return outcome
-        for (spec, ops), (found, _) in zip(chunk, results, strict=True):
+        for (spec, ops, _), found in zip(chunk, results, strict=True):
             outcome.examples += 1
             outcome.ops += len(ops)
             if found is None:
@@ -166,6 +206,7 @@ def run_batched(
                 shrunk = found, model_trace(spec, ops[: found.index + 1])
             outcome.divergence, outcome.trace = shrunk
             return outcome
+        chunk = following
     return outcome
 
 

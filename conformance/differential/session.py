@@ -27,6 +27,9 @@ from creditflow.conformance.differential.subprocess import SubprocessAdapter
 from creditflow.model.credit import flow as cf
 from creditflow.model.credit.spec import CreditSpec
 
+#: a model's answer to one op: the acting process's new state and the grants it sent
+Answer = tuple[cf.ProcessCredit, tuple[Grant, ...]]
+
 
 @dataclass(frozen=True)
 class Divergence:
@@ -91,15 +94,23 @@ class DifferentialRun:
         first, raws = adapter.run_raw(ops)
         return self._compare_raw(ops, first, raws)
 
-    def _compare_raw(self, ops: Sequence[Op], first: int, raws: list[bytes]) -> Divergence | None:
+    def _compare_raw(
+        self,
+        ops: Sequence[Op],
+        first: int,
+        raws: list[bytes],
+        answers: Sequence[Answer] | None = None,
+    ) -> Divergence | None:
         """The subprocess path: a response byte-identical to the model's canonical
-        response needs no parsing; any other is parsed and compared field by field."""
+        response needs no parsing; any other is parsed and compared field by field.
+        ``answers``: the model's answers to ``ops`` from this run's ``reset``, already
+        computed (AD-BATCHED); the run's model is then not advanced."""
         adapter = self.adapter
         assert isinstance(adapter, SubprocessAdapter)
         apply = self.model.apply
         history = self._history
         for i, op in enumerate(ops):
-            ps, emitted = apply(op)
+            ps, emitted = apply(op) if answers is None else answers[i]
             history.append((op, ps, emitted))
             raw = raws[i]
             if raw == f'{{"id":{first + i},"ok":true,{canonical_body(ps, emitted)}}}'.encode():
@@ -168,18 +179,42 @@ def check_examples(
     ``None``) and its run (``run.trace()``: the ops up to the divergence), in order. An
     adapter failure is raised while the example it happened in is being compared (the
     number of results yielded so far tells which)."""
+    return collect_examples(adapter, examples, submit_examples(adapter, examples))
+
+
+def submit_examples(
+    adapter: Adapter, examples: Sequence[tuple[CreditSpec, Sequence[Op]]]
+) -> list[tuple[int, int]]:
+    """AD-BATCHED: write every example's ``reset`` and ops (AD-PIPELINE), reading
+    nothing; the ids of each example's ``reset`` and first op, for
+    :func:`collect_examples` (none for an adapter that is not a subprocess: its examples
+    run when collected)."""
+    if not isinstance(adapter, SubprocessAdapter):
+        return []
+    return adapter.submit_examples(examples)
+
+
+def collect_examples(
+    adapter: Adapter,
+    examples: Sequence[tuple[CreditSpec, Sequence[Op]]],
+    written: Sequence[tuple[int, int]],
+    answers: Sequence[Sequence[Answer]] | None = None,
+) -> Iterator[tuple[Divergence | None, DifferentialRun]]:
+    """The second half of :func:`check_examples`: read and compare the answers to the
+    ``examples`` :func:`submit_examples` wrote (``written``). ``answers``: the model's
+    answers to each example's ops, if the caller computed them already (AD-BATCHED)."""
     if not isinstance(adapter, SubprocessAdapter):
         for spec, ops in examples:
             run = DifferentialRun(adapter, spec)
             yield run.check_stream(ops), run
         return
-    ids = [(adapter.submit_reset(spec), adapter.submit_ops(ops)) for spec, ops in examples]
-    for (spec, ops), (reset_id, first) in zip(examples, ids, strict=True):
+    for k, ((spec, ops), (reset_id, first)) in enumerate(zip(examples, written, strict=True)):
         (raw,) = adapter.collect(1)
         adapter.reset_answered(raw, reset_id, spec)
         raws = adapter.collect(len(ops))
         run = DifferentialRun(adapter, spec, reset=False)
-        yield (run._compare_raw(ops, first, raws) if ops else None), run
+        known = None if answers is None else answers[k]
+        yield (run._compare_raw(ops, first, raws, known) if ops else None), run
 
 
 def model_trace(spec: CreditSpec, ops: Sequence[Op]) -> ProcessTrace:

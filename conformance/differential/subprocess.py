@@ -63,6 +63,23 @@ class SubprocessAdapter(JsonLinesProcess, Adapter):
         if resp.get("ok") is not True:
             self._fail(REFUSED, f"reset to {spec} refused: {resp.get('error', resp)!r}")
 
+    def submit_examples(
+        self, examples: Sequence[tuple[CreditSpec, Sequence[Op]]]
+    ) -> list[tuple[int, int]]:
+        """Queue each example's ``reset`` and ops as numbered request lines, in one write
+        (AD-BATCHED); the ids of each example's ``reset`` and first op."""
+        ids: list[tuple[int, int]] = []
+        lines: list[bytes] = []
+        for spec, ops in examples:
+            rid = self._take_ids(1 + len(ops))
+            ids.append((rid, rid + 1))
+            lines.append(
+                f'{{"id":{rid},"op":"reset","spec":[{spec.initial},{spec.more_after}]}}\n'.encode()
+            )
+            lines += [op.line(rid + 1 + i) for i, op in enumerate(ops)]
+        self.submit(b"".join(lines))
+        return ids
+
     def submit_ops(self, ops: Sequence[Op]) -> int:
         """Queue ``ops`` as numbered request lines; the id of the first."""
         first = self._take_ids(len(ops))

@@ -43,6 +43,8 @@ class CheckOptions:
     #: EXP-ONLINE: stop at the first certain deadlock (``creditflow check`` does unless
     #: ``--full-search``); by default every state is explored and every property decided
     stop_at_deadlock: bool = False
+    #: EXP-POR: decide with the stubborn-set reduced graph first (networks without faults)
+    partial_order: bool = False
 
 
 def prepare_graph(graph: FlowGraph, options: CheckOptions) -> FlowGraph:
@@ -73,6 +75,7 @@ def check_graph(
         reduce=options.reduce,
         stop_at_deadlock=options.stop_at_deadlock,
         progress=progress,
+        partial_order=options.partial_order,
     )
     return system, result
 
@@ -111,6 +114,8 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
         seconds=round(result.seconds, 4),
         states_per_second=round(result.n_states / result.seconds) if result.seconds else None,
         reduced=result.reduced,
+        # EXP-POR: whether partial-order reduction decided the verdicts
+        partial_order=result.partial_order,
         symmetry_order=result.symmetry_order,
         shortest_counterexample_length=primary.length if primary else None,
         # EXP-SHORTEST: whether that length is certified as the least one

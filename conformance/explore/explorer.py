@@ -63,6 +63,7 @@ from creditflow.conformance.explore.vectorized import FIELD, VectorNetwork
 from creditflow.model.system import TransitionSystem
 
 if TYPE_CHECKING:
+    from creditflow.conformance.explore.partial_order import StubbornSets
     from creditflow.conformance.explore.symmetry import Symmetry as NetworkSymmetry
 
 #: PROP-NO-DEADLOCK's id (decided by the explorer rather than by a state predicate).
@@ -126,6 +127,9 @@ class ExplorationResult:
     #: The search stopped at a deadlock that was certain (EXP-ONLINE) before exploring
     #: every state; properties not seen violated by then are undecided.
     stopped_at_deadlock: bool = False
+    #: EXP-POR decided the verdicts (the figures are the reduced graph's when nothing
+    #: was violated, else the full search's that found the shortest counterexamples)
+    partial_order: bool = False
 
     @property
     def n_states(self) -> int:
@@ -163,17 +167,27 @@ def explore(
     check_deadlock: bool = True,
     stop_at_deadlock: bool = False,
     progress: Progress | None = None,
+    partial_order: bool = False,
 ) -> ExplorationResult:
     """Explore every state reachable from ``system.initial()`` breadth-first (EXP-BFS).
 
     ``symmetry``: a :class:`~creditflow.conformance.explore.symmetry.Symmetry` or ``None``.
     ``reduce``: use the model's safe actions (``system.safe_actions``) if it has any.
+    ``partial_order``: decide with a stubborn-set reduced graph first where EXP-POR
+    applies (a credit network without faults); a violation it shows is searched again
+    without it, for the full search's shortest counterexamples.
     ``stop_at_deadlock``: stop as soon as a deadlock and its shortest counterexample are
     certain (EXP-ONLINE), leaving other properties not yet seen violated undecided.
     Stops after ``max_states`` states (``complete=False``, EXP-BUDGET); deadlock freedom
     is then not decided and only the violations seen so far are reported.
     """
     started = time.perf_counter()
+    if partial_order and reduce and check_deadlock:
+        por = stubborn_sets(system)
+        if por is not None:
+            return _explore_partial_order(
+                system, por, max_states, symmetry, stop_at_deadlock, progress, started
+            )
     safe: frozenset[int] = getattr(system, "safe_actions", frozenset()) if reduce else frozenset()
     online = stop_at_deadlock and check_deadlock
     property_ids = (
@@ -260,6 +274,105 @@ def explore(
         finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
         findings[NO_DEADLOCK] = finding
     return result(graph, search.complete, bool(safe), findings)
+
+
+def stubborn_sets(system: TransitionSystem) -> StubbornSets | None:
+    """EXP-POR's reduction for ``system``, or ``None`` where it is not argued: a model
+    other than a credit network, or a network with faults (EXP-FAULTS)."""
+    from creditflow.conformance.explore.network_system import (  # deferred: only POR needs it
+        CheckedNetwork,
+    )
+    from creditflow.conformance.explore.partial_order import (  # deferred: only POR needs it
+        StubbornSets,
+    )
+
+    if not isinstance(system, CheckedNetwork) or system.network.crashable:
+        return None
+    return StubbornSets(system)
+
+
+def _explore_partial_order(
+    system: TransitionSystem,
+    por: StubbornSets,
+    max_states: int,
+    symmetry: Symmetry | None,
+    stop_at_deadlock: bool,
+    progress: Progress | None,
+    started: float,
+) -> ExplorationResult:
+    """EXP-POR: search the stubborn-set reduced graph; if it shows no violation, its
+    verdicts are the full model's; if it shows one, the full model is searched as
+    without EXP-POR (same options) for the shortest counterexamples, and the reduced
+    graph's runs stand in, "not proven shortest", for any that budget leaves out."""
+    property_ids = (*system.property_ids, NO_DEADLOCK)
+    search = _search(system, max_states, symmetry, frozenset(), progress, stop_at_deadlock, por)
+    graph = search.graph
+    stuck_found = False
+    if search.complete:
+        graph.stuck = _stuck(system, graph, symmetry)
+        stuck_found = any(graph.stuck)
+    seen = set(search.violated)
+    if stuck_found or search.terminal_with_work is not None or search.deadlock_seen:
+        seen.add(NO_DEADLOCK)
+    if not seen:
+        if progress is not None:
+            progress(len(graph.states), len(graph.states))
+        return ExplorationResult(
+            property_ids=property_ids,
+            graph=graph,
+            seconds=time.perf_counter() - started,
+            complete=search.complete,
+            reduced=True,
+            symmetry_order=getattr(symmetry, "order", 1),
+            findings={},
+            partial_order=True,
+        )
+    full = explore(
+        system,
+        max_states=max_states,
+        symmetry=symmetry,
+        stop_at_deadlock=stop_at_deadlock,
+        progress=progress,
+    )
+    missing = seen - full.findings.keys()
+    if missing and full.complete:
+        # EXP-POR's soundness: every violation of the reduced graph is the full model's
+        raise RuntimeError(f"internal error: EXP-POR saw {sorted(missing)}, the full search not")
+    if missing and not full.stopped_at_deadlock:
+        full.findings.update(_reduced_findings(system, search, missing, symmetry, max_states))
+    full.seconds = time.perf_counter() - started
+    full.partial_order = True
+    return full
+
+
+def _reduced_findings(
+    system: TransitionSystem,
+    search: _Search,
+    wanted: set[str],
+    symmetry: Symmetry | None,
+    max_states: int,
+) -> dict[str, Finding]:
+    """EXP-POR: the reduced graph's runs to the violations in ``wanted`` (runs of the
+    model, but perhaps not the shortest), marked so."""
+    graph = search.graph
+    found = find_counterexamples(
+        system,
+        graph,
+        wanted if search.complete else wanted - {NO_DEADLOCK},
+        symmetry=symmetry,
+        safe=frozenset(),
+        exact_depths=True,
+        max_states=max_states,
+    )
+    if NO_DEADLOCK in wanted and NO_DEADLOCK not in found and search.candidate is not None:
+        index, kind = search.candidate
+        state = graph.states[index]
+        mask = 0 if kind == "terminal" else cast(Certifying, system).stuck_certificate(state)
+        found[NO_DEADLOCK] = deadlock_finding(system, graph, index, kind, mask, symmetry)
+    for finding in found.values():
+        finding.shortest = False
+        finding.detail = (finding.detail + " (not proven shortest: budget)").strip()
+    return found
 
 
 def _recovery_finding(
@@ -484,13 +597,15 @@ def _search(
     safe: frozenset[int],
     progress: Progress | None,
     online: bool,
+    por: StubbornSets | None = None,
 ) -> _Search:
     """EXP-BFS with one of two engines that give the same states, numbered the same, and
     the same verdicts: one state at a time, or, for a network that outgrows
-    :data:`VECTOR_AFTER` states, blocks of states at once (EXP-VECTOR)."""
+    :data:`VECTOR_AFTER` states, blocks of states at once (EXP-VECTOR). With
+    partial-order reduction (EXP-POR) one state at a time only."""
     vector = getattr(system, "vectorized", None)
-    if vector is None or not vector.supported or max_states <= VECTOR_AFTER:
-        return _breadth_first(system, max_states, symmetry, safe, progress, online)
+    if por is not None or vector is None or not vector.supported or max_states <= VECTOR_AFTER:
+        return _breadth_first(system, max_states, symmetry, safe, progress, online, por=por)
     first = _breadth_first(system, max_states, symmetry, safe, progress, online, VECTOR_AFTER)
     if first.handed_over is None:
         return first  # ended before the hand-over: what the whole search gives
@@ -500,6 +615,23 @@ def _search(
         )
     except HashCollision:
         return _breadth_first(system, max_states, symmetry, safe, progress, online)
+
+
+def _proviso(
+    steps: Iterable[tuple[int, Hashable]],
+    canon: Callable[[Hashable], tuple[Hashable, int]] | None,
+    index: Mapping[Hashable, int],
+    depth: Sequence[int],
+    level: int,
+) -> bool:
+    """EXP-POR's cycle proviso: every step of a reduced expansion at BFS level ``level``
+    leads to a state not stored yet or stored one level down; else the state is expanded
+    fully. Every cycle of the reduced graph then holds a fully expanded state."""
+    for _, nxt in steps:
+        j = index.get(canon(nxt)[0] if canon is not None else nxt)
+        if j is not None and depth[j] <= level:
+            return False
+    return True
 
 
 def _actions_known(system: TransitionSystem) -> tuple[int, ...] | None:
@@ -524,10 +656,12 @@ def _breadth_first(
     progress: Progress | None,
     online: bool,
     hand_over: int | None = None,
+    por: StubbornSets | None = None,
 ) -> _Search:
     """EXP-BFS one state at a time. ``hand_over``: return, once more than this many
     states are stored and :data:`VECTOR_FRONTIER` of them are queued, after the
-    expansion that stored them (EXP-VECTOR continues)."""
+    expansion that stored them (EXP-VECTOR continues). ``por``: expand a stubborn set
+    of invisible steps where one exists and the cycle proviso allows (EXP-POR)."""
     successors = system.successors
     violations_of = system.violations
     # a step property is checked either by `step_violations(s, a, t)` or, in compiled
@@ -577,8 +711,10 @@ def _breadth_first(
     # IN-WORK: a model may offer its enabled actions and `apply` separately, so that a
     # wide expansion (a 10,000-leaf star) builds successors one at a time and stops at
     # the budget instead of materialising every successor of a state at once
-    enabled_of = getattr(system, "lazy_enabled", None)
+    # (EXP-POR reads every successor of a state, so it takes them all at once)
+    enabled_of = getattr(system, "lazy_enabled", None) if por is None else None
     apply_of = getattr(system, "lazy_apply", None)
+    stubborn = por.reduce if por is not None else None
     step_log_property: Any = getattr(system, "step_log_property", None)
     setdefault = index.setdefault
     add_state, add_parent, add_action, add_depth, add_target = (
@@ -622,6 +758,10 @@ def _breadth_first(
                     if a in safe:
                         nexts = ((a, nxt),)
                         break
+            elif stubborn is not None:
+                reduced = stubborn(state, nexts)
+                if reduced is not None and _proviso(reduced, canon, index, depth, depth[i]):
+                    nexts = reduced
         if step_log:
             pid = step_log_property
             violated.add(pid)
@@ -658,7 +798,7 @@ def _breadth_first(
         if progress is not None and not i & 0x3FFF:
             progress(n, i)
         if candidate is not None and online:
-            if safe:
+            if safe or por is not None:
                 # the reduced graph proves a deadlock exists; the caller searches the
                 # full model for the shortest one
                 return _Search(

@@ -124,6 +124,8 @@ class CheckResult:
     seconds: float
     states_per_second: int | None
     reduced: bool
+    #: EXP-POR: whether partial-order reduction decided the verdicts
+    partial_order: bool
     symmetry_order: int
     shortest_counterexample_length: int | None
     #: EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
@@ -158,6 +160,7 @@ class CheckResult:
             "seconds": self.seconds,
             "states_per_second": self.states_per_second,
             "reduced": self.reduced,
+            "partial_order": self.partial_order,
             "symmetry_order": self.symmetry_order,
             "shortest_counterexample_length": self.shortest_counterexample_length,
             "shortest_certified": self.shortest_certified,

@@ -125,6 +125,7 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
         seconds=round(answer.seconds, 4),
         states_per_second=None,
         reduced=False,
+        partial_order=False,
         symmetry_order=1,
         shortest_counterexample_length=finding.length if finding is not None else None,
         # EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
