@@ -99,10 +99,13 @@ def fault_graphs(
     max_publishes: int = 3,
     acyclic: bool = False,
     allow_stalled: bool = True,
+    handler_odds: int = 3,
+    min_max_crashes: int = 0,
 ) -> FlowGraph:
     """A small random process graph where at least one paired process may crash
-    (NET-FAULT-NODE), some DOWN handlers ignore the DOWN or take it early
-    (NET-DOWN-EARLY), and the crash bound varies."""
+    (NET-FAULT-NODE), some DOWN handlers (one in ``handler_odds + 1``) ignore the DOWN or
+    take it early (NET-DOWN-EARLY), and the crash bound varies (at least
+    ``min_max_crashes`` when drawn)."""
     graph = draw(process_graphs(max_nodes, specs, max_publishes, acyclic, allow_stalled))
     paired = {e.sender for e in graph.edges} | {e.receiver for e in graph.edges}
     names = [n for n in graph.node_names if n in paired]
@@ -113,8 +116,8 @@ def fault_graphs(
     for name in g.nodes:
         if name in crashing:
             g.nodes[name]["may_crash"] = True
-        if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, handler_odds)) == 0:
             g.nodes[name]["on_peer_down"] = draw(st.sampled_from(["ignore", "peer_down_early"]))
     if draw(st.booleans()):
-        g.graph["max_crashes"] = draw(st.integers(0, len(crashing)))
+        g.graph["max_crashes"] = draw(st.integers(min_max_crashes, len(crashing)))
     return flow_graph_from_networkx(g)

@@ -160,7 +160,8 @@ def run(*args: str, cwd: Path | None = None):
 
 def test_cli_bad_fault_input_is_one_line_exit_2(tmp_path):
     """NET-FAULT-NODE, NET-FAULT-BOUND: one line naming the file and the node, exit 2;
-    a negative --max-crashes likewise; prove and synth refuse fault graphs (Z3-FAULTS)."""
+    a negative --max-crashes likewise (check, prove, synth); prove --symbolic refuses
+    fault graphs with the reason (Z3-FAULTS-REFUSED)."""
     bad = tmp_path / "bad.json"
     doc = json.loads((BUGS / "dead-mirror-3.8.10-fixed.json").read_text())
     doc["nodes"][1]["on_peer_down"] = "sometimes"
@@ -170,12 +171,14 @@ def test_cli_bad_fault_input_is_one_line_exit_2(tmp_path):
     assert result.output.strip().count("\n") == 0
     assert str(bad) in result.output and "'channel'" in result.output
     fixed = str(BUGS / "dead-mirror-3.8.10-fixed.json")
-    result = run("check", fixed, "--max-crashes", "-1")
-    assert result.exit_code == 2 and "max_crashes must be >= 0" in result.output
-    for command in ("prove", "synth"):
-        result = run(command, fixed)
-        assert result.exit_code == 2, result.output
-        assert "Z3-FAULTS" in result.output and result.output.strip().count("\n") == 0
+    result = run("prove", fixed, "--symbolic")
+    assert result.exit_code == 2, result.output
+    assert "Z3-FAULTS-REFUSED" in result.output and "'mirror'" in result.output
+    assert result.output.strip().count("\n") == 0
+    for command in ("check", "prove", "synth"):  # IN-BOUNDS: the same flag type
+        result = run(command, fixed, "--max-crashes", "-1")
+        assert result.exit_code == 2 and "'--max-crashes': '-1'" in result.output
+        assert result.output.strip().count("\n") == 0
 
 
 def test_max_crashes_zero_is_the_fault_free_graph():
@@ -238,7 +241,7 @@ def test_historical_bug_corpus(scenario, lengths, tmp_path):
     holds everywhere; the trace replays through the model (TRACE-REPLAY), projects to
     per-process ops with the crash and DOWN steps (NET-DEAD: no send after the DOWN),
     and the picture draws the dead process as dead. Asked for the scenario's own supply
-    (--graph-supply): a fault graph's "every supply" is not established (Z3-FAULTS)."""
+    (--graph-supply), as the corpus README runs them."""
     trace = tmp_path / f"{scenario}.itf.json"
     result = run(
         "check",
@@ -443,11 +446,19 @@ def test_fault_attributes_read_from_dot_and_round_trip(tmp_path):
     assert again.nodes == graph.nodes and again.max_crashes == 1
 
 
-def test_a_fault_graph_holds_only_for_its_example_supply():
-    """SCOPE-EXIT with faults: the default question is every supply, which no proof
-    covers for a fault graph (Z3-FAULTS), so a fixed scenario that holds for its own
-    supply is exit 4, and the claim says what was established."""
-    result = run("check", str(BUGS / "dead-mirror-3.8.10-fixed.json"), "--json")
+def test_a_fault_graph_holds_for_every_supply_by_proof_else_for_its_example():
+    """SCOPE-ORDER, SCOPE-EXIT with faults (Z3-FAULTS): the fixed scenario is proved for
+    every supply without exploring (the invariant, and k-induction over Z3-FAULT-RANK),
+    exit 0; without the proof (--no-prove) only its example supply is explored, which
+    is exit 4, and the claim says what was established."""
+    fixed = str(BUGS / "dead-mirror-3.8.10-fixed.json")
+    result = run("check", fixed, "--json")
+    report = json.loads(result.output)
+    assert result.exit_code == report["exit_code"] == 0
+    assert report["claim"] == "holds for every supply" and report["states"] == 0
+    assert report["decided_by"][NO_DEADLOCK].endswith("-induction")
+    assert report["decided_by"][RECOVERY].endswith("-induction")
+    result = run("check", fixed, "--json", "--no-prove")
     report = json.loads(result.output)
     assert result.exit_code == report["exit_code"] == 4
     assert report["scope"]["supply"] == "every"

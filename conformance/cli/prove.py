@@ -115,6 +115,16 @@ solver_timeout = click.option(
 )
 
 
+#: ``--max-crashes`` of ``prove`` and ``synth`` (NET-FAULT-BOUND, as ``check``'s).
+max_crashes_option = click.option(
+    "--max-crashes",
+    type=COUNT,
+    metavar="N",
+    help="At most N crashes of may_crash processes per run (NET-FAULT-BOUND; "
+    "default: every may_crash process may crash).",
+)
+
+
 @click.command()
 @click.argument("graph")
 @click.option("--credit", type=CreditParam(), help="Set every edge's credit spec, e.g. 400,200.")
@@ -143,6 +153,7 @@ solver_timeout = click.option(
     type=COUNT,
     help="Also prove that no mailbox ever holds more than this.",
 )
+@max_crashes_option
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -163,6 +174,7 @@ def prove(
     graph_supply: bool,
     all_check_blocked: bool,
     mailbox_bound: int | None,
+    max_crashes: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
@@ -199,6 +211,7 @@ def prove(
                     publishes=publishes,
                     all_check_blocked=all_check_blocked,
                     mailbox_bound=mailbox_bound,
+                    max_crashes=max_crashes,
                     depth=depth,
                     timeout_s=timeout_s,
                     deadline=time.monotonic() + timeout_s,
@@ -405,6 +418,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
     "optimised, else 16).",
 )
 @click.option("--depth", type=COUNT, help="Bounded model checking depth.")
+@max_crashes_option
 @solver_timeout
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -425,6 +439,7 @@ def synth(
     publishes: int | None,
     max_credit: int | None,
     depth: int | None,
+    max_crashes: int | None,
     timeout_s: float,
     as_json: bool,
     trace_out: Path | None,
@@ -462,6 +477,7 @@ def synth(
                     prove=ProveOptions(
                         credit=credit,
                         publishes=publishes,
+                        max_crashes=max_crashes,
                         depth=depth,
                         timeout_s=timeout_s,
                         deadline=time.monotonic() + timeout_s,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY
 from creditflow.conformance.symbolic.encoding import NetworkEncoding
 from creditflow.conformance.symbolic.witness import Witness
 
@@ -215,6 +215,9 @@ def _bad_states(
         if pid == NO_DEADLOCK:
             members = [z3.Bool(f"dead{j}.{k}") for k in range(n)]
             out.append(z3.Or(enc.at(enc.bad_terminal(), s), enc.at(enc.dead_set(members), s)))
+        elif pid == RECOVERY:
+            members = [z3.Bool(f"unrecovered{j}.{k}") for k in range(n)]
+            out.append(enc.at(enc.unrecovered(members), s))
         else:
             out.append(z3.Not(enc.at(formulas[pid], s)))
     return out
@@ -238,6 +241,8 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
         wanted.remove("PROP-MAILBOX-BOUND")
     if options.deadlock:
         wanted.append(NO_DEADLOCK)
+        if enc.net.crashable and (options.properties is None or RECOVERY in options.properties):
+            wanted.append(RECOVERY)  # Z3-FAULT-RECOVERY: decided with the deadlocks
     result = BmcResult(searched=options.depth)
     shorten = options.timeout_ms if options.shorten_ms is None else options.shorten_ms
     for pid in wanted:
@@ -253,7 +258,7 @@ def bounded_check(enc: NetworkEncoding, options: BmcOptions = BmcOptions()) -> B
         if isinstance(found, int):  # -1: there is no witness
             continue
         depth, model, proved_shortest = found
-        if pid == NO_DEADLOCK:
+        if pid in (NO_DEADLOCK, RECOVERY):
             kind, _, processes = deadlock_processes(enc, model, unrolling.states[depth])
             witness = unrolling.witness(model, depth, pid, kind, processes)
         else:

@@ -38,6 +38,7 @@ import z3
 from creditflow.conformance.explore.encoding import (
     BUMPS,
     CREDIT_FROM,
+    CREDIT_TO,
     DATA,
     DEFERRED,
     EDGE_FIELDS,
@@ -73,7 +74,11 @@ LEMMA_FORMS = {
     "supply": "0 <= publishes_left <= P",
     "consumed": "consumed >= 0 (= 0 if stalled)",
     "nothing-lost": "consumed + paths-weighted data = paths-weighted publishes read",
-    "messages": "data in flight + consumed = publishes read",
+    "messages": "data in flight + consumed (+ lost to crashes) = publishes read",
+    "faults": "alive in {0, 1}, handled in {0, 1, 2}, crashes = dead count <= bound, lost >= 0",
+    "dead": "a dead process: nothing waits for it, its credit state is the initial one",
+    "down": "a DOWN handled: the peer is dead, credit_from[d] = I after CF-PEER-DOWN, "
+    "handled = 2 only with NET-DOWN-EARLY",
 }
 
 
@@ -164,6 +169,15 @@ class NetworkEncoding:
             names[slot] = f"publishes_left[{node_names[n]}]"
         for n, slot in net.delivered_slot.items():
             names[slot] = f"consumed[{node_names[n]}]"
+        # Z3-FAULT-SLOTS: the flat encoding's fault slots (none without faults)
+        for n, slot in net.alive_slot.items():
+            names[slot] = f"alive[{node_names[n]}]"
+        for (p, d), slot in net.handled_slot.items():
+            names[slot] = f"handled[{node_names[p]}<-{node_names[d]}]"
+        if net.crash_count_slot is not None:
+            names[net.crash_count_slot] = "crashes"
+        for n, slot in net.lost_slot.items():
+            names[slot] = f"lost[{node_names[n]}]"
         self.slot_names = tuple(names)
         #: The template state: one integer variable per slot of the model's state.
         self.x = tuple(z3.Int(symbol(f"x.{name}")) for name in names)
@@ -276,7 +290,45 @@ class NetworkEncoding:
         """No action is enabled."""
         return z3.Not(_disj(self.guards.values()))
 
+    # -- faults (Z3-FAULT-SLOTS) -----------------------------------------------------------
+
+    def alive(self, node: int) -> z3.BoolRef:
+        """NET-CRASH: ``node`` has not died (always, if it may not crash)."""
+        slot = self.net.alive_slot.get(node)
+        return z3.BoolVal(True) if slot is None else self.x[slot] == 1
+
+    def live_pair(self, edge: int) -> z3.BoolRef:
+        """PROP-FAULT-LIVE-PAIRS: both processes of ``edge`` are alive."""
+        sender, receiver = self.net.edge_ends[edge]
+        return z3.And(self.alive(sender), self.alive(receiver))
+
+    def may_crash_now(self, node: int) -> z3.BoolRef:
+        """NET-CRASH, NET-FAULT-BOUND: ``node`` may crash in this state (its crash guard)."""
+        net = self.net
+        if node not in net.alive_slot or net.crash_count_slot is None:
+            return z3.BoolVal(False)
+        return z3.And(self.alive(node), self.x[net.crash_count_slot] < net.crash_bound)
+
+    def down_pending(self, watcher: int, dead: int) -> z3.BoolRef:
+        """NET-DOWN: ``dead`` is dead and ``watcher`` has not handled its DOWN yet."""
+        slot = self.net.handled_slot.get((watcher, dead))
+        if slot is None:
+            return z3.BoolVal(False)
+        return z3.And(z3.Not(self.alive(dead)), self.x[slot] == 0)
+
+    @cached_property
+    def quiet(self) -> z3.BoolRef:
+        """PROP-RECOVERY: no further crash is possible (``CreditNetwork.quiet``)."""
+        net, xs = self.net, self._xs
+        return truth(all_paths(lambda: net.quiet(xs)))
+
     # -- state properties (PROP-*) -----------------------------------------------------
+
+    def conserved_if_live(self, edge: int) -> z3.BoolRef:
+        """PROP-CONSERVATION of one edge on a live pair (PROP-FAULT-LIVE-PAIRS)."""
+        if not self.net.crashable:
+            return self.conserved(edge)
+        return z3.Implies(self.live_pair(edge), self.conserved(edge))
 
     def conserved(self, edge: int) -> z3.BoolRef:
         """PROP-CONSERVATION of one edge: the model's ``edge_conserved`` on terms."""
@@ -299,7 +351,7 @@ class NetworkEncoding:
     def deferred_blocked(self, node: int) -> z3.BoolRef:
         """PROP-DEFERRED-BLOCKED at one node: it holds deferred grants only if blocked."""
         held = _disj(self.x[EDGE_FIELDS * g + DEFERRED] != 0 for g in self.net.in_edges[node])
-        return z3.Implies(held, self.blocked[node])
+        return z3.Implies(z3.And(self.alive(node), held), self.blocked[node])
 
     def in_flight_bounded(self, edge: int) -> z3.BoolRef:
         """PROP-IN-FLIGHT-BOUND of one edge (only constrains a checking sender whose edge
@@ -311,7 +363,10 @@ class NetworkEncoding:
         k = t.debits
         data = self.x[EDGE_FIELDS * edge + DATA]
         cf = self.x[EDGE_FIELDS * edge + CREDIT_FROM]
-        return z3.Implies(t.initial >= 1, z3.And(k * data <= t.initial + k - 1, cf >= 1 - k))
+        return z3.Implies(
+            z3.And(self.live_pair(edge), t.initial >= 1),
+            z3.And(k * data <= t.initial + k - 1, cf >= 1 - k),
+        )
 
     def mailbox(self, node: int) -> z3.ArithRef:
         """Data waiting for ``node`` (``CreditNetwork.mailbox``)."""
@@ -336,6 +391,8 @@ class NetworkEncoding:
                     paths[net.edge_ends[e][1]] * x[EDGE_FIELDS * e + DATA]
                     for e in sorted(e for r in paths for e in net.in_edges[r])
                 ]
+                # PROP-FAULT-LOST: a message lost to d's crash would have gone on from d
+                + [paths[d] * x[slot] for d, slot in net.lost_slot.items() if paths.get(d)]
             )
             published = z3.Sum(
                 [z3.IntVal(0)]
@@ -352,7 +409,7 @@ class NetworkEncoding:
         """Each PROP-* state property as a formula over the template state."""
         net = self.net
         props = {
-            "PROP-CONSERVATION": _conj(self.conserved(e) for e in range(net.n_edges)),
+            "PROP-CONSERVATION": _conj(self.conserved_if_live(e) for e in range(net.n_edges)),
             "PROP-DEFERRED-BLOCKED": _conj(self.deferred_blocked(n) for n in range(net.n_nodes)),
             "PROP-IN-FLIGHT-BOUND": _conj(self.in_flight_bounded(e) for e in range(net.n_edges)),
             "PROP-MAILBOX-BOUND": z3.BoolVal(True),
@@ -362,13 +419,34 @@ class NetworkEncoding:
             props["PROP-MAILBOX-BOUND"] = _conj(
                 self.mailbox(n) <= mailbox_bound for n in range(net.n_nodes) if net.in_edges[n]
             )
+        if net.crashable:
+            props["PROP-FAULT-FORGET"] = self.dead_peers_forgotten()
         return props
+
+    def dead_peers_forgotten(self) -> z3.BoolRef:
+        """PROP-FAULT-FORGET: no live process that handled a DOWN keeps an entry for the
+        dead peer: its handler called CF-PEER-DOWN (not ``ignore``) and no later ack
+        re-created the entry (handled slot 2, NET-DOWN-EARLY)."""
+        net, x = self.net, self.x
+        parts = []
+        for (p, _), slot in net.handled_slot.items():
+            leaked = x[slot] == 2 if net.peer_down[p] else x[slot] != 0
+            parts.append(z3.Not(z3.And(leaked, self.alive(p))))
+        return _conj(parts)
 
     # -- deadlock witnesses ----------------------------------------------------------------
 
     def bad_terminal(self) -> z3.BoolRef:
         """Z3-BAD-TERMINAL: nothing can move and work is pending or somebody is blocked."""
         return z3.And(self.terminal, z3.Or(self.pending, _disj(self.blocked)))
+
+    def unrecovered(self, members: Sequence[z3.BoolRef]) -> z3.BoolRef:
+        """Z3-FAULT-RECOVERY: a PROP-RECOVERY witness: a quiet state in which somebody is
+        blocked forever (blocked in a terminal state, or a dead set ``members``)."""
+        return z3.And(
+            self.quiet,
+            z3.Or(z3.And(self.terminal, _disj(self.blocked)), self.dead_set(members)),
+        )
 
     def dead_clauses(self, members: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
         """Z3-DEAD-SET, per process ``n``: if ``members[n]`` then ``n`` is blocked and stays
@@ -380,8 +458,10 @@ class NetworkEncoding:
         net, x = self.net, self.x
         clauses = []
         for n in range(net.n_nodes):
+            # Z3-FAULT-DEAD-SET: a member is alive and cannot crash any more
+            lives = z3.And(self.alive(n), z3.Not(self.may_crash_now(n)))
             if net.stalled[n]:
-                clauses.append(z3.Implies(members[n], self.blocked[n]))
+                clauses.append(z3.Implies(members[n], z3.And(lives, self.blocked[n])))
                 continue
             ways = []
             for e in net.out_edges[n]:
@@ -398,8 +478,18 @@ class NetworkEncoding:
                 if net.checks[n]:
                     future = (m - ct + t.debits * data) / m
                     options.append(z3.And(m >= 1, cf + m * (bumps + deferred + future) <= 0))
-                ways.append(z3.And(self.blocks_on[e], z3.Or(*options)))
-            clauses.append(z3.Implies(members[n], _disj(ways)))
+                if r in net.alive_slot:
+                    # Z3-FAULT-DEAD-SET: a dead receiver sends only the grants in flight
+                    options.append(z3.And(z3.Not(self.alive(r)), cf + m * bumps <= 0))
+                way = z3.And(self.blocks_on[e], z3.Or(*options))
+                if r in net.alive_slot and net.peer_down[n]:
+                    # ... and its crash, or a DOWN still to come, would release n
+                    # (CF-PEER-DOWN; PROP-FAULT-BLOCKED counts crashes still possible)
+                    way = z3.And(
+                        way, z3.Not(self.may_crash_now(r)), z3.Not(self.down_pending(n, r))
+                    )
+                ways.append(way)
+            clauses.append(z3.Implies(members[n], z3.And(lives, _disj(ways))))
         return clauses
 
     def dead_set(self, members: Sequence[z3.BoolRef]) -> z3.BoolRef:
@@ -418,7 +508,7 @@ class NetworkEncoding:
             i, m, k = t.initial, t.more_after, t.debits
             cf, ct, data, bumps, deferred = (x[EDGE_FIELDS * e + f] for f in range(EDGE_FIELDS))
             out[f"counts[{name}]"] = z3.And(data >= 0, bumps >= 0, deferred >= 0)
-            out[f"conservation[{name}]"] = self.conserved(e)
+            out[f"conservation[{name}]"] = self.conserved_if_live(e)
             out[f"counter[{name}]"] = z3.And(
                 z3.Implies(m >= 1, z3.And(ct >= 1, ct <= m)),
                 z3.Implies(m <= 0, z3.And(ct <= m, bumps == 0, deferred == 0)),
@@ -444,6 +534,47 @@ class NetworkEncoding:
         for n, slot in net.delivered_slot.items():
             name = self.graph.node_names[n]
             out[f"consumed[{name}]"] = x[slot] == 0 if net.stalled[n] else x[slot] >= 0
+        if net.crash_count_slot is not None:
+            # Z3-FAULT-SLOTS: the ranges of the fault slots
+            alive = [x[slot] for slot in net.alive_slot.values()]
+            crashes = x[net.crash_count_slot]
+            out["faults"] = z3.And(
+                *(z3.Or(a == 0, a == 1) for a in alive),
+                *(z3.And(x[h] >= 0, x[h] <= 2) for h in net.handled_slot.values()),
+                crashes == z3.Sum([z3.IntVal(0)] + [1 - a for a in alive]),
+                crashes <= net.crash_bound,
+                *(x[slot] >= 0 for slot in net.lost_slot.values()),
+            )
+        names = self.graph.node_names
+        for d, slot in net.alive_slot.items():
+            # Z3-FAULT-SLOTS: a dead process's pairs are as NET-CRASH left them
+            parts = []
+            for e in net.in_edges[d]:
+                base = EDGE_FIELDS * e
+                parts += [
+                    x[base + DATA] == 0,
+                    x[base + DEFERRED] == 0,
+                    x[base + CREDIT_TO] == self.edge_terms[e].more_after,
+                ]
+            for e in net.out_edges[d]:
+                base = EDGE_FIELDS * e
+                parts += [x[base + BUMPS] == 0, x[base + CREDIT_FROM] == self.edge_terms[e].initial]
+            out[f"dead[{names[d]}]"] = z3.Implies(x[slot] == 0, _conj(parts))
+        for (p, d), slot in net.handled_slot.items():
+            # NET-DOWN: only a dead peer's DOWN is handled; CF-PEER-DOWN reset p's credit
+            # toward d and NET-DEAD stops its sends; only NET-DOWN-EARLY re-creates
+            after = [x[net.alive_slot[d]] == 0]
+            edge = net.edge_of.get((p, d))
+            if edge is not None:
+                after.append(x[EDGE_FIELDS * edge + BUMPS] == 0)  # its grants came first
+            if net.peer_down[p] and edge is not None:
+                after.append(x[EDGE_FIELDS * edge + CREDIT_FROM] == self.edge_terms[edge].initial)
+            into = net.edge_of.get((d, p))
+            if not net.down_overtakes[p]:
+                after.append(x[slot] <= 1)
+                if into is not None:
+                    after.append(x[EDGE_FIELDS * into + DATA] == 0)  # and its data
+            out[f"down[{names[p]}<-{names[d]}]"] = z3.Implies(x[slot] != 0, _conj(after))
         if self.path_counts is not None:
             out["nothing-lost"] = self.nothing_lost()
         elif all(len(edges) <= 1 for edges in net.out_edges):
@@ -457,6 +588,7 @@ class NetworkEncoding:
                 [z3.IntVal(0)]
                 + [x[EDGE_FIELDS * e + DATA] for e in range(net.n_edges)]
                 + [x[slot] for slot in net.delivered_slot.values()]
+                + [x[slot] for slot in net.lost_slot.values()]  # PROP-FAULT-LOST
             ) == z3.Sum([z3.IntVal(0)] + supply)
         return out
 
@@ -495,6 +627,10 @@ class NetworkEncoding:
         for e, w in edge_w.items():
             base = EDGE_FIELDS * e
             parts.append(w * x[base + DATA] + x[base + BUMPS] + x[base + DEFERRED])
+        # Z3-FAULT-RANK: a crash kills one live process, a DOWN is handled once, and
+        # neither adds a message or a grant
+        parts += [x[slot] for slot in net.alive_slot.values()]
+        parts += [z3.If(x[slot] == 0, 1, 0) for slot in net.handled_slot.values()]
         return z3.Sum(parts)
 
     def rank_text(self) -> str:
@@ -506,6 +642,8 @@ class NetworkEncoding:
         for e, w in edge_w.items():
             name = self.edge_names[e]
             parts.append(f"{w}*data[{name}] + bumps[{name}] + deferred[{name}]")
+        parts += [f"alive[{names[n]}]" for n in self.net.alive_slot]
+        parts += [f"[handled[{names[p]}<-{names[d]}] = 0]" for p, d in self.net.handled_slot]
         return " + ".join(parts)
 
     def values(self, model: z3.ModelRef, state: Sequence[z3.ExprRef]) -> tuple[int, ...]:

@@ -90,6 +90,7 @@ def answer_every_supply(
             credit=options.credit,
             all_check_blocked=options.all_check_blocked,
             mailbox_bound=options.mailbox_bound,
+            max_crashes=options.max_crashes,
             timeout_s=seconds,
             deadline=time.monotonic() + seconds,
             every_supply=True,
@@ -163,11 +164,11 @@ def decide_check(
     """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply); for a
     bounded supply (SCOPE-BOUNDED-PROOF) the same proofs first, then an exploration of the
     supply asked (with EXP-SETTLE when its budget runs out); the verdict scoped
-    (SCOPE-JSON, SCOPE-EXIT). A graph with faults is not encoded in Z3 (Z3-FAULTS): only
-    its example supply is explored, and "holds" is then not established for every supply
-    (SCOPE-EXIT: ask with --graph-supply)."""
-    faults = prepare_graph(graph, options).has_faults
-    answer = answer_every_supply(graph, options, prove_seconds) if prove and not faults else None
+    (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved for every supply where the
+    invariant and k-induction decide it (Z3-FAULTS); else its example supply is explored
+    and "holds" is then not established for every supply (SCOPE-EXIT: ask with
+    --graph-supply)."""
+    answer = answer_every_supply(graph, options, prove_seconds) if prove else None
     if answer is not None and not every_supply and not answer.proved:
         # SCOPE-BOUNDED-PROOF: only "proved for every supply" carries over to the supply
         # asked; a counterexample may need another supply, so the asked one is explored
@@ -179,7 +180,7 @@ def decide_check(
     else:
         system, result = check_graph(graph, options, progress)
         report = summary(system, result)
-        if prove and answer is None and not faults:
+        if prove and answer is None:
             report = settle_open_check(report, graph, options, prove_seconds)
         primary = result.primary()
         cex = answer.counterexample if answer is not None else None

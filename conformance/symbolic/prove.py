@@ -32,9 +32,13 @@ from creditflow.conformance.explore.check import CheckOptions, check_graph, prep
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.directed import directed_run, replayed_finding
 from creditflow.conformance.explore.encoding import CreditNetwork
-from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY
 from creditflow.conformance.explore.network_system import CheckedNetwork
-from creditflow.conformance.explore.properties import MAILBOX_BOUND, STATE_PROPERTIES
+from creditflow.conformance.explore.properties import (
+    FAULT_PROPERTIES,
+    MAILBOX_BOUND,
+    STATE_PROPERTIES,
+)
 from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.conformance.symbolic.backlog import BacklogTheorem, prove_stalled_backlog
 from creditflow.conformance.symbolic.bmc import BmcOptions, BmcResult, bounded_check, k_induction
@@ -72,6 +76,14 @@ BOUNDARY_MAX_SUPPLY = 8
 BOUNDARY_SHORTEN_MS = 3_000
 
 PROPERTY_IDS = (*STATE_PROPERTIES, NO_DEADLOCK)
+#: Z3-FAULTS: on a graph with faults also PROP-FAULT-FORGET and PROP-RECOVERY
+FAULT_PROPERTY_IDS = (*STATE_PROPERTIES, NO_DEADLOCK, *FAULT_PROPERTIES[len(STATE_PROPERTIES) :])
+
+
+def property_ids(graph: FlowGraph) -> tuple[str, ...]:
+    """The properties ``prove`` decides for ``graph`` (Z3-FAULTS), in report order."""
+    return FAULT_PROPERTY_IDS if graph.has_faults else PROPERTY_IDS
+
 
 #: Verdict statuses.
 VIOLATED, NONE_FOUND, UNKNOWN = "violated", "none-up-to-depth", "unknown"
@@ -92,6 +104,8 @@ class ProveOptions:
     publishes: int | None = None
     all_check_blocked: bool = False
     mailbox_bound: int | None = None
+    #: NET-FAULT-BOUND: at most this many crashes per run (default: every may_crash node)
+    max_crashes: int | None = None
     depth: int | None = None
     timeout_s: float = 60.0
     max_k: int = 3
@@ -223,21 +237,20 @@ def exit_code(report: ProveReport) -> int:
     return exit_codes.OK
 
 
-def refuse_faults(graph: FlowGraph, command: str) -> None:
-    """Z3-FAULTS: the Z3 encoding has no crash or DOWN; a graph on which a crash is
-    possible is refused with one line (:class:`GraphError`, exit 2)."""
+def refuse_faults(graph: FlowGraph, command: str, why: str) -> None:
+    """Z3-FAULTS-REFUSED: ``command`` does not take a graph on which a crash is possible
+    (``why`` says what is argued without faults); one line (:class:`GraphError`, exit 2)."""
     if graph.has_faults:
         raise GraphError(
             f"{command}: graph {graph.name!r} has faults (may_crash on "
-            f"{graph.crashable[0].name!r}), which the Z3 encoding does not take (Z3-FAULTS); "
-            "explore it with 'creditflow check'"
+            f"{graph.crashable[0].name!r}); {why} (Z3-FAULTS-REFUSED)"
         )
 
 
 def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> ProveReport:
-    """Prove or refute every PROP-* property of ``graph`` (after the overrides); a graph
-    with faults is refused (Z3-FAULTS)."""
-    refuse_faults(graph, "prove")
+    """Prove or refute every PROP-* property of ``graph`` (after the overrides); on a
+    graph with faults also PROP-FAULT-FORGET and PROP-RECOVERY (Z3-FAULTS), with
+    concrete credits only (Z3-FAULTS-REFUSED)."""
     started = time.perf_counter()
     graph = prepare_graph(
         graph,
@@ -246,9 +259,16 @@ def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> Pro
             publishes=options.publishes,
             all_check_blocked=options.all_check_blocked,
             mailbox_bound=options.mailbox_bound,
+            max_crashes=options.max_crashes,
         ),
     )
     if options.symbolic:
+        refuse_faults(
+            graph,
+            "prove --symbolic",
+            "the credit condition is derived without faults; prove its credits "
+            "without --symbolic, or give --max-crashes 0",
+        )
         report = _prove_symbolic(graph, options)
     else:
         report = _prove_concrete(graph, options)
@@ -285,27 +305,56 @@ def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
     )
     verdicts = _state_properties_by_invariant(enc_all, inv, options, "for every supply")
     termination = prove_termination(enc_all, inv, options.timeout_ms)
-    deadlock = prove_deadlock_freedom(
-        enc_all, inv, termination if termination.proved else None, timeout_ms=options.timeout_ms
-    )
-    if deadlock.proved:
-        verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
+    faults = graph.has_faults
+    deadlock = None
+    if not faults:  # Z3-FAULTS: the deadlock rules and EXP-DIRECTED are argued fault-free
+        deadlock = prove_deadlock_freedom(
+            enc_all,
+            inv,
+            termination if termination.proved else None,
+            timeout_ms=options.timeout_ms,
+        )
+        if deadlock.proved:
+            verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
     report = ProveReport(graph, False, verdicts, inv, termination, deadlock)
     report.every_supply = options.every_supply
-    if NO_DEADLOCK not in verdicts and termination.proved and options.every_supply:
+    if NO_DEADLOCK not in verdicts and termination.proved and options.every_supply and not faults:
         # SCOPE-DAG: a directed run reads what it needs, so it answers "every supply"
         # only; a bounded question is left to the search of that supply (SCOPE-SUPPLY)
         _directed_deadlock(report, options)
-    open_ids = [pid for pid in PROPERTY_IDS if pid not in report.verdicts]
+    wanted = property_ids(graph)
+    if faults and termination.proved:
+        _fault_deadlock_by_induction(report, enc_all, inv, options)
+    open_ids = [pid for pid in wanted if pid not in report.verdicts]
     if open_ids and options.search:
         _settle_by_search(report, enc_all, inv, open_ids, options)
-    for pid in PROPERTY_IDS:
+    for pid in wanted:
         if pid not in report.verdicts:
             report.verdicts[pid] = Verdict(
                 pid, UNKNOWN, "none", "not proved for every supply (no search asked)"
             )
-    report.verdicts = {pid: report.verdicts[pid] for pid in PROPERTY_IDS}
+    report.verdicts = {pid: report.verdicts[pid] for pid in wanted}
     return report
+
+
+def _fault_deadlock_by_induction(
+    report: ProveReport, enc_all: NetworkEncoding, inv: InvariantProof, options: ProveOptions
+) -> None:
+    """Z3-FAULTS: on a fault graph whose runs end (Z3-FAULT-RANK), PROP-NO-DEADLOCK (and
+    PROP-RECOVERY, which it implies) is proved for every supply when k-induction shows
+    that no reachable state is a bad terminal state (Z3-BAD-TERMINAL)."""
+    ki = k_induction(
+        enc_all,
+        z3.Not(enc_all.bad_terminal()),
+        options.max_k,
+        lemmas=inv.formula,
+        timeout_ms=options.timeout_ms,
+    )
+    if ki.proved:
+        for pid in (NO_DEADLOCK, RECOVERY):
+            report.verdicts[pid] = Verdict(
+                pid, PROVED, f"{ki.k}-induction", "no bad terminal state, for every supply"
+            )
 
 
 #: EXP-DIRECTED: steps a directed run may take beyond twice its Z3-STEP-BOUND.
@@ -462,7 +511,7 @@ def _settle_by_search(
         BmcOptions(
             depth=depth,
             mailbox_bound=options.mailbox_bound,
-            deadlock=NO_DEADLOCK in open_ids,
+            deadlock=NO_DEADLOCK in open_ids or RECOVERY in open_ids,
             properties=tuple(pid for pid in open_ids if pid != NO_DEADLOCK),
             invariant=lemmas,
             timeout_ms=options.timeout_ms,
@@ -494,7 +543,8 @@ def _settle_by_search(
                 every_supply=False,
             )
             continue
-        if pid == NO_DEADLOCK:
+        if pid in (NO_DEADLOCK, RECOVERY):
+            # PROP-RECOVERY is implied by PROP-NO-DEADLOCK (spec/properties.md)
             target = z3.Not(enc.bad_terminal())
             if termination is None or not termination.proved:
                 target = z3.And(target, *(z3.Not(b) for b in enc.blocked))

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check import CheckOptions, prepare_graph
+from creditflow.conformance.explore.check import CheckOptions
 from creditflow.conformance.explore.results import CheckResult, Settlement
 from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
 from creditflow.model.network.graph import FlowGraph
@@ -43,6 +43,7 @@ def settle(
             publishes=options.publishes,
             all_check_blocked=options.all_check_blocked,
             mailbox_bound=options.mailbox_bound,
+            max_crashes=options.max_crashes,  # Z3-FAULTS: fault graphs settle too
             timeout_s=seconds,
             deadline=time.monotonic() + seconds,
         ),
@@ -81,6 +82,4 @@ def settle_open_check(
     exploration ran out of budget with nothing found (exit code 4); else ``report``."""
     if report.exit_code != exit_codes.INCOMPLETE:
         return report
-    if prepare_graph(graph, options).has_faults:
-        return report  # Z3-FAULTS: fault graphs are not encoded in Z3
     return apply_settlement(report, settle(graph, options, seconds))

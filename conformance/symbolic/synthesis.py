@@ -35,7 +35,7 @@ from creditflow.conformance.explore.check import CheckOptions, prepare_graph
 from creditflow.conformance.explore.counterexamples import Finding, Run
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
-from creditflow.conformance.explore.properties import MAILBOX_BOUND
+from creditflow.conformance.explore.properties import FORGOTTEN, MAILBOX_BOUND
 from creditflow.conformance.symbolic.backlog import prove_stalled_backlog, stalled_chain
 from creditflow.conformance.symbolic.bmc import BmcOptions, bounded_check
 from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
@@ -47,7 +47,6 @@ from creditflow.conformance.symbolic.prove import (
     ProveOptions,
     ProveReport,
     prove_graph,
-    refuse_faults,
 )
 from creditflow.conformance.symbolic.prove_result import WrittenTrace
 from creditflow.conformance.symbolic.witness import finding_from_witness
@@ -152,9 +151,8 @@ def _with_initials(graph: FlowGraph, initials: dict[str, int]) -> FlowGraph:
 
 def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions()) -> SynthesisResult:
     """Z3-SYNTH: answer ``options.goal`` for ``graph`` (after the ``prove`` overrides); a
-    graph with faults is refused (Z3-FAULTS), and so is a graph without edges, which has
-    no credit to choose (:class:`GraphError`, Z3-SYNTH-EDGES)."""
-    refuse_faults(graph, "synth")
+    graph with faults is answered by the counterexample-guided loop (Z3-FAULTS-SYNTH); a
+    graph without edges has no credit to choose (:class:`GraphError`, Z3-SYNTH-EDGES)."""
     name = graph.name
     if not graph.edges:
         raise GraphError(f"{graph.name}: no edges, so no credit to synthesise (Z3-SYNTH-EDGES)")
@@ -162,9 +160,18 @@ def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions())
     p = options.prove
     graph = prepare_graph(
         graph,
-        CheckOptions(credit=p.credit, publishes=p.publishes, all_check_blocked=p.all_check_blocked),
+        CheckOptions(
+            credit=p.credit,
+            publishes=p.publishes,
+            all_check_blocked=p.all_check_blocked,
+            max_crashes=p.max_crashes,
+        ),
     )
-    if options.goal == MAILBOX:
+    if graph.has_faults:
+        # Z3-FAULTS-SYNTH: the credit condition and the backlog closed form are
+        # fault-free; each candidate is proved or refuted by prove with the faults
+        result = _loop(graph, options, lowest=options.goal != MAILBOX)
+    elif options.goal == MAILBOX:
         if options.bound is None:
             raise ValueError("the mailbox goal needs a bound")
         result = _mailbox(graph, options)
@@ -346,6 +353,19 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
                 beyond=beyond,
                 beyond_credits=beyond_credits,
                 rounds=rounds,
+            )
+        if FORGOTTEN in report.counterexamples:
+            # Z3-FAULTS-SYNTH: a DOWN handler that keeps the dead peer's credit does so
+            # whatever the credit: no I can be the answer
+            return SynthesisResult(
+                goal,
+                NONE,
+                "cegis",
+                rounds=rounds,
+                beyond=report.counterexamples[FORGOTTEN],
+                beyond_credits={_edge_name(e): e.credit for e in chosen.edges},
+                explanation=f"{FORGOTTEN} is violated with I = {candidate}: a DOWN "
+                "handler keeps the dead peer's credit, which no credit changes",
             )
         if report.counterexamples:
             beyond = report.primary()

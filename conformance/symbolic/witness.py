@@ -19,7 +19,7 @@ from typing import cast
 
 from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
 from creditflow.conformance.explore.encoding import EDGE_FIELDS, CreditNetwork, State, Step
-from creditflow.conformance.explore.explorer import NO_DEADLOCK
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.model.network.graph import FlowGraph
 
@@ -78,7 +78,7 @@ def finding_from_witness(
     system, run = replay_witness(witness, mailbox_bound)
     end = cast(State, run[-1][1])  # a replayed network run
     finding = Finding(property_id=witness.property_id, kind=witness.kind, path=run)
-    if witness.property_id == NO_DEADLOCK:
+    if witness.property_id in (NO_DEADLOCK, RECOVERY):
         finding.processes = witness.processes
         if witness.kind == "blocked-forever":
             finding.continuation, finding.loop_start = lasso_continuation(system, end, len(run) - 1)
