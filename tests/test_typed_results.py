@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import get_args
+from typing import get_args, get_type_hints
 
 import jsonschema
 import pytest
@@ -21,6 +21,12 @@ from creditflow.conformance.differential.replay import ReplayReport
 from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
 from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.counterexamples import (
+    DeadlockKind,
+    Finding,
+    FindingKind,
+    deadlock_kind,
+)
 from creditflow.conformance.explore.explorer import explore
 from creditflow.conformance.explore.results import (
     AccountBound,
@@ -41,7 +47,7 @@ from creditflow.conformance.sweep.replay import TraceReplayResult
 from creditflow.conformance.sweep.schema import COLUMN_NAMES, unstorable
 from creditflow.conformance.sweep.worker import CaseResult, failure_result
 from creditflow.conformance.symbolic.every_supply import decide_check
-from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove import ProveOptions, Verdict, VerdictStatus, prove_graph
 from creditflow.conformance.symbolic.prove_result import (
     BacklogFigures,
     BmcFigures,
@@ -51,7 +57,13 @@ from creditflow.conformance.symbolic.prove_result import (
     ProveScope,
     prove_result,
 )
-from creditflow.conformance.symbolic.synthesis import SynthesisOptions, SynthesisResult, synthesize
+from creditflow.conformance.symbolic.synthesis import (
+    SynthesisGoal,
+    SynthesisOptions,
+    SynthesisResult,
+    SynthesisStatus,
+    synthesize,
+)
 from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec
 from creditflow.model.alarms.system import CheckedAlarms
 from creditflow.model.credit.spec import CreditSpec
@@ -301,3 +313,30 @@ def test_sweep_case_results_are_typed_and_store_as_rows() -> None:
     assert set(row) - {"trace_z"} <= set(COLUMN_NAMES) and row["trace_z"] is None
     assert unstorable(row) == [] and row["blocked_forever"] == [] and row["violated"] == []
     assert list(row)[:2] == ["case_id", "verdict"]
+
+
+def test_closed_sets_are_literals_every_value_of_which_occurs() -> None:
+    """Z3-PROVE, Z3-SYNTH, PROP-NO-DEADLOCK, OUT-TYPED-RESULT: a verdict's status, a
+    finding's kind, a deadlock's kind and synth's goal and status are Literal types
+    (mypy checks every value built); the values the engines produce are among them."""
+    assert get_type_hints(Verdict)["status"] == VerdictStatus
+    assert get_type_hints(PropertyVerdict)["status"] == VerdictStatus
+    assert get_type_hints(Finding)["kind"] == FindingKind
+    assert get_type_hints(CheckResult)["deadlock_kind"] == DeadlockKind | None
+    assert get_type_hints(AccountsCheckResult)["deadlock_kind"] == DeadlockKind | None
+    hints = get_type_hints(SynthesisResult)
+    assert (hints["goal"], hints["status"]) == (SynthesisGoal, SynthesisStatus)
+    assert set(get_args(DeadlockKind)) == {"terminal", "blocked-forever"}
+    assert set(get_args(FindingKind)) == {"invariant", "step", "terminal", "blocked-forever"}
+    report = prove_graph(load_preset("stalled-queue"), ProveOptions(credit=CreditSpec(2, 1)))
+    statuses = {v.status for v in report.verdicts.values()}
+    assert statuses <= set(get_args(VerdictStatus)) and "violated" in statuses
+    explored = summary(*check_graph(load_preset("stalled-queue"), CheckOptions()))
+    assert explored.deadlock_kind in get_args(DeadlockKind)
+
+
+def test_deadlock_kind_refuses_a_finding_that_is_not_a_deadlock() -> None:
+    """PROP-NO-DEADLOCK: only a deadlock finding has a deadlock kind."""
+    assert deadlock_kind(None) is None
+    with pytest.raises(ValueError, match="not a deadlock"):
+        deadlock_kind(Finding(property_id="PROP-MAILBOX-BOUND", kind="invariant", path=[]))

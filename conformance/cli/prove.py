@@ -51,7 +51,7 @@ from creditflow.conformance.symbolic.prove_result import (
     prove_result,
     prove_scope,
 )
-from creditflow.conformance.symbolic.synthesis import SynthesisOptions, synthesize
+from creditflow.conformance.symbolic.synthesis import SynthesisGoal, SynthesisOptions, synthesize
 from creditflow.conformance.traces.network import network_trace, trace_too_long
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -429,7 +429,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
 )
 def synth(
     graph: str,
-    goal: str,
+    goal: SynthesisGoal,
     bound: int | None,
     per_edge: bool,
     credit: CreditSpec | None,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from creditflow.conformance.explore.check import exit_code
+from creditflow.conformance.explore.counterexamples import deadlock_kind
 from creditflow.conformance.explore.explorer import (
     DEFAULT_MAX_STATES,
     ExplorationResult,
@@ -92,7 +93,7 @@ def accounts_summary(system: CheckedAccounts, result: ExplorationResult) -> Acco
             )
             for b, m in zip(system.properties.bounds, reached, strict=True)
         },
-        deadlock_kind=result.deadlock.kind if result.deadlock else None,
+        deadlock_kind=deadlock_kind(result.deadlock),
         blocked_forever=tuple(result.deadlock.processes) if result.deadlock else (),
         states=result.n_states,
         seconds=round(result.seconds, 4),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.compiled import CompiledNetwork
+from creditflow.conformance.explore.counterexamples import deadlock_kind
 from creditflow.conformance.explore.explorer import (
     DEFAULT_MAX_STATES,
     NO_DEADLOCK,
@@ -100,7 +101,7 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
         complete=result.complete,
         stopped_at_deadlock=result.stopped_at_deadlock,
         deadlock=deadlock is not None if decided or deadlock else None,
-        deadlock_kind=deadlock.kind if deadlock else None,
+        deadlock_kind=deadlock_kind(deadlock),
         blocked_forever=tuple(deadlock.processes) if deadlock else (),
         blocked_forever_drawn=tuple(deadlock.final_processes) if deadlock else (),
         conservation=CONSERVATION not in result.findings

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from creditflow.conformance.explore.deadlock import mask_names
 from creditflow.model.system import TransitionSystem
@@ -36,6 +36,23 @@ class Symmetry(Protocol):
     def canonicalize(self, state: Any) -> tuple[Any, int]: ...
 
     def to_original_frame(self, mask: int, perm_id: int) -> int: ...
+
+
+#: PROP-NO-DEADLOCK: a deadlock is ``terminal`` (nothing can move while work is pending)
+#: or ``blocked-forever`` (some processes can never move again)
+DeadlockKind = Literal["terminal", "blocked-forever"]
+#: A finding violates a state property (``invariant``), a step property (``step``) or
+#: is a deadlock of a :data:`DeadlockKind`
+FindingKind = Literal["invariant", "step", DeadlockKind]
+
+
+def deadlock_kind(finding: Finding | None) -> DeadlockKind | None:
+    """The kind of a deadlock ``finding`` (``None``: no deadlock found)."""
+    if finding is None:
+        return None
+    if finding.kind == "terminal" or finding.kind == "blocked-forever":
+        return finding.kind
+    raise ValueError(f"internal error: a {finding.kind} finding is not a deadlock")
 
 
 class Certifying(Protocol):
@@ -64,7 +81,7 @@ class Finding:
     """
 
     property_id: str
-    kind: str
+    kind: FindingKind
     path: Run
     processes: tuple[str, ...] = ()
     detail: str = ""
@@ -142,7 +159,7 @@ def _explain(system: TransitionSystem, state: Hashable, property_id: str) -> str
 def _finding(
     system: TransitionSystem,
     property_id: str,
-    kind: str,
+    kind: FindingKind,
     run: Run,
     stuck_mask: int = 0,
     stuck_at: Callable[[Hashable], int] | None = None,
@@ -211,7 +228,7 @@ def deadlock_finding(
     system: TransitionSystem,
     graph: StateGraph,
     index: int,
-    kind: str,
+    kind: DeadlockKind,
     mask: int,
     symmetry: Symmetry | None,
 ) -> Finding:

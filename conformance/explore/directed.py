@@ -26,7 +26,12 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
+from creditflow.conformance.explore.counterexamples import (
+    DeadlockKind,
+    Finding,
+    Run,
+    lasso_continuation,
+)
 from creditflow.conformance.explore.deadlock import mask_names
 from creditflow.conformance.explore.encoding import (
     ACTION_SHIFT,
@@ -184,7 +189,7 @@ def replayed_finding(
     return system, finding
 
 
-def _deadlock_at(system: CheckedNetwork, state: State) -> tuple[str, tuple[str, ...]]:
+def _deadlock_at(system: CheckedNetwork, state: State) -> tuple[DeadlockKind, tuple[str, ...]]:
     """PROP-NO-DEADLOCK at the end of a replayed run, as the explorer classifies it: a
     state without successors and with work pending is ``terminal``; else somebody
     certified (EXP-CERTIFICATE) or blocked in a state without successors (nothing can

@@ -47,6 +47,7 @@ import numpy as np
 
 from creditflow.conformance.explore.counterexamples import (
     Certifying,
+    DeadlockKind,
     Finding,
     Symmetry,
     deadlock_finding,
@@ -427,12 +428,12 @@ class _Search:
     #: a deadlock was seen (a terminal state with work, or a certificate)
     deadlock_seen: bool = False
     #: EXP-ONLINE: (state index, kind, blocked-forever mask) of the first deadlock
-    resolved: tuple[int, str, int] | None = None
+    resolved: tuple[int, DeadlockKind, int] | None = None
     #: the first state where a deadlock was certain, and its kind
-    candidate: tuple[int, str] | None = None
+    candidate: tuple[int, DeadlockKind] | None = None
     #: EXP-VECTOR: the search handed over after this many expanded states, with its
     #: EXP-ONLINE bookkeeping ``(candidate, candidate kind, next resolution)``
-    handed_over: tuple[int, tuple[int | None, str, int]] | None = None
+    handed_over: tuple[int, tuple[int | None, DeadlockKind, int]] | None = None
 
 
 #: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
@@ -494,7 +495,7 @@ def _resolve(
     symmetry: Symmetry | None,
     certify: Callable[[Hashable], int],
     blocked: MutableSequence[int] | None = None,
-) -> tuple[int, str, int] | None:
+) -> tuple[int, DeadlockKind, int] | None:
     """EXP-ONLINE: the first state (in breadth-first order) that violates
     PROP-NO-DEADLOCK, if it is certain from the explored prefix; ``None`` if not yet.
 
@@ -700,7 +701,7 @@ def _breadth_first(
     # EXP-ONLINE: the first state where a deadlock is certain (terminal with work or a
     # certificate), and when to try to resolve the shortest one next
     candidate: int | None = None
-    candidate_kind = "blocked-forever"
+    candidate_kind: DeadlockKind = "blocked-forever"
     if certify is not None and certify(first):
         candidate = 0
     next_try = 0

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from creditflow.conformance.explore.counterexamples import DeadlockKind
+
 #: SCOPE-SUPPLY: the supply a claim is about: ``"every"``, publishes per source, or
 #: publishes per source name
 Supply = Literal["every"] | int | dict[str, int]
@@ -114,7 +116,7 @@ class CheckResult:
     complete: bool
     stopped_at_deadlock: bool
     deadlock: bool | None
-    deadlock_kind: str | None
+    deadlock_kind: DeadlockKind | None
     blocked_forever: tuple[str, ...]
     blocked_forever_drawn: tuple[str, ...]
     conservation: bool | None
@@ -216,7 +218,7 @@ class AccountsCheckResult:
     complete: bool
     properties: dict[str, bool | None]
     accounts: dict[str, AccountBound]
-    deadlock_kind: str | None
+    deadlock_kind: DeadlockKind | None
     blocked_forever: tuple[str, ...]
     states: int
     seconds: float

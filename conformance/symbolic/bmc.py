@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from creditflow.conformance.explore.counterexamples import DeadlockKind, FindingKind
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY
 from creditflow.conformance.symbolic.encoding import NetworkEncoding
 from creditflow.conformance.symbolic.witness import Witness
@@ -128,7 +129,7 @@ class Unrolling:
         model: z3.ModelRef,
         depth: int,
         property_id: str,
-        kind: str,
+        kind: FindingKind,
         processes: tuple[str, ...] = (),
         detail: str = "",
     ) -> Witness:
@@ -178,7 +179,7 @@ def step_constraints(
 
 def deadlock_processes(
     enc: NetworkEncoding, model: z3.ModelRef, state: Sequence[z3.ExprRef]
-) -> tuple[str, bool, tuple[str, ...]]:
+) -> tuple[DeadlockKind, bool, tuple[str, ...]]:
     """Classify a deadlock witness state: its kind, whether it is a bad terminal state, and
     the processes blocked forever in it (every blocked process of a terminal state; else
     the largest dead set, a greatest fixpoint of the Z3-DEAD-SET clauses)."""
@@ -190,7 +191,7 @@ def deadlock_processes(
 
     blocked = [n for n in range(len(names)) if holds(enc.blocked[n])]
     if holds(enc.terminal):
-        kind = "terminal" if holds(enc.pending) else "blocked-forever"
+        kind: DeadlockKind = "terminal" if holds(enc.pending) else "blocked-forever"
         return kind, True, tuple(names[n] for n in blocked)
     members = set(blocked)
     changed = True

@@ -22,7 +22,7 @@ from creditflow.conformance.explore.check import (
     prepare_graph,
     summary,
 )
-from creditflow.conformance.explore.counterexamples import Finding
+from creditflow.conformance.explore.counterexamples import Finding, deadlock_kind
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
@@ -107,12 +107,13 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
     cex = answer.counterexample
     finding = cex.finding if cex is not None else None
     violated = {finding.property_id} if finding is not None else set()
+    deadlock = finding if finding is not None and finding.property_id == NO_DEADLOCK else None
     return CheckResult(
         graph=report.graph.name,
         complete=True,
         stopped_at_deadlock=False,
-        deadlock=finding is not None and finding.property_id == NO_DEADLOCK,
-        deadlock_kind=finding.kind if finding is not None else None,
+        deadlock=deadlock is not None,
+        deadlock_kind=deadlock_kind(deadlock),
         blocked_forever=tuple(finding.processes) if finding is not None else (),
         blocked_forever_drawn=tuple(finding.final_processes) if finding is not None else (),
         conservation=CONSERVATION not in violated,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 import networkx as nx
 import z3
@@ -33,7 +34,10 @@ from creditflow.conformance.symbolic.symbolic import symbol
 
 DEFAULT_TIMEOUT_MS = 30_000
 
-PROVED, FAILED, UNKNOWN = "proved", "failed", "unknown"
+#: An obligation's outcome (``Final``: each constant is its own Literal type).
+PROVED: Final = "proved"
+FAILED: Final = "failed"
+UNKNOWN: Final = "unknown"
 
 
 def _conj(parts: Iterable[z3.BoolRef]) -> z3.BoolRef:

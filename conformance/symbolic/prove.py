@@ -23,7 +23,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 import z3
 
@@ -85,8 +85,12 @@ def property_ids(graph: FlowGraph) -> tuple[str, ...]:
     return FAULT_PROPERTY_IDS if graph.has_faults else PROPERTY_IDS
 
 
-#: Verdict statuses.
-VIOLATED, NONE_FOUND, UNKNOWN = "violated", "none-up-to-depth", "unknown"
+#: Z3-PROVE: a property's verdict: proved, violated, no violation up to the BMC depth, or
+#: a solver gave up
+VerdictStatus = Literal["proved", "violated", "none-up-to-depth", "unknown"]
+VIOLATED: Final = "violated"
+NONE_FOUND: Final = "none-up-to-depth"
+UNKNOWN: Final = "unknown"
 #: Z3-PROVE: every property proved for the question asked, a violation, or neither
 ProveOutcome = Literal["proved", "counterexample", "unknown"]
 
@@ -139,7 +143,7 @@ class Verdict:
     bounded search found nothing) or ``unknown`` (a solver gave up); ``method`` says how."""
 
     property_id: str
-    status: str
+    status: VerdictStatus
     method: str
     detail: str = ""
     #: SCOPE-SUPPLY: whether the verdict holds for every supply (a proof by invariant or
@@ -792,7 +796,7 @@ def _symbolic_violations(
         report.verdicts[pid] = Verdict(pid, VIOLATED, "bmc", "for some credit spec")
     for pid in open_ids:
         if pid not in report.verdicts:
-            status = UNKNOWN if bmc.unknown else NONE_FOUND
+            status: VerdictStatus = UNKNOWN if bmc.unknown else NONE_FOUND
             report.verdicts[pid] = Verdict(
                 pid,
                 status,

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from creditflow.conformance.explore.counterexamples import FindingKind
 from creditflow.conformance.explore.results import Supply, WrittenTrace
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOutcome,
     ProveReport,
+    VerdictStatus,
     exit_code,
     supply_value,
 )
@@ -41,7 +43,7 @@ class PropertyVerdict:
     ``none-up-to-depth``, ``unknown``), how, and whether it holds for every supply
     (SCOPE-SUPPLY)."""
 
-    status: str
+    status: VerdictStatus
     method: str
     detail: str
     every_supply: bool
@@ -80,7 +82,7 @@ class CounterexampleFigures:
     Z3-BOUNDARY case also the edge outside the condition (``None`` for the primary)."""
 
     property_id: str
-    kind: str
+    kind: FindingKind
     length: int
     processes: tuple[str, ...]
     credits: dict[str, list[int]]

@@ -26,13 +26,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final, Literal
 
 import z3
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import CheckOptions, prepare_graph
-from creditflow.conformance.explore.counterexamples import Finding, Run
+from creditflow.conformance.explore.counterexamples import DeadlockKind, Finding, Run
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import FORGOTTEN, MAILBOX_BOUND
@@ -53,12 +53,19 @@ from creditflow.conformance.symbolic.witness import finding_from_witness
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import EdgeSpec, FlowGraph, GraphError
 
-DEADLOCK_FREE, MAILBOX = "deadlock-free", "mailbox"
+#: Z3-SYNTH: the goal asked: no deadlock, or every mailbox within a bound
+SynthesisGoal = Literal["deadlock-free", "mailbox"]
+DEADLOCK_FREE: Final = "deadlock-free"
+MAILBOX: Final = "mailbox"
 #: The largest I the counterexample-guided loop considers by default.
 LOOP_MAX_CREDIT = 16
 #: Steps a model run may take to exceed a mailbox bound (Z3-SYNTH's witness beyond).
 MAX_WITNESS_STEPS = 100_000
-FOUND, NONE, UNKNOWN = "found", "none", "unknown"
+#: Z3-SYNTH: credits found, none exist, or the solver could not tell
+SynthesisStatus = Literal["found", "none", "unknown"]
+FOUND: Final = "found"
+NONE: Final = "none"
+UNKNOWN: Final = "unknown"
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,7 @@ class SynthesisOptions:
     :data:`LOOP_MAX_CREDIT`); ``prove``: how candidates are checked (timeouts, depth,
     graph overrides)."""
 
-    goal: str = DEADLOCK_FREE
+    goal: SynthesisGoal = DEADLOCK_FREE
     bound: int | None = None
     per_edge: bool = False
     max_credit: int | None = None
@@ -83,8 +90,8 @@ class SynthesisResult:
     counterexample one step beyond it (OUT-TYPED-RESULT); ``status`` is ``found``,
     ``none`` or ``unknown``."""
 
-    goal: str
-    status: str
+    goal: SynthesisGoal
+    status: SynthesisStatus
     method: str
     credits: dict[str, CreditSpec] = field(default_factory=dict)
     explanation: str = ""
@@ -300,14 +307,14 @@ def _model_run_deadlock(graph: FlowGraph) -> Counterexample | None:
     pending = system.pending_work(state)
     if not blocked and not pending:
         return None
-    kind = "terminal" if pending else "blocked-forever"
+    kind: DeadlockKind = "terminal" if pending else "blocked-forever"
     return Counterexample(system, Finding(NO_DEADLOCK, kind, run, processes=blocked))
 
 
 def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> SynthesisResult:
     """Counterexample-guided: Optimize proposes the best ``I`` not yet refuted (one for all
     edges), ``prove`` (the graph's supply) proves or refutes it."""
-    goal = DEADLOCK_FREE if lowest else MAILBOX
+    goal: SynthesisGoal = DEADLOCK_FREE if lowest else MAILBOX
     names = [_edge_name(e) for e in graph.edges]
     i = z3.Int("I")
     top = options.max_credit or LOOP_MAX_CREDIT

@@ -17,7 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from creditflow.conformance.explore.counterexamples import Finding, Run, lasso_continuation
+from creditflow.conformance.explore.counterexamples import (
+    Finding,
+    FindingKind,
+    Run,
+    lasso_continuation,
+)
 from creditflow.conformance.explore.encoding import EDGE_FIELDS, CreditNetwork, State, Step
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, RECOVERY
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -36,7 +41,7 @@ class Witness:
 
     graph: FlowGraph
     property_id: str
-    kind: str
+    kind: FindingKind
     actions: tuple[int, ...]
     states: tuple[tuple[int, ...], ...]
     processes: tuple[str, ...] = ()
