@@ -187,8 +187,10 @@ ConformVerdict = Literal["conformant", "divergence", "unexpected-pass", "adapter
 
 
 @dataclass
-class ConformResult:
-    """The verdict of a conform run; a failing trace is already on disk."""
+class ConformRun:
+    """A conform run as it goes: the engine fills it in, phase by phase, and hands out
+    its frozen :class:`ConformResult` at the end (OUT-TYPED-RESULT); a failing trace
+    is already on disk."""
 
     adapter: str
     implementation: str
@@ -201,13 +203,61 @@ class ConformResult:
     found_by: str = ""
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    unexercised: tuple[str, ...] = ()
+    known: list[KnownDivergence] = field(default_factory=list)
+    expected_hits: dict[str, int] = field(default_factory=dict)
+    unexpected_passes: list[str] = field(default_factory=list)
+    known_not_run: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    write_error: OutputError | None = None
+
+    def result(self) -> ConformResult:
+        """The run's verdict, frozen (OUT-TYPED-RESULT)."""
+        return ConformResult(
+            adapter=self.adapter,
+            implementation=self.implementation,
+            seed=self.seed,
+            phases=tuple(self.phases),
+            divergence=self.divergence,
+            failure=self.failure,
+            trace=self.trace,
+            trace_path=self.trace_path,
+            found_by=self.found_by,
+            seconds=self.seconds,
+            notes=tuple(self.notes),
+            unexercised=self.unexercised,
+            known=tuple(self.known),
+            expected_hits=dict(self.expected_hits),
+            unexpected_passes=tuple(self.unexpected_passes),
+            known_not_run=dict(self.known_not_run),
+            info=dict(self.info),
+            write_error=self.write_error,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ConformResult:
+    """The verdict of a conform run (OUT-TYPED-RESULT); a failing trace is already on
+    disk."""
+
+    adapter: str
+    implementation: str
+    seed: int
+    phases: tuple[PhaseReport, ...] = ()
+    divergence: Divergence | None = None
+    failure: AdapterFailure | None = None
+    trace: ProcessTrace | None = None
+    trace_path: Path | None = None
+    found_by: str = ""
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
     #: AD-CAPABILITIES: the ops the implementation does not offer (never exercised).
     unexercised: tuple[str, ...] = ()
     #: AD-EXPECTATIONS-CONFORM: the known divergences, and how often each was met.
-    known: list[KnownDivergence] = field(default_factory=list)
+    known: tuple[KnownDivergence, ...] = ()
     expected_hits: dict[str, int] = field(default_factory=dict)
     #: Listed traces that no longer diverge (unexpected passes: exit 1).
-    unexpected_passes: list[str] = field(default_factory=list)
+    unexpected_passes: tuple[str, ...] = ()
     #: AD-CAPABILITIES: listed traces not replayed, with the ops they need that the
     #: implementation does not offer (neither pass nor fail).
     known_not_run: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -265,7 +315,7 @@ class ConformResult:
             ],
             "trace": str(self.trace_path) if self.trace_path else None,
             "found_by": self.found_by or None,
-            "notes": self.notes,
+            "notes": list(self.notes),
             "implementation_info": self.info.get("implementation"),
             "ops_not_exercised": list(self.unexercised),
             "expected_divergences": [
@@ -305,7 +355,7 @@ def _slug(text: str) -> str:
 
 
 def write_failure_trace(
-    result: ConformResult, trace: ProcessTrace, options: ConformOptions, kind: str
+    result: ConformRun, trace: ProcessTrace, options: ConformOptions, kind: str
 ) -> Path | None:
     """Write the (minimal) failing trace into the corpus or the output folder before
     anything is reported (AD-DIVERGENCE); identical traces share one file name."""
@@ -446,7 +496,7 @@ class ExplorerRunFailure(Exception):
 
 
 def _polish(
-    adapter: Adapter, trace: ProcessTrace, report: PhaseReport, result: ConformResult
+    adapter: Adapter, trace: ProcessTrace, report: PhaseReport, result: ConformRun
 ) -> tuple[Divergence, ProcessTrace] | None:
     """Delta-debug Hypothesis's result further (it may have run out of time, and a
     network run's projection holds ops a per-process trace does not need); a candidate
@@ -467,7 +517,7 @@ def _polish(
 
 
 def _shrink_run(
-    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport, result: ConformResult
+    adapter: Adapter, label: str, ops: list[Op], report: PhaseReport, result: ConformRun
 ) -> tuple[str, Divergence, ProcessTrace]:
     """Delta-debug a diverging explorer run down to a 1-minimal op sequence whose
     divergence is no known one (AD-EXPECTATIONS-CONFORM)."""
@@ -496,7 +546,7 @@ def _shrink_run(
 
 
 def _explorer_phase(
-    adapter: Adapter, run_seed: int, report: PhaseReport, result: ConformResult
+    adapter: Adapter, run_seed: int, report: PhaseReport, result: ConformRun
 ) -> tuple[str, Divergence, ProcessTrace] | None:
     for label, graph, steps in _explorer_runs(run_seed):
         ops = run_ops(graph, steps)
@@ -542,7 +592,7 @@ def _find_trace(name: str, options: ConformOptions) -> Path | None:
     return None
 
 
-def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformRun) -> None:
     """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM): one that
     diverges gives a known divergence's signature; one that passes is an unexpected
     pass; one that needs an op the implementation does not offer is not sent
@@ -586,26 +636,26 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
     try:
         adapter = open_adapter()
     except AdapterFailure as exc:
-        result = ConformResult(exc.adapter, "", run_seed, failure=exc)
-        result.seconds = time.perf_counter() - started
-        return result
-    result = ConformResult(
+        return ConformResult(
+            exc.adapter, "", run_seed, failure=exc, seconds=time.perf_counter() - started
+        )
+    run = ConformRun(
         adapter.name, adapter.description, run_seed, info=dict(getattr(adapter, "info", {}))
     )
-    result.unexercised = adapter.missing_ops
+    run.unexercised = adapter.missing_ops
     try:
         try:
-            known_divergences(adapter, options, result)
+            known_divergences(adapter, options, run)
         except AdapterFailure as exc:
-            result.failure = exc
-            result.found_by = "the traces of the expectations file"
-            return result
-        with _private_hypothesis_storage():
-            _run_phases(adapter, options, result)
+            run.failure = exc
+            run.found_by = "the traces of the expectations file"
+        else:
+            with _private_hypothesis_storage():
+                _run_phases(adapter, options, run)
     finally:
         adapter.close()
-        result.seconds = time.perf_counter() - started
-    return result
+        run.seconds = time.perf_counter() - started
+    return run.result()
 
 
 @contextlib.contextmanager
@@ -622,7 +672,7 @@ def _private_hypothesis_storage() -> Iterator[None]:
             hypothesis_configuration.set_hypothesis_home_dir(previous)
 
 
-def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformResult) -> bool:
+def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformRun) -> bool:
     """AD-BATCHED: the batched-ops phase; whether it ended the run (a divergence or an
     adapter failure, written to disk)."""
     report = PhaseReport("batched-ops")
@@ -657,7 +707,7 @@ def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformRes
     return True
 
 
-def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformResult) -> None:
+def _run_phases(adapter: Adapter, options: ConformOptions, result: ConformRun) -> None:
     if "batched-ops" in options.phases and _batched_phase(adapter, options, result):
         return
     network_examples = (

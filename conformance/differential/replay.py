@@ -8,9 +8,9 @@ pytest plugin render them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
@@ -26,15 +26,25 @@ from creditflow.conformance.differential.traces import (
 from creditflow.conformance.inputs.expectations import Expectations
 from creditflow.conformance.outputs import OutputError, derived_path
 
-PASS, DIVERGED, XFAIL, XPASS, FAILED = "pass", "diverged", "xfail", "xpass", "adapter-failure"
+PASS: Final = "pass"
+DIVERGED: Final = "diverged"
+XFAIL: Final = "xfail"
+XPASS: Final = "xpass"
+FAILED: Final = "adapter-failure"
 #: AD-CAPABILITIES: the trace needs ops the implementation does not offer; not run.
-NOT_OFFERED = "not-offered"
+NOT_OFFERED: Final = "not-offered"
 
 
-@dataclass
+#: How one replayed trace ended (``counts`` lists every one)
+ReplayStatus = Literal["pass", "diverged", "xfail", "xpass", "adapter-failure", "not-offered"]
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayOutcome:
+    """One trace replayed: how it ended and why (OUT-TYPED-RESULT)."""
+
     trace: LoadedTrace
-    status: str
+    status: ReplayStatus
     divergence: Divergence | None = None
     executed: ProcessTrace | None = None  #: the ops run, up to the divergence
     failure: AdapterFailure | None = None
@@ -47,13 +57,16 @@ class ReplayOutcome:
         return self.status in (PASS, XFAIL, NOT_OFFERED)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ReplayReport:
+    """OUT-TYPED-RESULT: the outcome of each trace replayed, in order, built once the
+    replay has ended."""
+
     adapter: str
     implementation: str
-    outcomes: list[ReplayOutcome] = field(default_factory=list)
+    outcomes: tuple[ReplayOutcome, ...] = ()
     failure: AdapterFailure | None = None  #: the adapter could not be started
-    write_errors: list[OutputError] = field(default_factory=list)  #: OUT-FAILURE
+    write_errors: tuple[OutputError, ...] = ()  #: OUT-FAILURE
 
     @property
     def exit_code(self) -> int:
@@ -66,10 +79,7 @@ class ReplayReport:
     @property
     def counts(self) -> dict[str, int]:
         """How many traces ended with each status, every status listed."""
-        return {
-            s: sum(1 for o in self.outcomes if o.status == s)
-            for s in ("pass", "diverged", "xfail", "xpass", "adapter-failure", "not-offered")
-        }
+        return {s: sum(1 for o in self.outcomes if o.status == s) for s in get_args(ReplayStatus)}
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA, OUT-TYPED-RESULT: ``replay --json``'s document."""
@@ -168,26 +178,32 @@ def replay_traces(
         adapter = open_adapter()
     except AdapterFailure as exc:
         return ReplayReport(exc.adapter, "", failure=exc)
-    report = ReplayReport(adapter.name, adapter.description)
+    name, description = adapter.name, adapter.description
+    outcomes: list[ReplayOutcome] = []
+    write_errors: list[OutputError] = []
+
+    def report(failure: AdapterFailure | None = None) -> ReplayReport:
+        return ReplayReport(name, description, tuple(outcomes), failure, tuple(write_errors))
+
     try:
         for loaded in traces:
             try:
                 outcome = replay_trace(adapter, loaded, expectations)
                 if outcome.status == DIVERGED and shrink_to is not None:
                     try:
-                        outcome.shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                        shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                        outcome = replace(outcome, shrunk=shrunk)
                     except OutputError as exc:  # OUT-FAILURE: reported after the verdicts
-                        report.write_errors.append(exc)
+                        write_errors.append(exc)
             except AdapterFailure as exc:
                 outcome = ReplayOutcome(loaded, FAILED, failure=exc)
                 adapter.close()
                 try:
                     adapter = open_adapter()
                 except AdapterFailure as again:
-                    report.outcomes.append(outcome)
-                    report.failure = again
-                    return report
-            report.outcomes.append(outcome)
+                    outcomes.append(outcome)
+                    return report(again)
+            outcomes.append(outcome)
     finally:
         adapter.close()
-    return report
+    return report()

@@ -137,7 +137,7 @@ class ProveOptions:
         return self.timeout_ms if self.shorten_s is None else int(self.shorten_s * 1000)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The outcome for one property: ``proved``, ``violated``, ``none-up-to-depth`` (a
     bounded search found nothing) or ``unknown`` (a solver gave up); ``method`` says how."""
@@ -172,8 +172,9 @@ class Counterexample:
 
 
 @dataclass
-class ProveReport:
-    """Everything :func:`prove_graph` established, for the CLI to render."""
+class ProveRun:
+    """A proof as it goes: :func:`prove_graph` fills it in, step by step, and returns
+    its frozen :class:`ProveReport` (OUT-TYPED-RESULT)."""
 
     graph: FlowGraph
     symbolic: bool
@@ -186,6 +187,54 @@ class ProveReport:
     condition_exact: bool = False
     counterexamples: dict[str, Counterexample] = field(default_factory=dict)
     boundary: list[Counterexample] = field(default_factory=list)
+    backlog: BacklogTheorem | None = None
+    bmc: BmcResult | None = None
+    depth: int | None = None
+    seconds: float = 0.0
+    every_supply: bool = False
+    own_outside: dict[str, CreditSpec] = field(default_factory=dict)
+    step_bound: int | None = None
+
+    def report(self) -> ProveReport:
+        """What the proof established, frozen (OUT-TYPED-RESULT)."""
+        return ProveReport(
+            graph=self.graph,
+            symbolic=self.symbolic,
+            verdicts=dict(self.verdicts),
+            invariant=self.invariant,
+            termination=self.termination,
+            deadlock=self.deadlock,
+            conditions=tuple(self.conditions),
+            condition=self.condition,
+            condition_exact=self.condition_exact,
+            counterexamples=dict(self.counterexamples),
+            boundary=tuple(self.boundary),
+            backlog=self.backlog,
+            bmc=self.bmc,
+            depth=self.depth,
+            seconds=self.seconds,
+            every_supply=self.every_supply,
+            own_outside=dict(self.own_outside),
+            step_bound=self.step_bound,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProveReport:
+    """Everything :func:`prove_graph` established, for the CLI to render (frozen,
+    OUT-TYPED-RESULT)."""
+
+    graph: FlowGraph
+    symbolic: bool
+    verdicts: dict[str, Verdict]
+    invariant: InvariantProof
+    termination: TerminationProof | None = None
+    deadlock: DeadlockProof | None = None
+    conditions: tuple[EdgeCondition, ...] = ()
+    condition: str | None = None
+    condition_exact: bool = False
+    counterexamples: dict[str, Counterexample] = field(default_factory=dict)
+    boundary: tuple[Counterexample, ...] = ()
     backlog: BacklogTheorem | None = None
     bmc: BmcResult | None = None
     depth: int | None = None
@@ -277,7 +326,7 @@ def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> Pro
     else:
         report = _prove_concrete(graph, options)
     report.seconds = time.perf_counter() - started
-    return report
+    return report.report()
 
 
 def never_blocked_candidates(enc: NetworkEncoding) -> dict[str, z3.BoolRef]:
@@ -300,7 +349,7 @@ def _state_properties_by_invariant(
     return verdicts
 
 
-def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
+def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveRun:
     enc_all = NetworkEncoding(graph, Credits.CONCRETE, symbolic_supply=True)
     inv = houdini(
         enc_all,
@@ -320,7 +369,7 @@ def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
         )
         if deadlock.proved:
             verdicts[NO_DEADLOCK] = Verdict(NO_DEADLOCK, PROVED, deadlock.rule, "for every supply")
-    report = ProveReport(graph, False, verdicts, inv, termination, deadlock)
+    report = ProveRun(graph, False, verdicts, inv, termination, deadlock)
     report.every_supply = options.every_supply
     if NO_DEADLOCK not in verdicts and termination.proved and options.every_supply and not faults:
         # SCOPE-DAG: a directed run reads what it needs, so it answers "every supply"
@@ -342,7 +391,7 @@ def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveReport:
 
 
 def _fault_deadlock_by_induction(
-    report: ProveReport, enc_all: NetworkEncoding, inv: InvariantProof, options: ProveOptions
+    report: ProveRun, enc_all: NetworkEncoding, inv: InvariantProof, options: ProveOptions
 ) -> None:
     """Z3-FAULTS: on a fault graph whose runs end (Z3-FAULT-RANK), PROP-NO-DEADLOCK (and
     PROP-RECOVERY, which it implies) is proved for every supply when k-induction shows
@@ -365,7 +414,7 @@ def _fault_deadlock_by_induction(
 DIRECTED_SLACK = 10_000
 
 
-def _directed_deadlock(report: ProveReport, options: ProveOptions) -> None:
+def _directed_deadlock(report: ProveRun, options: ProveOptions) -> None:
     """SCOPE-DAG: on a graph whose runs all end (Z3-RANK) and whose deadlock freedom no
     rule proved, EXP-DIRECTED drives each sender that can block toward a certified
     deadlock (nearest Z3-STEP-BOUND first) and keeps the shortest replayed run; it is
@@ -484,7 +533,7 @@ def _supply_substitution(enc_all: NetworkEncoding, graph: FlowGraph) -> list[tup
 
 
 def _settle_by_search(
-    report: ProveReport,
+    report: ProveRun,
     enc_all: NetworkEncoding,
     inv: InvariantProof,
     open_ids: list[str],
@@ -577,14 +626,14 @@ def _settle_by_search(
             )
 
 
-def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveReport:
+def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveRun:
     enc = NetworkEncoding(graph, Credits.PER_EDGE, symbolic_supply=True)
     inv = houdini(enc, enc.lemmas(), timeout_ms=options.timeout_ms)
     verdicts = _state_properties_by_invariant(
         enc, inv, options, "for all credit specs and all supplies"
     )
     termination = prove_termination(enc, inv, options.timeout_ms)
-    report = ProveReport(graph, True, verdicts, inv, termination)
+    report = ProveRun(graph, True, verdicts, inv, termination)
     report.every_supply = True  # Z3-SYMBOLIC-CREDITS: supplies are symbolic
     terms = enc.edge_terms
     if termination.proved and not any(enc.net.stalled):
@@ -769,7 +818,7 @@ def network_automorphisms(graph: FlowGraph) -> list[dict[str, str]]:
 
 
 def _symbolic_violations(
-    report: ProveReport,
+    report: ProveRun,
     enc: NetworkEncoding,
     inv: InvariantProof,
     open_ids: list[str],
