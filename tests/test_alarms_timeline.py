@@ -37,10 +37,10 @@ def test_shipped_timeline_matches_the_broker_scenario() -> None:
         for n in result.notices:
             frames[n.connection].append(n.method)
         view = state_view(timeline, result.state)
-        assert view["connections"] == want.states, want.name
+        assert view.connections == want.states, want.name
         assert {k: tuple(v) for k, v in frames.items()} == want.notices, want.name
-        assert view["consumed"]["consumer"] == want.consumed
-        assert view["queued"] == want.queued
+        assert view.consumed["consumer"] == want.consumed
+        assert view.queued == want.queued
         assert result.violations == []
 
 

@@ -13,11 +13,18 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from creditflow.adapters.registry import adapter_factory
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.conform import ConformResult
-from creditflow.conformance.differential.replay import ReplayReport
+from creditflow.conformance.differential.conform import ConformOptions, ConformResult, run_conform
+from creditflow.conformance.differential.replay import (
+    ReplayOutcome,
+    ReplayReport,
+    ReplayStatus,
+    replay_traces,
+)
+from creditflow.conformance.differential.traces import load_trace
 from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
 from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
@@ -40,6 +47,13 @@ from creditflow.conformance.explore.results import (
     WrittenTrace,
 )
 from creditflow.conformance.inputs.actor_graphs import load_actor_graph
+from creditflow.conformance.inputs.alarm_timelines import (
+    AlarmStateView,
+    TimelineRow,
+    load_timeline,
+    run_timeline,
+    timeline_row,
+)
 from creditflow.conformance.inputs.graphs import load_graph, load_preset
 from creditflow.conformance.observe import snapshot as observe_snapshot
 from creditflow.conformance.observe import validate as observe_validate
@@ -47,7 +61,13 @@ from creditflow.conformance.sweep.replay import TraceReplayResult
 from creditflow.conformance.sweep.schema import COLUMN_NAMES, unstorable
 from creditflow.conformance.sweep.worker import CaseResult, failure_result
 from creditflow.conformance.symbolic.every_supply import decide_check
-from creditflow.conformance.symbolic.prove import ProveOptions, Verdict, VerdictStatus, prove_graph
+from creditflow.conformance.symbolic.prove import (
+    ProveOptions,
+    ProveReport,
+    Verdict,
+    VerdictStatus,
+    prove_graph,
+)
 from creditflow.conformance.symbolic.prove_result import (
     BacklogFigures,
     BmcFigures,
@@ -97,6 +117,13 @@ RESULT_TYPES = [
     BacklogFigures,
     WrittenTrace,
     SynthesisResult,
+    ConformResult,
+    ReplayReport,
+    ReplayOutcome,
+    ProveReport,
+    Verdict,
+    AlarmStateView,
+    TimelineRow,
 ]
 
 
@@ -262,6 +289,7 @@ def test_conform_and_replay_results_render_by_their_own_method() -> None:
     doc = replayed.to_json()
     valid("replay", doc)
     assert doc["counts"] == replayed.counts and set(doc["counts"].values()) == {0}
+    assert list(doc["counts"]) == list(get_args(ReplayStatus))
 
 
 def test_accounts_check_result_is_typed_and_valid() -> None:
@@ -340,3 +368,81 @@ def test_deadlock_kind_refuses_a_finding_that_is_not_a_deadlock() -> None:
     assert deadlock_kind(None) is None
     with pytest.raises(ValueError, match="not a deadlock"):
         deadlock_kind(Finding(property_id="PROP-MAILBOX-BOUND", kind="invariant", path=[]))
+
+
+def test_conform_returns_a_frozen_result_of_a_whole_run(tmp_path) -> None:
+    """AD-DIVERGENCE, OUT-TYPED-RESULT: the engine fills in a run as it goes and returns
+    it frozen: a divergence found by a phase, with the trace already written, renders a
+    valid conform document; the result cannot be changed afterwards."""
+    result = run_conform(
+        adapter_factory("mutant:ack-off-by-one"),
+        ConformOptions(seed=20261122, out_dir=tmp_path),
+    )
+    assert isinstance(result, ConformResult) and result.verdict == "divergence"
+    assert isinstance(result.phases, tuple) and result.phases and result.seconds > 0
+    assert result.trace_path is not None and result.trace_path.is_file()
+    doc = result.to_json()
+    valid("conform", doc)
+    assert doc["trace"] == str(result.trace_path) and doc["divergence"]["op_index"] >= 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.trace_path = None
+
+
+def test_replay_returns_a_frozen_report_with_each_outcome_in_order(tmp_path) -> None:
+    """AD-DIVERGENCE, OUT-TYPED-RESULT: replaying a diverging trace (shrunk on request) and a
+    passing one reports each outcome, in order, in a frozen report."""
+    mutant_run = run_conform(
+        adapter_factory("mutant:ack-off-by-one"), ConformOptions(seed=20261122, out_dir=tmp_path)
+    )
+    assert mutant_run.trace_path is not None
+    diverging = load_trace(mutant_run.trace_path)
+    report = replay_traces(
+        adapter_factory("mutant:ack-off-by-one"),
+        [diverging, diverging],
+        shrink_to=tmp_path / "shrunk",
+    )
+    assert isinstance(report.outcomes, tuple) and len(report.outcomes) == 2
+    assert [o.status for o in report.outcomes] == ["diverged", "diverged"]
+    assert all(o.shrunk is not None and o.shrunk.is_file() for o in report.outcomes)
+    assert report.counts["diverged"] == 2 and report.exit_code == exit_codes.DIVERGENCE
+    valid("replay", report.to_json())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.failure = None
+    passing = replay_traces(adapter_factory("reference"), [diverging])
+    assert [o.status for o in passing.outcomes] == ["pass"] and passing.exit_code == 0
+
+
+def test_prove_returns_a_frozen_report() -> None:
+    """Z3-BOUNDARY, OUT-TYPED-RESULT: the proof is filled in as it goes and returned
+    frozen: a symbolic proof's conditions and boundary cases are tuples, and the report
+    cannot be changed afterwards."""
+    report = prove_graph(load_preset("fanout"), ProveOptions(symbolic=True))
+    assert isinstance(report, ProveReport) and report.seconds > 0
+    assert isinstance(report.conditions, tuple) and report.conditions
+    assert isinstance(report.boundary, tuple) and report.boundary
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.seconds = 0.0
+    assert prove_result(report).boundary and prove_result(report).exit_code == exit_codes.OK
+
+
+def test_alarms_run_rows_are_typed_and_print_as_the_json_lines() -> None:
+    """AL-TIMELINE, AL-REPORTED-STATE, OUT-TYPED-RESULT: each step of ``alarms run`` is
+    a frozen row whose renderer prints the command's step line, keys in printed order."""
+    timeline = load_timeline("two-sources")
+    rows = [timeline_row(timeline, r) for r in run_timeline(timeline)]
+    assert all(isinstance(r.view, AlarmStateView) for r in rows)
+    assert rows[5].view.connections["publisher"] == "blocked"
+    result = CliRunner().invoke(main, ["alarms", "run", "two-sources", "--json"])
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert lines[1:-1] == [r.to_json() for r in rows]
+    assert list(lines[1]) == [
+        "index",
+        "step",
+        "frames",
+        "alarms",
+        "connections",
+        "consumed",
+        "unread_frames",
+        "queued",
+        "violations",
+    ]

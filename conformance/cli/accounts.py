@@ -56,6 +56,7 @@ from creditflow.conformance.inputs.alarm_timelines import (
     run_timeline,
     state_view,
     timeline_names,
+    timeline_row,
 )
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.outputs.streams import printable
@@ -341,17 +342,7 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
             )
         )
         for r in results:
-            click.echo(
-                json.dumps(
-                    {
-                        "index": r.index,
-                        "step": r.step.describe(),
-                        "frames": [[n.connection, n.method, n.reason] for n in r.notices],
-                        **state_view(loaded, r.state),
-                        "violations": r.violations,
-                    }
-                )
-            )
+            click.echo(json.dumps(timeline_row(loaded, r).to_json()))
         click.echo(json.dumps({"end": True, "steps": len(results), "violations": violations}))
         sys.exit(code)
     from rich.table import Table
@@ -372,11 +363,11 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
         table.add_row(
             str(r.index),
             shown(r.step.describe()),
-            " ".join(view["alarms"]) or "-",
-            *(view["connections"][n] for n in names),
+            " ".join(view.alarms) or "-",
+            *(view.connections[n] for n in names),
             frames,
-            str(sum(view["consumed"].values())),
-            str(view["queued"]),
+            str(sum(view.consumed.values())),
+            str(view.queued),
         )
     out = console()
     out.print(table)

@@ -362,25 +362,82 @@ def run_timeline(timeline: Timeline) -> Iterator[TimelineResult]:
         yield result
 
 
-def state_view(timeline: Timeline, state: AlarmState) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class AlarmStateView:
+    """A state as ``alarms run`` shows it (OUT-TYPED-RESULT): the alarms raised (source
+    @ node), each connection's reported state (AL-REPORTED-STATE), the messages each
+    consumer consumed, the frames each publisher wrote that the broker has not read,
+    and the queue's length."""
+
+    alarms: tuple[str, ...]
+    connections: dict[str, str]
+    consumed: dict[str, int]
+    unread_frames: dict[str, int]
+    queued: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alarms": list(self.alarms),
+            "connections": dict(self.connections),
+            "consumed": dict(self.consumed),
+            "unread_frames": dict(self.unread_frames),
+            "queued": self.queued,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineRow:
+    """One step of ``alarms run`` as printed (AL-TIMELINE, OUT-TYPED-RESULT): the step,
+    the frames the clients received during it, the settled state and the AL properties
+    it violated."""
+
+    index: int
+    step: str
+    frames: tuple[Notice, ...]
+    view: AlarmStateView
+    violations: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: a step line of ``alarms run --json`` (alarms-run.json)."""
+        return {
+            "index": self.index,
+            "step": self.step,
+            "frames": [[n.connection, n.method, n.reason] for n in self.frames],
+            **self.view.to_json(),
+            "violations": list(self.violations),
+        }
+
+
+def state_view(timeline: Timeline, state: AlarmState) -> AlarmStateView:
     """A state as the row ``alarms run`` prints (AL-REPORTED-STATE per connection)."""
     nodes = timeline.config.nodes
     specs = timeline.config.connections
-    return {
-        "alarms": [
+    return AlarmStateView(
+        alarms=tuple(
             f"{SOURCE_NAMES[s]}@{nodes[n]}"
             for n in range(len(nodes))
             for s in (MEMORY, DISK)
             if state.alarms & alarm_bit(n, s)
-        ],
-        "connections": {s.name: reported_state(c) for s, c in zip(specs, state.conns, strict=True)},
-        "consumed": {
+        ),
+        connections={s.name: reported_state(c) for s, c in zip(specs, state.conns, strict=True)},
+        consumed={
             s.name: c.consumed for s, c in zip(specs, state.conns, strict=True) if s.consumes
         },
-        "unread_frames": {
+        unread_frames={
             s.name: c.written - c.read
             for s, c in zip(specs, state.conns, strict=True)
             if s.publishes
         },
-        "queued": state.queue,
-    }
+        queued=state.queue,
+    )
+
+
+def timeline_row(timeline: Timeline, result: TimelineResult) -> TimelineRow:
+    """The printed row of one step of ``timeline`` (AL-TIMELINE)."""
+    return TimelineRow(
+        index=result.index,
+        step=result.step.describe(),
+        frames=tuple(result.notices),
+        view=state_view(timeline, result.state),
+        violations=tuple(result.violations),
+    )
