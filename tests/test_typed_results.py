@@ -18,6 +18,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.conform import ConformOptions, ConformResult, run_conform
+from creditflow.conformance.differential.paging_compare import PagingStepRow, paging_step_row
 from creditflow.conformance.differential.replay import (
     ReplayOutcome,
     ReplayReport,
@@ -55,6 +56,7 @@ from creditflow.conformance.inputs.alarm_timelines import (
     timeline_row,
 )
 from creditflow.conformance.inputs.graphs import load_graph, load_preset
+from creditflow.conformance.inputs.paging_scenarios import iter_scenario, load_scenario
 from creditflow.conformance.observe import snapshot as observe_snapshot
 from creditflow.conformance.observe import validate as observe_validate
 from creditflow.conformance.sweep.replay import TraceReplayResult
@@ -124,6 +126,7 @@ RESULT_TYPES = [
     Verdict,
     AlarmStateView,
     TimelineRow,
+    PagingStepRow,
 ]
 
 
@@ -444,5 +447,29 @@ def test_alarms_run_rows_are_typed_and_print_as_the_json_lines() -> None:
         "consumed",
         "unread_frames",
         "queued",
+        "violations",
+    ]
+
+
+def test_paging_json_lines_are_typed_rows() -> None:
+    """PG-STREAM, OUT-TYPED-RESULT: each step line of ``paging --json`` is a frozen row's
+    renderer, keys in printed order; the row's violations are the line's."""
+    scenario = load_scenario("small-embedded")
+    rows = [paging_step_row(r, [f"v{r.index}"]) for r in iter_scenario(scenario)]
+    assert rows and all(isinstance(r, PagingStepRow) for r in rows)
+    result = CliRunner().invoke(main, ["paging", "small-embedded", "--json"])
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert len(lines) == len(rows) + 2 and lines[-1]["end"] is True
+    for line, row in zip(lines[1:-1], rows, strict=True):
+        doc = row.to_json()
+        assert doc["violations"] == [f"v{row.index}"]
+        assert line == doc | {"violations": line["violations"]}
+    assert list(lines[1]) == [
+        "index",
+        "step",
+        "delivered",
+        "passes",
+        "after",
+        "settled",
         "violations",
     ]

@@ -16,7 +16,7 @@ from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path, shown
-from creditflow.conformance.differential.paging_compare import view_of_state
+from creditflow.conformance.differential.paging_compare import paging_step_row
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
     ScenarioError,
@@ -108,20 +108,7 @@ def _stream_json(loaded: Scenario) -> int:
         violations = _step_violations(s.profile, r)
         count += len(violations)
         quoted += violations[: MAX_QUOTED_VIOLATIONS - len(quoted)]
-        write(
-            json.dumps(
-                {
-                    "index": r.index,
-                    "step": r.step.describe(),
-                    "delivered": r.delivered,
-                    "passes": [p._asdict() for rep in r.reports for p in rep.passes],
-                    "after": view_of_state(r.after),
-                    "settled": view_of_state(r.settled),
-                    "violations": violations,
-                }
-            )
-            + "\n"
-        )
+        write(json.dumps(paging_step_row(r, violations).to_json()) + "\n")
     write(
         json.dumps(
             {"end": True, "steps": len(s.steps), "violation_count": count, "violations": quoted}

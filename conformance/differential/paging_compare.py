@@ -12,13 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from creditflow.conformance.inputs.paging_scenarios import Scenario, ScenarioRun, run_scenario
+from creditflow.conformance.inputs.paging_scenarios import (
+    Scenario,
+    ScenarioRun,
+    StepResult,
+    run_scenario,
+)
 from creditflow.model.paging.state import (
     PERSISTENT_STORE,
     STORE_NAMES,
     TRANSIENT_STORE,
     Msg,
     PagingState,
+    PassReport,
     Rates,
 )
 
@@ -104,6 +110,47 @@ def view_of_state(st: PagingState) -> dict[str, Any]:
         ),
         "rates": list(st.rates),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class PagingStepRow:
+    """One step of ``paging --json`` as printed (PG-STREAM, OUT-TYPED-RESULT): the step,
+    the seq ids it delivered, the paging passes it ran, the state after its own
+    transition and once settled, and the PG properties those states violate."""
+
+    index: int
+    step: str
+    delivered: tuple[int, ...]
+    passes: tuple[PassReport, ...]
+    after: PagingState
+    settled: PagingState
+    violations: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: a step line of ``paging --json`` (paging.json)."""
+        return {
+            "index": self.index,
+            "step": self.step,
+            "delivered": list(self.delivered),
+            "passes": [p._asdict() for p in self.passes],
+            "after": view_of_state(self.after),
+            "settled": view_of_state(self.settled),
+            "violations": list(self.violations),
+        }
+
+
+def paging_step_row(result: StepResult, violations: list[str]) -> PagingStepRow:
+    """The printed row of one computed step (PG-STREAM: built as the step is computed,
+    nothing of earlier steps kept)."""
+    return PagingStepRow(
+        index=result.index,
+        step=result.step.describe(),
+        delivered=tuple(result.delivered),
+        passes=tuple(p for report in result.reports for p in report.passes),
+        after=result.after,
+        settled=result.settled,
+        violations=tuple(violations),
+    )
 
 
 def view_of_probe(snapshot: dict[str, Any]) -> dict[str, Any]:
