@@ -29,6 +29,7 @@ from creditflow.conformance.differential.traces import load_trace
 from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
 from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
+from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.counterexamples import (
     DeadlockKind,
     Finding,
@@ -130,7 +131,7 @@ RESULT_TYPES = [
 ]
 
 
-def valid(name: str, document: dict[str, object]) -> None:
+def valid(name: str, document: object) -> None:
     jsonschema.Draft202012Validator(schema(name)).validate(document)
 
 
@@ -473,3 +474,17 @@ def test_paging_json_lines_are_typed_rows() -> None:
         "settled",
         "violations",
     ]
+
+
+def test_accounts_compare_rows_render_from_the_comparisons() -> None:
+    """CMP-CYCLE, CMP-SLOW-CONSUMER, OUT-TYPED-RESULT: ``accounts compare --json`` is
+    the comparisons' rows, credit flow before accounts; a deadlock's kind is a
+    DeadlockKind."""
+    comparisons = (cycle_comparison(), slow_consumer_comparison())
+    result = CliRunner().invoke(main, ["accounts", "compare", "--json"])
+    rows = json.loads(result.output)
+    assert rows == [row for c in comparisons for row in c.to_json()]
+    assert [r["mechanism"] for r in rows] == ["credit_flow", "accounts"] * 2
+    kinds = {v.deadlock for c in comparisons for v in (c.credit, c.accounts)}
+    assert kinds - {None} and kinds - {None} <= set(get_args(DeadlockKind))
+    valid("accounts-compare", rows)

@@ -185,28 +185,24 @@ def accounts_compare(as_json: bool) -> None:
     """Credit flow vs accounts on two topologies (spec/credit-vs-accounts.md): a
     request/reply cycle (CMP-CYCLE) and a stalled consumer (CMP-SLOW-CONSUMER)."""
 
-    rows = []
-    for c in (cycle_comparison(), slow_consumer_comparison()):
-        for v in (c.credit, c.accounts):
-            d = asdict(v)
-            d["blocked_at_end"] = sorted(sorted(s) for s in v.blocked_at_end)
-            rows.append({"rule": c.rule, "topology": c.topology, **d})
+    comparisons = (cycle_comparison(), slow_consumer_comparison())
     if as_json:
-        click.echo(json.dumps(rows))
+        click.echo(json.dumps([row for c in comparisons for row in c.to_json()]))
         return
-    for r in rows:
-        verdict = (
-            f"{r['deadlock']} deadlock in {r['shortest']} steps "
-            f"(blocked forever: {', '.join(r['blocked_forever'])})"
-            if r["deadlock"]
-            else "no deadlock"
-        )
-        ends = " | ".join(", ".join(s) or "nobody" for s in r["blocked_at_end"])
-        figures = " ".join(f"{k}={v}" for k, v in r["figures"].items())
-        click.echo(
-            f"{r['rule']:18} {r['mechanism']:12} {verdict}; blocked at the end: {ends}; "
-            f"{r['states']} states {figures}".rstrip()
-        )
+    for c in comparisons:
+        for v in (c.credit, c.accounts):
+            verdict = (
+                f"{v.deadlock} deadlock in {v.shortest} steps "
+                f"(blocked forever: {', '.join(v.blocked_forever)})"
+                if v.deadlock
+                else "no deadlock"
+            )
+            ends = " | ".join(", ".join(s) or "nobody" for s in v.ends())
+            figures = " ".join(f"{k}={n}" for k, n in v.figures.items())
+            click.echo(
+                f"{c.rule:18} {v.mechanism:12} {verdict}; blocked at the end: {ends}; "
+                f"{v.states} states {figures}".rstrip()
+            )
 
 
 @accounts.command("example")

@@ -17,6 +17,7 @@ import networkx as nx
 
 from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
 from creditflow.conformance.explore.check import CheckOptions, check_graph
+from creditflow.conformance.explore.counterexamples import DeadlockKind, deadlock_kind
 from creditflow.conformance.explore.encoding import State
 from creditflow.conformance.explore.explorer import ExplorationResult
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -32,7 +33,7 @@ class Verdict:
 
     mechanism: str
     states: int
-    deadlock: str | None  #: ``terminal``, ``blocked-forever`` or ``None``
+    deadlock: DeadlockKind | None  #: ``None``: no deadlock
     blocked_forever: tuple[str, ...]
     shortest: int | None
     #: the processes blocked in the states where nothing can move, over all such states
@@ -41,13 +42,39 @@ class Verdict:
     steps: tuple[str, ...] = ()
     figures: dict[str, int] = field(default_factory=dict)
 
+    def ends(self) -> list[list[str]]:
+        """Who is blocked in the states where nothing can move, sorted."""
+        return sorted(sorted(s) for s in self.blocked_at_end)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.mechanism,
+            "states": self.states,
+            "deadlock": self.deadlock,
+            "blocked_forever": list(self.blocked_forever),
+            "shortest": self.shortest,
+            "blocked_at_end": self.ends(),
+            "steps": list(self.steps),
+            "figures": dict(self.figures),
+        }
+
 
 @dataclass(frozen=True)
 class Comparison:
+    """CMP-CYCLE, CMP-SLOW-CONSUMER: both mechanisms' verdicts on one topology."""
+
     rule: str
     topology: str
     credit: Verdict
     accounts: Verdict
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """OUT-JSON-SCHEMA: this topology's rows of ``accounts compare --json``
+        (accounts-compare.json), credit flow first."""
+        return [
+            {"rule": self.rule, "topology": self.topology, **v.to_json()}
+            for v in (self.credit, self.accounts)
+        ]
 
 
 def network_states(result: ExplorationResult) -> Sequence[State]:
@@ -76,7 +103,7 @@ def _credit_verdict(
         Verdict(
             "credit_flow",
             result.n_states,
-            d.kind if d else None,
+            deadlock_kind(d),
             d.processes if d else (),
             d.length if d else None,
             ends,
@@ -100,7 +127,7 @@ def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, CheckedAccounts, Explorat
         Verdict(
             "accounts",
             result.n_states,
-            d.kind if d else None,
+            deadlock_kind(d),
             d.processes if d else (),
             d.length if d else None,
             ends,
