@@ -16,6 +16,9 @@ from click.testing import CliRunner
 from creditflow.adapters.registry import adapter_factory
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
+from creditflow.conformance.differential.accounts_conform import (
+    ConformResult as AccountsConformResult,
+)
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.conform import ConformOptions, ConformResult, run_conform
 from creditflow.conformance.differential.paging_compare import PagingStepRow, paging_step_row
@@ -128,6 +131,7 @@ RESULT_TYPES = [
     AlarmStateView,
     TimelineRow,
     PagingStepRow,
+    AccountsConformResult,
 ]
 
 

@@ -526,31 +526,13 @@ def accounts_conform(
     finally:
         if impl is not None:
             impl.close()
+    result = replace(result, adapter=hello.get("name"))
     d = result.divergence
-    report = {
-        "adapter": hello.get("name"),
-        "graph": g.name,
-        "runs": result.runs,
-        "steps": result.steps,
-        "seconds": round(result.seconds, 3),
-        "conformant": d is None,
-        "divergence": None
-        if d is None
-        else {
-            "length": d.index + 1,
-            "shrunk_from": result.shrunk_from,
-            "what": d.what,
-            "request": d.request,
-            "expected": d.expected,
-            "actual": d.actual,
-        },
-        "trace": str(result.trace) if result.trace else None,
-    }
     saver = Saver()
     if result.write_error is not None:
         saver.errors.append(result.write_error)
     if as_json:
-        click.echo(json.dumps(saver.annotate(report)))
+        click.echo(json.dumps(saver.annotate(result.to_json())))
     elif d is None:
         click.echo(
             f"conformant: {result.runs} runs, {result.steps} steps on {g.name} "

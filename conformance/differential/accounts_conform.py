@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,12 @@ class Divergence:
     what: str
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ConformResult:
+    """The verdict of an accounts conform run (AD-AC-CONFORM, OUT-TYPED-RESULT): the
+    runs and steps compared, the first divergence (shrunk; ``shrunk_from``: its length
+    before) and its trace; the CLI adds the adapter's name (AD-HELLO)."""
+
     graph: str
     runs: int = 0
     steps: int = 0
@@ -52,8 +56,32 @@ class ConformResult:
     divergence: Divergence | None = None
     shrunk_from: int | None = None
     trace: Path | None = None
-    notes: list[str] = field(default_factory=list)
     write_error: OutputError | None = None  #: OUT-FAILURE: the trace could not be written
+    adapter: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """OUT-JSON-SCHEMA: ``accounts conform --json``'s document (accounts-conform.json;
+        without the CLI's ``write_errors``)."""
+        d = self.divergence
+        return {
+            "adapter": self.adapter,
+            "graph": self.graph,
+            "runs": self.runs,
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "conformant": d is None,
+            "divergence": None
+            if d is None
+            else {
+                "length": d.index + 1,
+                "shrunk_from": self.shrunk_from,
+                "what": d.what,
+                "request": d.request,
+                "expected": d.expected,
+                "actual": d.actual,
+            },
+            "trace": str(self.trace) if self.trace else None,
+        }
 
 
 def compare_state(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> str | None:
@@ -148,8 +176,8 @@ def conform(
     """Random walks until a divergence or ``runs`` runs. A divergence is shrunk and its
     trace written (before anything reports it)."""
     started = time.perf_counter()
-    result = ConformResult(graph=graph.name)
     model = AccountsModel(graph)
+    done_runs = steps = 0
     for run in range(runs):
         rng = random.Random(seed * 1_000_003 + run)
         state = model.initial()
@@ -161,21 +189,28 @@ def conform(
             action = rng.choice(enabled)
             actions.append(action)
             state = model.apply(state, action).state
-        result.runs += 1
-        result.steps += len(actions)
+        done_runs += 1
+        steps += len(actions)
         found = replay(adapter, graph, actions)
         if found is not None:
-            result.shrunk_from = found.index + 1
-            found = shrink(adapter, graph, found)
-            result.divergence = found
+            shrunk = shrink(adapter, graph, found)
+            trace, write_error = None, None
             if trace_out is not None:
                 try:
-                    result.trace = write_divergence(graph, found, trace_out)
+                    trace = write_divergence(graph, shrunk, trace_out)
                 except OutputError as exc:  # OUT-FAILURE: the verdict is still reported
-                    result.write_error = exc
-            break
-    result.seconds = time.perf_counter() - started
-    return result
+                    write_error = exc
+            return ConformResult(
+                graph.name,
+                done_runs,
+                steps,
+                time.perf_counter() - started,
+                divergence=shrunk,
+                shrunk_from=found.index + 1,
+                trace=trace,
+                write_error=write_error,
+            )
+    return ConformResult(graph.name, done_runs, steps, time.perf_counter() - started)
 
 
 def write_divergence(graph: ActorGraph, divergence: Divergence, path: Path) -> Path:
