@@ -23,7 +23,7 @@ from creditflow.conformance.inputs.actor_graphs import (
 )
 from creditflow.conformance.inputs.bounds import MAX_OVERSHOOT_PLACES, MAX_POTENTIAL_BITS
 from creditflow.model.accounts import properties
-from creditflow.model.accounts.graph import actor_graph_from_networkx
+from creditflow.model.accounts.graph import ActorGraph, actor_graph_from_networkx
 from creditflow.model.accounts.properties import overshoot_bounds
 from creditflow.model.accounts.rules import AccountsModel
 from tests.hardening.helpers import invoke, one_error_line
@@ -97,14 +97,15 @@ def test_a_multiplying_cycle_is_refused_for_its_values(tmp_path):
     assert potential_bits(AccountsModel(load_actor_graph_unchecked(path))) > MAX_POTENTIAL_BITS
 
 
-def load_actor_graph_unchecked(path: Path):
+def load_actor_graph_unchecked(path: Path) -> ActorGraph:
+    """The graph in ``path`` validated (AC-GRAPH) without IN-OVERSHOOT-WORK's check."""
     return actor_graph_from_networkx(
         nx.node_link_graph(json.loads(path.read_text()), edges="edges"), name=path.stem
     )
 
 
 @st.composite
-def small_actor_graphs(draw) -> nx.DiGraph:
+def small_actor_graphs(draw: st.DrawFn) -> nx.DiGraph:
     """Small actor graphs, cyclic ones with a small ``max_hops``, with events 1..4."""
     n = draw(st.integers(2, 6))
     pairs = draw(
@@ -124,7 +125,7 @@ def small_actor_graphs(draw) -> nx.DiGraph:
 
 @settings(max_examples=150, deadline=None)
 @given(small_actor_graphs())
-def test_the_potential_estimate_bounds_the_potentials(g):
+def test_the_potential_estimate_bounds_the_potentials(g: nx.DiGraph) -> None:
     """IN-OVERSHOOT-WORK: :func:`potential_bits` is an upper bound: every potential the
     bounds use (the peak ``P*`` and one read's ``R / batch``) is at most 2**bits."""
     model = AccountsModel(actor_graph_from_networkx(g))
