@@ -48,6 +48,14 @@ PUBLISHES = Bound(True, 0, 1_000_000)
 #: IN-BOUNDS: a pause in milliseconds (``observe snapshot --max-pause-ms``), 1 ms to a day.
 MILLISECONDS = Bound(True, 1, 86_400_000, "ms")
 
+#: IN-OVERSHOOT-WORK: the most (actor, hop) places, summed over accounts, that AC-OVERSHOOT's
+#: bounds may be computed over (``max_hops`` 10**6 round a 2-cycle made 2·10**6 of them:
+#: 45 s and 1.4 GB); a graph that needs more is refused before any work.
+MAX_OVERSHOOT_PLACES = 100_000
+#: IN-OVERSHOOT-WORK: the most bits of a potential ``P`` (AC-OVERSHOOT), estimated from the
+#: graph as the heaviest forwarding walk's sum of ``log2(events sent per event)``.
+MAX_POTENTIAL_BITS = 4_096
+
 BOUNDS = {
     "seconds": SECONDS,
     "budget-seconds": BUDGET_SECONDS,
