@@ -80,8 +80,8 @@ def main() -> int:
         out["publish_rate_untraced"] = round((plain + plain2) / 2)
         out["publish_rate_traced"] = round(traced)
         out["traced_over_untraced"] = round(traced / ((plain + plain2) / 2), 3)
-        out["events_traced"] = summary["events"]
-        out["events_traced_per_s"] = round(summary["events"] / rec_s)
+        out["events_traced"] = summary.events
+        out["events_traced_per_s"] = round(summary.events / rec_s)
         pauses = {}
         base = len(agent.snapshot()["processes"])
         for n in (10, 100, 1000):

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from creditflow.adapters.rabbitmq.observe import RecordSummary, WorkloadResult
 from creditflow.adapters.registry import adapter_factory
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
@@ -132,6 +133,8 @@ RESULT_TYPES = [
     TimelineRow,
     PagingStepRow,
     AccountsConformResult,
+    WorkloadResult,
+    RecordSummary,
 ]
 
 
@@ -492,3 +495,35 @@ def test_accounts_compare_rows_render_from_the_comparisons() -> None:
     kinds = {v.deadlock for c in comparisons for v in (c.credit, c.accounts)}
     assert kinds - {None} and kinds - {None} <= set(get_args(DeadlockKind))
     valid("accounts-compare", rows)
+
+
+def test_observe_record_and_workload_render_their_counts_without_the_snapshot() -> None:
+    """OUT-TYPED-RESULT, OBS-WORKLOAD, OBS-TRACE-FILE: the workload's counts print in
+    their order without the stall's snapshot (reported as a snapshot); the record
+    summary carries the workload's counts and both cuts' pauses."""
+    workload = WorkloadResult(
+        published=(3, 3, 4),
+        confirmed=(3, 3, 4),
+        nacked=(0, 0, 0),
+        errors=(),
+        connection_blocked_seen=(1, 0, 0),
+        queued={"cf.transient": 3},
+        consumed_fan1=2,
+        stalled_queue="<0.1.0>",
+        snapshot_during={"t_suspended": 1},
+    )
+    doc = workload.to_json()
+    assert list(doc) == [
+        "published",
+        "confirmed",
+        "nacked",
+        "errors",
+        "connection_blocked_seen",
+        "queued",
+        "consumed_fan1",
+        "stalled_queue",
+    ]
+    assert doc["published"] == [3, 3, 4]
+    summary = RecordSummary("t.json", 10, 10, 8, workload, (2, 3))
+    assert summary.to_json()["workload"] == doc and summary.to_json()["pause_ms"] == [2, 3]
+    assert RecordSummary("t.json", 0, 0, 0, None, (1, 1)).to_json()["workload"] is None

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -299,13 +300,67 @@ PID_RE = re.compile(r"^<\d+\.\d+\.\d+>$")
 TRACE_FORMAT = "creditflow-observe-trace/1"
 
 
+@dataclass(frozen=True, slots=True)
+class WorkloadResult:
+    """OBS-WORKLOAD's counts per publisher (persistent, transient, fan-out), the queues'
+    lengths at the end, and the cut taken during the stall (``snapshot_during``, reported
+    by the CLI as a snapshot, not printed with the counts)."""
+
+    published: tuple[int, ...]
+    confirmed: tuple[int, ...]
+    nacked: tuple[int, ...]
+    errors: tuple[str, ...]
+    connection_blocked_seen: tuple[int, ...]
+    queued: dict[str, int]
+    consumed_fan1: int
+    stalled_queue: Any
+    snapshot_during: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts as ``observe workload`` prints them (without the snapshot)."""
+        return {
+            "published": list(self.published),
+            "confirmed": list(self.confirmed),
+            "nacked": list(self.nacked),
+            "errors": list(self.errors),
+            "connection_blocked_seen": list(self.connection_blocked_seen),
+            "queued": dict(self.queued),
+            "consumed_fan1": self.consumed_fan1,
+            "stalled_queue": self.stalled_queue,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSummary:
+    """OBS-TRACE-FILE: where the trace went, how many events it holds (``written`` by
+    the tracer; ``events_between_cuts``, OBS-WINDOW), the workload run meanwhile, and
+    each cut's pause."""
+
+    trace: str
+    events: int
+    written: int
+    events_between_cuts: int
+    workload: WorkloadResult | None
+    pause_ms: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trace": self.trace,
+            "events": self.events,
+            "written": self.written,
+            "events_between_cuts": self.events_between_cuts,
+            "workload": self.workload.to_json() if self.workload is not None else None,
+            "pause_ms": list(self.pause_ms),
+        }
+
+
 def record(
     agent: ObserveAgent,
     out: str | Path,
     seconds: float = 0.0,
-    during: Any = None,
+    during: Callable[[], WorkloadResult] | None = None,
     max_pause_ms: int = 5000,
-) -> dict[str, Any]:
+) -> RecordSummary:
     """Trace, take the first cut, run ``during()`` (or wait ``seconds``), take the last
     cut, stop tracing; write the trace document to ``out`` and return a summary.
 
@@ -340,14 +395,14 @@ def record(
     }
     write_atomic(out, json.dumps(doc, separators=(",", ":")))  # OUT-ATOMIC
     inside = sum(1 for e in events if first["t_suspended"] < e[0] < last["t_suspended"])
-    return {
-        "trace": str(out),
-        "events": len(events),
-        "written": written,
-        "events_between_cuts": inside,
-        "workload": extra,
-        "pause_ms": [first["pause_ms"], last["pause_ms"]],
-    }
+    return RecordSummary(
+        trace=str(out),
+        events=len(events),
+        written=written,
+        events_between_cuts=inside,
+        workload=extra,
+        pause_ms=(first["pause_ms"], last["pause_ms"]),
+    )
 
 
 # -- the workload (OBS-WORKLOAD) ---------------------------------------------------------
@@ -448,7 +503,7 @@ def run_workload(
     publishes: int = 10_000,
     stall_seconds: float = 1.5,
     snapshot_during: bool = True,
-) -> dict[str, Any]:
+) -> WorkloadResult:
     """OBS-WORKLOAD: persistent and transient publishers, one queue each and a fan-out
     through an exchange; a queue suspended with ``sys:suspend`` while they publish (and
     a snapshot taken then), a slow consumer; released; every publish confirmed and
@@ -505,14 +560,14 @@ def run_workload(
         for q in ("cf.persistent", "cf.transient", "cf.fan1", "cf.fan2")
     }
     counts = {q: int(v[0][1]) for q, v in counts.items()}
-    return {
-        "published": [p.sent for p in pubs],
-        "confirmed": [p.acked for p in pubs],
-        "nacked": [p.nacked for p in pubs],
-        "errors": [p.error for p in pubs if p.error],
-        "connection_blocked_seen": [p.blocked_seen for p in pubs],
-        "queued": counts,
-        "consumed_fan1": consumed["n"],
-        "stalled_queue": stalled,
-        "snapshot_during": during,
-    }
+    return WorkloadResult(
+        published=tuple(p.sent for p in pubs),
+        confirmed=tuple(p.acked for p in pubs),
+        nacked=tuple(p.nacked for p in pubs),
+        errors=tuple(p.error for p in pubs if p.error),
+        connection_blocked_seen=tuple(p.blocked_seen for p in pubs),
+        queued=counts,
+        consumed_fan1=consumed["n"],
+        stalled_queue=stalled,
+        snapshot_during=during,
+    )

@@ -23,6 +23,7 @@ from creditflow.adapters.rabbitmq.observe import (
     NodeTarget,
     ObserveAgent,
     ObserveError,
+    WorkloadResult,
     run_workload,
 )
 from creditflow.adapters.rabbitmq.observe import record as do_record
@@ -190,10 +191,8 @@ def record(
                 fail("--workload needs the private broker (no --node)", exit_codes.USAGE)
             params = broker.connection_parameters()
 
-            def during() -> dict[str, Any]:
-                w = run_workload(agent, params, publishes)
-                w.pop("snapshot_during", None)
-                return w
+            def during() -> WorkloadResult:
+                return run_workload(agent, params, publishes)
 
         try:
             summary = do_record(agent, out, seconds=0 if publishes else seconds, during=during)
@@ -201,7 +200,7 @@ def record(
             fail(str(exc), exit_codes.ADAPTER_FAILURE)
         except OutputError as exc:  # OUT-FAILURE: the recording could not be saved
             fail(str(exc), exit_codes.OUTPUT_FAILED)
-    click.echo(json.dumps(summary))
+    click.echo(json.dumps(summary.to_json()))
 
 
 @observe.command(name="validate")
@@ -252,7 +251,7 @@ def workload(publishes: int, dot_out: str | None, out: str | None) -> None:
         params = broker.connection_parameters()
         try:
             if out:
-                box: dict[str, Any] = {}
+                box: dict[str, WorkloadResult] = {}
                 do_record(
                     agent,
                     out,
@@ -265,10 +264,10 @@ def workload(publishes: int, dot_out: str | None, out: str | None) -> None:
             fail(str(exc), exit_codes.ADAPTER_FAILURE)
         except OutputError as exc:  # OUT-FAILURE
             fail(str(exc), exit_codes.OUTPUT_FAILED)
-    snap = w.pop("snapshot_during")
-    click.echo(json.dumps(w))
-    lost = sum(w["published"]) - sum(w["confirmed"])
-    code = _report_snapshot(snap, False, dot_out, None)
-    if lost or w["errors"]:
-        fail(f"{lost} publishes unconfirmed; errors: {w['errors']}", exit_codes.VIOLATION)
+    click.echo(json.dumps(w.to_json()))
+    lost = sum(w.published) - sum(w.confirmed)
+    snap = w.snapshot_during  # taken during the stall (run_workload's default)
+    code = _report_snapshot(snap, False, dot_out, None) if snap is not None else exit_codes.OK
+    if lost or w.errors:
+        fail(f"{lost} publishes unconfirmed; errors: {list(w.errors)}", exit_codes.VIOLATION)
     raise SystemExit(code)

@@ -166,13 +166,13 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
         agent, out, during=lambda: box.setdefault("w", run_workload(agent, params, 10_000))
     )
     w = box["w"]
-    assert sum(w["published"]) == 10_000 and w["confirmed"] == w["published"]
-    assert w["nacked"] == [0, 0, 0] and not w["errors"]
-    q = w["queued"]
-    assert q["cf.persistent"] == w["published"][0]
-    assert q["cf.transient"] == w["published"][1]
-    assert q["cf.fan2"] == w["published"][2] == q["cf.fan1"] + w["consumed_fan1"]
-    during = analyse(w["snapshot_during"])  # kept in w for _live_differences
+    assert sum(w.published) == 10_000 and w.confirmed == w.published
+    assert w.nacked == (0, 0, 0) and not w.errors
+    q = w.queued
+    assert q["cf.persistent"] == w.published[0]
+    assert q["cf.transient"] == w.published[1]
+    assert q["cf.fan2"] == w.published[2] == q["cf.fan1"] + w.consumed_fan1
+    during = analyse(w.snapshot_during)  # kept in w for _live_differences
     assert any(
         c["chain"][-1]["role"] == "queue" and "suspended" in c["root_cause"] for c in during.chains
     )
@@ -181,7 +181,7 @@ def test_record_10000_publishes_validates(private_broker, agent, tmp_path):
     res = validate(doc)
     assert res.ok, res.divergence
     assert res.stats["send"] >= 10_000 and res.stats["block"] > 0 and res.stats["bump"] > 0
-    assert summary["events_between_cuts"] == res.events
+    assert summary.events_between_cuts == res.events
     _live_differences(doc, w, res)
     done = subprocess.run(
         [*CLI, "observe", "validate", str(out)], capture_output=True, text=True, timeout=120
@@ -200,14 +200,14 @@ def _live_differences(doc, w, res):
     # during the stall as well as from the first and last cuts
     roles = {
         p["pid"]: p["role_hint"]
-        for snap in (doc["first"], w["snapshot_during"], doc["last"])
+        for snap in (doc["first"], w.snapshot_during, doc["last"])
         for p in snap["processes"]
     }
     # OBS-DIFF-PEER-DOWN: publishers' connections close inside the window
     assert res.stats.get("peer_down", 0) > 0
     # OBS-DIFF-STORE: one msg_store write per persistent publish, none for transient ones
     store_sends = [e for e in ev if e[3] == "send" and [e[5], e[6]] == [4000, 800]]
-    assert len(store_sends) == w["published"][0]
+    assert len(store_sends) == w.published[0]
     assert {roles.get(e[4]) for e in store_sends} == {"rabbit_msg_store"}
     assert any(
         p["role_hint"] == "rabbit_msg_store" and p["name"] == "msg_store_persistent"
