@@ -14,6 +14,7 @@ from creditflow.conformance.explore.explorer import stubborn_sets
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.model.credit.spec import CreditSpec
+from creditflow.model.network.graph import EdgeSpec, FlowGraph, NodeSpec
 from tests.strategies import fault_graphs, process_graphs
 
 
@@ -44,6 +45,46 @@ def test_partial_order_keeps_verdicts_kinds_and_lengths(graph, symmetry, online,
     for pid, (kind, _, _) in expected[2].items():
         event(f"violated: {pid} ({kind})")
     event("holds" if not expected[2] else "violated")
+
+
+def _growing_cycle() -> FlowGraph:
+    """The case CI's random test found: n0 publishes once into a cycle n0 -> n3 -> n0 and
+    n3 -> n1 -> n2 -> n0 with a stalled n2; the cycle's mailboxes grow without bound."""
+
+    def edge(sender: str, receiver: str, initial: int) -> EdgeSpec:
+        return EdgeSpec(sender=sender, receiver=receiver, credit=CreditSpec(initial, 0))
+
+    return FlowGraph(
+        name="growing-cycle",
+        nodes=(
+            NodeSpec("n0", source=True, publishes=1),
+            NodeSpec("n1"),
+            NodeSpec("n2", stalled=True),
+            NodeSpec("n3"),
+        ),
+        edges=(
+            edge("n0", "n3", 0),
+            edge("n1", "n2", 1),
+            edge("n2", "n0", 0),
+            edge("n3", "n0", 0),
+            edge("n3", "n1", 0),
+        ),
+    )
+
+
+def test_reduced_search_cut_by_the_budget_hands_over_to_the_full_search():
+    """EXP-POR-BUDGET: on an unbounded state graph the reduced search postpones a 3-step
+    blocked-forever deadlock past its whole budget; it decides nothing, so the full
+    search (EXP-ONLINE) answers, exactly as without EXP-POR."""
+    graph = _growing_cycle()
+    por = stubborn_sets(CheckedNetwork(graph))
+    assert por is not None
+    options = {"symmetry": False, "stop_at_deadlock": True}
+    _, expected = outcome(graph, reduce=False, **options)
+    reduced, got = outcome(graph, partial_order=True, **options)
+    assert expected == (False, True, {"PROP-NO-DEADLOCK": ("blocked-forever", 3, True)})
+    assert got == expected
+    assert reduced.partial_order
 
 
 @settings(max_examples=100, deadline=None)

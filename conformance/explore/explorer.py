@@ -301,10 +301,11 @@ def _explore_partial_order(
     progress: Progress | None,
     started: float,
 ) -> ExplorationResult:
-    """EXP-POR: search the stubborn-set reduced graph; if it shows no violation, its
-    verdicts are the full model's; if it shows one, the full model is searched as
-    without EXP-POR (same options) for the shortest counterexamples, and the reduced
-    graph's runs stand in, "not proven shortest", for any that budget leaves out."""
+    """EXP-POR: search the stubborn-set reduced graph; if it is complete and shows no
+    violation, its verdicts are the full model's; if it shows one, or stops at the
+    budget having decided nothing (EXP-POR-BUDGET), the full model is searched as
+    without EXP-POR (same options) and its result is reported, with the reduced graph's
+    runs standing in, "not proven shortest", for violations that budget leaves out."""
     property_ids = (*system.property_ids, NO_DEADLOCK)
     search = _search(system, max_states, symmetry, frozenset(), progress, stop_at_deadlock, por)
     graph = search.graph
@@ -315,7 +316,7 @@ def _explore_partial_order(
     seen = set(search.violated)
     if stuck_found or search.terminal_with_work is not None or search.deadlock_seen:
         seen.add(NO_DEADLOCK)
-    if not seen:
+    if not seen and search.complete:
         if progress is not None:
             progress(len(graph.states), len(graph.states))
         return ExplorationResult(
