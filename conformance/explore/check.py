@@ -115,7 +115,7 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
         seconds=round(result.seconds, 4),
         states_per_second=round(result.n_states / result.seconds) if result.seconds else None,
         reduced=result.reduced,
-        # EXP-POR: whether partial-order reduction decided the verdicts
+        # EXP-POR: whether the reduced search ran (EXP-POR-BUDGET: not always the one that answered)
         partial_order=result.partial_order,
         symmetry_order=result.symmetry_order,
         shortest_counterexample_length=primary.length if primary else None,

@@ -126,7 +126,8 @@ class CheckResult:
     seconds: float
     states_per_second: int | None
     reduced: bool
-    #: EXP-POR: whether partial-order reduction decided the verdicts
+    #: EXP-POR: whether the reduced search ran; cut by the budget, it left the answer to
+    #: the full search (EXP-POR-BUDGET)
     partial_order: bool
     symmetry_order: int
     shortest_counterexample_length: int | None
