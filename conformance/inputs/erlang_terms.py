@@ -67,37 +67,47 @@ class Term:
         return f"a {self.kind}"
 
 
-#: Erlang's reserved words: not atoms unless quoted (``maybe`` only from OTP 27 on, so
-#: it is accepted).
+#: Erlang's reserved words (OTP 25's ``erl_scan``): not atoms unless quoted. ``else``
+#: and ``maybe`` are reserved only with the ``maybe_expr`` feature, off in OTP 25, so
+#: both are atoms.
 RESERVED = frozenset(
     {
         *("after", "and", "andalso", "band", "begin", "bnot", "bor", "bsl", "bsr", "bxor"),
-        *("case", "catch", "cond", "div", "else", "end", "fun", "if", "let", "not", "of"),
+        *("case", "catch", "cond", "div", "end", "fun", "if", "let", "not", "of"),
         *("or", "orelse", "receive", "rem", "try", "when", "xor"),
     }
 )
+#: Erlang's limit on an atom's length, in characters (``system_limit`` beyond).
+MAX_ATOM_CHARS = 255
 
 _LOWER = "a-z\u00df-\u00f6\u00f8-\u00ff"
 _NAME = "A-Za-z0-9_@\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff"
+#: IN-ERLANG-TERMS: Erlang's blanks (``erl_scan``): every character up to the space and
+#: U+0080 to U+00A0, the no-break space included (NUL never gets here, IN-READ).
+_BLANK = "\\x00-\\x20\\x80-\\xa0"
+#: IN-LINEAR: every repetition in these patterns repeats one character class, never a
+#: group, so a match costs no backtracking memory per character; strings, quoted atoms
+#: and characters are scanned by :func:`_scan_quoted`, not by a pattern.
 _TOKEN = re.compile(
     r"""
-    (?P<space>[ \t\r\n\f\v]+)
+    (?P<space>[BLANK]+)
   | (?P<comment>%[^\n]*)
-  | (?P<float>[0-9](?:_?[0-9])*\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?)
-  | (?P<based>[0-9]+\#[0-9A-Za-z](?:_?[0-9A-Za-z])*)
-  | (?P<integer>[0-9](?:_?[0-9])*)
+  | (?P<number>[0-9][0-9_]*(?:\#[0-9A-Za-z_]+|\.[0-9][0-9_]*(?:[eE][+-]?[0-9][0-9_]*)?)?)
   | (?P<atom>[LOWER][NAME]*)
   | (?P<variable>[A-Z_\u00c0-\u00d6\u00d8-\u00de][NAME]*)
-  | (?P<qatom>'(?:[^'\\]|\\.)*')
-  | (?P<string>"(?:[^"\\]|\\.)*")
-  | (?P<char>\$(?:\\(?:x\{[0-9A-Fa-f]+\}|x[0-9A-Fa-f]{2}|[0-7]{1,3}|\^.|.)|[^\\]))
-  | (?P<stop>\.(?=[ \t\r\n\f\v%]|$))
+  | (?P<stop>\.(?=[BLANK%]|\Z))
   | (?P<punct><<|>>|=>|[{}\[\](),|\#:/+-])
-    """.replace("LOWER", _LOWER).replace("NAME", _NAME),
-    re.VERBOSE | re.DOTALL,
+    """.replace("LOWER", _LOWER)
+    .replace("NAME", _NAME)
+    .replace("BLANK", _BLANK),
+    re.VERBOSE,
 )
-
-_ESCAPE = re.compile(r"\\(x\{[0-9A-Fa-f]+\}|x[0-9A-Fa-f]{2}|[0-7]{1,3}|\^.|.|\n)", re.DOTALL)
+#: A number's digit groups: ``_`` only between two digits (``1_000``, ``16#FF_FF``).
+_BAD_UNDERSCORE = re.compile(r"(?:^|[^0-9A-Za-z])_|_(?:[^0-9A-Za-z]|$)|__")
+_PLAIN = {'"': re.compile(r'[^"\\]*'), "'": re.compile(r"[^'\\]*")}
+_HEX_BRACED = re.compile(r"([0-9A-Fa-f]*)\}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OCTAL = frozenset("01234567")
 _SIMPLE_ESCAPES = {
     "b": "\b",
     "d": "\x7f",
@@ -111,66 +121,179 @@ _SIMPLE_ESCAPES = {
 }
 
 
-def _unescape_one(body: str) -> str:
-    if body.startswith("x{"):
-        if len(body) > 12 or int(body[2:-1], 16) > 0x10FFFF:
-            raise ValueError(f"\\{body[:12]} is not a character")
-        return chr(int(body[2:-1], 16))
-    if body.startswith("x") and len(body) == 3:
-        return chr(int(body[1:], 16))
-    if body[0] in "01234567":
-        return chr(int(body, 8))
-    if body.startswith("^") and len(body) == 2:
-        return chr(ord(body[1]) & 0x1F)
-    return _SIMPLE_ESCAPES.get(body, body)
+class _Unterminated(Exception):
+    """The text ends inside a string, quoted atom or character."""
 
 
-def _unescape(quoted: str) -> str:
-    return _ESCAPE.sub(lambda m: _unescape_one(m.group(1)), quoted[1:-1])
+def _code_point(number: int, literal: str) -> str:
+    if number > 0x10FFFF or 0xD800 <= number <= 0xDFFF:
+        raise ValueError(f"{literal} is not a character (a surrogate or beyond U+10FFFF)")
+    return chr(number)
+
+
+def _scan_escape(text: str, at: int) -> tuple[str, int]:
+    """IN-ERLANG-TERMS: the character of the escape at ``text[at] == '\\'`` as
+    ``erl_scan`` reads it, and the position after it; ``ValueError`` for an escape
+    Erlang refuses, :class:`_Unterminated` at the end of the text."""
+    end = len(text)
+    if at + 1 >= end:
+        raise _Unterminated
+    c = text[at + 1]
+    if c in _OCTAL:
+        stop = at + 2
+        while stop < min(at + 4, end) and text[stop] in _OCTAL:
+            stop += 1
+        return chr(int(text[at + 1 : stop], 8)), stop
+    if c == "x":
+        if at + 2 < end and text[at + 2] == "{":
+            m = _HEX_BRACED.match(text, at + 3)
+            if m is None or not m.group(1):
+                raise ValueError("\\x{ must hold hex digits and a closing }")
+            digits = m.group(1).lstrip("0") or "0"
+            literal = f"\\x{{{m.group(1)[:12]}}}"
+            if len(digits) > 6:
+                raise ValueError(f"{literal} is not a character (beyond U+10FFFF)")
+            return _code_point(int(digits, 16), literal), m.end()
+        pair = text[at + 2 : at + 4]
+        if len(pair) < 2 and at + 2 + len(pair) >= end:
+            raise _Unterminated
+        if len(pair) != 2 or not set(pair) <= _HEX:
+            raise ValueError("\\x must be followed by two hex digits or {hex}")
+        return chr(int(pair, 16)), at + 4
+    if c == "^":
+        if at + 2 >= end:
+            raise _Unterminated
+        return chr(ord(text[at + 2]) & 0x1F), at + 3
+    return _SIMPLE_ESCAPES.get(c, c), at + 2
+
+
+def _scan_quoted(text: str, at: int) -> tuple[str, int]:
+    """IN-ERLANG-TERMS, IN-LINEAR: the value of the string or quoted atom opening at
+    ``text[at]`` and the position after its closing quote, in one pass: plain runs are
+    found by a one-class pattern and sliced, escapes decoded one by one."""
+    quote = text[at]
+    plain = _PLAIN[quote]
+    pieces: list[str] = []
+    pos, end = at + 1, len(text)
+    while True:
+        stop = plain.match(text, pos).end()  # type: ignore[union-attr]  # [^q\\]* always matches
+        if stop > pos:
+            pieces.append(text[pos:stop])
+        if stop >= end:
+            raise _Unterminated
+        if text[stop] == quote:
+            return "".join(pieces), stop + 1
+        char, pos = _scan_escape(text, stop)
+        pieces.append(char)
 
 
 @dataclass(frozen=True)
 class Token:
-    """One token: its kind (a group name of the tokenizer), its text and its line."""
+    """One token: its kind (a group name of the tokenizer, or ``string``, ``qatom``,
+    ``char``), its text and its line; ``value`` is the decoded text of a string or
+    quoted atom and the code of a character."""
 
     kind: str
     text: str
     line: int
+    value: object = None
 
 
 def _number_error(literal: str) -> str | None:
     digits = literal.replace("_", "")
     if len(literal) > 64:
         return f"a number literal of {len(literal)} characters (IN-INT)"
+    if _BAD_UNDERSCORE.search(literal):
+        return f"{literal} is not a number ('_' only between two digits)"
     if "#" not in digits and "." not in digits and len(digits) > MAX_INT_DIGITS:
         return f"an integer with {len(digits)} digits (at most {MAX_INT_DIGITS}, IN-INT)"
     return None
 
 
+def _atom_error(name: str) -> str | None:
+    if len(name) > MAX_ATOM_CHARS:
+        return (
+            f"an atom of {len(name)} characters (Erlang's limit is {MAX_ATOM_CHARS}, "
+            "IN-ERLANG-TERMS)"
+        )
+    return None
+
+
+def _scan_literal(text: str, pos: int, where: str, line: int) -> Token:
+    """A string, quoted atom or character starting at ``pos``."""
+    ch = text[pos]
+    try:
+        if ch == "$":
+            if pos + 1 >= len(text):
+                raise _Unterminated
+            if text[pos + 1] == "\\":
+                char, stop = _scan_escape(text, pos + 1)
+            else:
+                char, stop = text[pos + 1], pos + 2
+            return Token("char", text[pos:stop], line, ord(char))
+        value, stop = _scan_quoted(text, pos)
+    except _Unterminated:
+        what = {"'": "quoted atom", '"': "string", "$": "character"}[ch]
+        closing = f" (no closing {ch})" if ch != "$" else ""
+        raise TermSyntaxError(where, line, f"unterminated {what}{closing}") from None
+    except ValueError as exc:
+        raise TermSyntaxError(where, line, str(exc)) from None
+    if ch == "'":
+        problem = _atom_error(value)
+        if problem is not None:
+            raise TermSyntaxError(where, line, problem)
+    return Token("string" if ch == '"' else "qatom", text[pos:stop], line, value)
+
+
 def tokenize(text: str, where: str) -> list[Token]:
-    """The tokens of ``text`` (comments and blanks dropped), each with its line."""
+    """The tokens of ``text`` (comments and blanks dropped), each with its line
+    (IN-ERLANG-TERMS, IN-LINEAR: one pass, linear in the text)."""
     tokens: list[Token] = []
     pos, line, end = 0, 1, len(text)
     while pos < end:
+        ch = text[pos]
+        if ch in "\"'$":
+            token = _scan_literal(text, pos, where, line)
+            tokens.append(token)
+            line += text.count("\n", pos, pos + len(token.text))
+            pos += len(token.text)
+            continue
         m = _TOKEN.match(text, pos)
         if m is None:
-            ch = text[pos]
-            if ch in "'\"":
-                what = "quoted atom" if ch == "'" else "string"
-                raise TermSyntaxError(where, line, f"unterminated {what} (no closing {ch})")
             if ch == ".":
                 raise TermSyntaxError(where, line, "a full stop must be followed by a blank")
+            if ch == "\ufeff":
+                raise TermSyntaxError(
+                    where, line, "a byte-order mark (U+FEFF); Erlang refuses it, remove it"
+                )
             raise TermSyntaxError(where, line, f"unexpected character {ch!r}")
         kind, piece = m.lastgroup or "", m.group()
         if kind == "variable":
             raise TermSyntaxError(
                 where, line, f"{piece} is a variable; a config file holds only terms"
             )
+        if kind == "atom":
+            problem = _atom_error(piece)
+            if problem is not None:
+                raise TermSyntaxError(where, line, problem)
         if kind not in ("space", "comment"):
             tokens.append(Token(kind, piece, line))
         line += piece.count("\n")
         pos = m.end()
     return tokens
+
+
+#: IN-ERLANG-TERMS: binary type specifiers by category (``erl_bits``); a segment may
+#: give each category once (the same value again is allowed).
+_BIT_SPECIFIERS = {
+    **dict.fromkeys(
+        ("integer", "float", "binary", "bytes", "bitstring", "bits", "utf8", "utf16", "utf32"),
+        "type",
+    ),
+    **dict.fromkeys(("signed", "unsigned"), "sign"),
+    **dict.fromkeys(("big", "little", "native"), "endian"),
+}
+_UTF = frozenset({"utf8", "utf16", "utf32"})
 
 
 class _Parser:
@@ -208,9 +331,21 @@ class _Parser:
             and self.tokens[self.pos].text == text
         )
 
+    def enter(self, depth: int, line: int) -> int:
+        """IN-DEPTH: the depth inside a container opened at ``depth`` (containers
+        counted: 48 nest, the 49th is refused)."""
+        if depth + 1 > MAX_DEPTH:
+            raise self.error(f"containers nested deeper than {MAX_DEPTH} levels (IN-DEPTH)", line)
+        return depth + 1
+
+    def strings(self, first: Token) -> str:
+        """A string and the adjacent strings concatenated to it."""
+        parts = [str(first.value)]
+        while self.pos < len(self.tokens) and self.tokens[self.pos].kind == "string":
+            parts.append(str(self.take().value))
+        return "".join(parts)
+
     def term(self, depth: int) -> Term:
-        if depth > MAX_DEPTH:
-            raise self.error(f"nested deeper than {MAX_DEPTH} levels (IN-DEPTH)")
         token = self.take()
         kind, text, line = token.kind, token.text, token.line
         if kind == "atom":
@@ -218,66 +353,42 @@ class _Parser:
                 raise self.error(f"{text} is a reserved word; quote it ('{text}')", line)
             return Term("atom", text, line)
         if kind == "qatom":
-            return Term("atom", self.unescape(text, line), line)
+            return Term("atom", token.value, line)
         if kind == "string":
-            parts = [self.unescape(text, line)]
-            while self.pos < len(self.tokens) and self.tokens[self.pos].kind == "string":
-                nxt = self.take()
-                parts.append(self.unescape(nxt.text, nxt.line))
-            return Term("string", "".join(parts), line)
+            return Term("string", self.strings(token), line)
         if kind == "char":
-            body = text[1:]
-            value = (
-                ord(self.unescape("'" + body + "'", line)) if body.startswith("\\") else ord(body)
-            )
-            return Term("integer", value, line)
-        if kind in ("integer", "based", "float"):
+            return Term("integer", token.value, line)
+        if kind == "number":
             return self.number(text, line, 1)
         if kind == "punct":
             if text in "-+" and self.pos < len(self.tokens):
                 nxt = self.tokens[self.pos]
-                if nxt.kind in ("integer", "based", "float", "char"):
+                if nxt.kind in ("number", "char"):
                     self.pos += 1
                     sign = -1 if text == "-" else 1
                     if nxt.kind == "char":
-                        return Term("integer", sign * self.term_char(nxt), line)
+                        return Term("integer", sign * int(str(nxt.value)), line)
                     return self.number(nxt.text, nxt.line, sign)
             if text == "{":
-                items = self.sequence("}", depth, "in a tuple")
+                items = self.sequence("}", self.enter(depth, line), "in a tuple")
                 return Term("tuple", items, line)
             if text == "[":
-                return self.list_term(depth, line)
+                return self.list_term(self.enter(depth, line), line)
             if text == "<<":
+                self.enter(depth, line)
                 return self.binary(line)
             if text == "#":
                 self.expect("{", "after '#' (records are not terms; a map is #{...})")
-                return self.map_term(depth, line)
+                return self.map_term(self.enter(depth, line), line)
         if kind == "stop":
             raise self.error("a full stop where a term was expected", line)
         raise self.error(f"unexpected {text!r} where a term was expected", line)
-
-    def term_char(self, token: Token) -> int:
-        body = token.text[1:]
-        if body.startswith("\\"):
-            return ord(self.unescape("'" + body + "'", token.line))
-        return ord(body)
-
-    def unescape(self, quoted: str, line: int) -> str:
-        try:
-            return _unescape(quoted)
-        except ValueError as exc:
-            raise self.error(str(exc), line) from None
 
     def number(self, literal: str, line: int, sign: int) -> Term:
         problem = _number_error(literal)
         if problem is not None:
             raise self.error(problem, line)
         digits = literal.replace("_", "")
-        if "." in digits:
-            value = float(digits) * sign
-            if not math.isfinite(value):
-                raise self.error(f"the number {literal} overflows to infinity (IN-FINITE)", line)
-            return Term("float", value, line)
         if "#" in digits:
             base_text, _, body = digits.partition("#")
             base = int(base_text)
@@ -287,6 +398,11 @@ class _Parser:
                 number = int(body, base)
             except ValueError:
                 raise self.error(f"{literal} is not a base-{base} integer", line) from None
+        elif "." in digits:
+            value = float(digits) * sign
+            if not math.isfinite(value):
+                raise self.error(f"the number {literal} overflows to infinity (IN-FINITE)", line)
+            return Term("float", value, line)
         else:
             number = int(digits)
         if number > MAX_INT:
@@ -299,7 +415,7 @@ class _Parser:
             self.take()
             return ()
         while True:
-            items.append(self.term(depth + 1))
+            items.append(self.term(depth))
             token = self.take()
             if token.kind == "punct" and token.text == close:
                 return tuple(items)
@@ -314,15 +430,17 @@ class _Parser:
             self.take()
             return Term("list", (), line)
         while True:
-            items.append(self.term(depth + 1))
+            items.append(self.term(depth))
             token = self.take()
             if token.kind == "punct" and token.text == "]":
                 return Term("list", tuple(items), line)
             if token.kind == "punct" and token.text == "|":
-                tail = self.term(depth + 1)
+                tail = self.term(depth)
                 self.expect("]", "after the tail of a list")
                 if tail.kind == "list":
                     return Term("list", (*items, *tail.items), line)
+                if tail.kind == "string" and tail.value == "":
+                    return Term("list", tuple(items), line)
                 return Term("improper-list", (*items, tail), line)
             if not (token.kind == "punct" and token.text == ","):
                 raise self.error(
@@ -335,9 +453,9 @@ class _Parser:
             self.take()
             return Term("map", (), line)
         while True:
-            key = self.term(depth + 1)
+            key = self.term(depth)
             self.expect("=>", "between a map key and its value")
-            pairs.append((key, self.term(depth + 1)))
+            pairs.append((key, self.term(depth)))
             token = self.take()
             if token.kind == "punct" and token.text == "}":
                 return Term("map", tuple(pairs), line)
@@ -350,28 +468,7 @@ class _Parser:
             self.take()
             return Term("binary", (), line)
         while True:
-            token = self.take()
-            sign = 1
-            if token.kind == "punct" and token.text in "-+":
-                sign = -1 if token.text == "-" else 1
-                token = self.take()
-            if token.kind == "string":
-                segments.append(Term("string", self.unescape(token.text, token.line), token.line))
-            elif token.kind == "char":
-                segments.append(Term("integer", sign * self.term_char(token), token.line))
-            elif token.kind in ("integer", "based", "float"):
-                segments.append(self.number(token.text, token.line, sign))
-            else:
-                raise self.error(f"{token.text!r} is not a binary segment", token.line)
-            if self.at(":"):
-                self.take()
-                size = self.take()
-                if size.kind not in ("integer", "based"):
-                    raise self.error("a segment size must be an integer", size.line)
-                self.number(size.text, size.line, 1)
-            if self.at("/"):
-                self.take()
-                self.type_specifiers()
+            segments.append(self.segment())
             token = self.take()
             if token.kind == "punct" and token.text == ">>":
                 return Term("binary", tuple(segments), line)
@@ -380,18 +477,101 @@ class _Parser:
                     f"expected ',' or '>>' in a binary, found {token.text!r}", token.line
                 )
 
-    def type_specifiers(self) -> None:
+    def segment(self) -> Term:
+        """IN-ERLANG-TERMS: one binary segment ``Value[:Size][/Specifiers]``, checked as
+        ``erl_parse:parse_term/1`` evaluates it: a float only as ``float`` (of 16, 32 or
+        64 bits), ``utf*`` without a size and with a character, no ``binary`` type for a
+        literal, a unit only with a size."""
+        token = self.take()
+        sign = 1
+        if token.kind == "punct" and token.text in "-+":
+            sign = -1 if token.text == "-" else 1
+            token = self.take()
+            if token.kind not in ("number", "char"):
+                raise self.error(f"{token.text!r} is not a binary segment", token.line)
+        if token.kind == "string":
+            value = Term("string", self.strings(token), token.line)
+        elif token.kind == "char":
+            value = Term("integer", sign * int(str(token.value)), token.line)
+        elif token.kind == "number":
+            value = self.number(token.text, token.line, sign)
+        else:
+            raise self.error(f"{token.text!r} is not a binary segment", token.line)
+        size: int | None = None
+        if self.at(":"):
+            self.take()
+            size_token = self.take()
+            if size_token.kind != "number" or "." in size_token.text:
+                raise self.error("a segment size must be an integer", size_token.line)
+            size = int(str(self.number(size_token.text, size_token.line, 1).value))
+        specifiers: dict[str, str] = {}
+        unit: int | None = None
+        if self.at("/"):
+            self.take()
+            specifiers, unit = self.type_specifiers()
+        self.check_segment(value, size, specifiers, unit)
+        return value
+
+    def check_segment(
+        self, value: Term, size: int | None, specifiers: dict[str, str], unit: int | None
+    ) -> None:
+        kind = specifiers.get("type", "integer")
+        line = value.line
+        if unit is not None and size is None:
+            raise self.error("a binary segment's unit needs a size", line)
+        if kind in ("binary", "bytes", "bitstring", "bits"):
+            raise self.error(f"a {value.kind} is not a {kind} segment", line)
+        if kind in _UTF:
+            if size is not None or unit is not None:
+                raise self.error(f"a {kind} segment takes no size or unit", line)
+            codes = [ord(c) for c in str(value.value)] if value.kind == "string" else [value.value]
+            for code in codes:
+                if not isinstance(code, int) or not (
+                    0 <= code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+                ):
+                    raise self.error(f"{value.describe()} is not a {kind} character", line)
+            return
+        if kind == "float":
+            bits = (64 if size is None else size) * (1 if unit is None else unit)
+            if bits not in (16, 32, 64):
+                raise self.error(f"a float segment is 16, 32 or 64 bits, not {bits}", line)
+            return
+        if value.kind == "float":
+            raise self.error(
+                "a float in a binary needs the type /float (integer segments take integers)",
+                line,
+            )
+
+    def type_specifiers(self) -> tuple[dict[str, str], int | None]:
+        specifiers: dict[str, str] = {}
+        unit: int | None = None
         while True:
             spec = self.take()
             if spec.kind != "atom":
                 raise self.error(f"{spec.text!r} is not a binary type specifier", spec.line)
-            if self.at(":"):
-                self.take()
-                unit = self.take()
-                if unit.kind != "integer":
-                    raise self.error("a unit must be an integer", unit.line)
+            if spec.text == "unit":
+                self.expect(":", "after unit")
+                number = self.take()
+                value = (
+                    self.number(number.text, number.line, 1).value
+                    if number.kind == "number" and "." not in number.text
+                    else None
+                )
+                if not isinstance(value, int) or not 1 <= value <= 256 or unit not in (None, value):
+                    raise self.error("a unit must be an integer from 1 to 256", number.line)
+                unit = value
+            else:
+                category = _BIT_SPECIFIERS.get(spec.text)
+                if category is None:
+                    raise self.error(f"{spec.text!r} is not a binary type specifier", spec.line)
+                if specifiers.get(category, spec.text) != spec.text:
+                    raise self.error(
+                        f"binary type specifiers {specifiers[category]} and {spec.text} conflict",
+                        spec.line,
+                    )
+                specifiers[category] = spec.text
             if not self.at("-"):
-                return
+                return specifiers, unit
             self.take()
 
 
@@ -404,7 +584,7 @@ def parse_terms(text: str, where: str) -> list[Term]:
     parser = _Parser(tokens, where, last_line)
     terms: list[Term] = []
     while parser.pos < len(tokens):
-        terms.append(parser.term(1))
+        terms.append(parser.term(0))
         if parser.pos >= len(tokens):
             raise parser.error("the term has no full stop ('.') at its end")
         token = parser.take()

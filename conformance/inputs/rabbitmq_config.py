@@ -102,6 +102,18 @@ def _credit_value(term: Term, key: str, where: str) -> CreditSpec:
         raise ConfigFileError(f"{where}:{term.line}: {exc}") from None
 
 
+def _as_list(term: Term) -> Term:
+    """IN-ERLANG-TERMS: a string is a list of character codes in Erlang (``""`` is
+    ``[]``): ``term`` as that list where it is a string (its first code only, for the
+    error message), else ``term``."""
+    if term.kind != "string":
+        return term
+    # the first code is enough: a list of integers is refused at its first item, and a
+    # long string never becomes one Term per character (IN-LINEAR)
+    codes = tuple(Term("integer", ord(c), term.line) for c in str(term.value)[:1])
+    return Term("list", codes, term.line)
+
+
 def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
     """IN-CONFIG-KEYS: the credit settings of a parsed ``advanced.config``: one term, a
     list of ``{Application, [{Key, Value}, ...]}``; other applications and keys are
@@ -112,7 +124,7 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
         raise ConfigFileError(
             f"{where}:{terms[1].line}: a second term; a config file is one list ending in '.'"
         )
-    top = terms[0]
+    top = _as_list(terms[0])
     if top.kind != "list":
         raise ConfigFileError(
             f"{where}:{top.line}: a config file is a list of {{Application, Settings}}, "
@@ -130,7 +142,7 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
             raise ConfigFileError(
                 f"{where}:{entry.line}: expected {{Application, Settings}}, got {entry.describe()}"
             )
-        app, settings = entry.items
+        app, settings = entry.items[0], _as_list(entry.items[1])
         if app.value != "rabbit":
             continue
         if "rabbit" in seen_apps:
@@ -179,11 +191,14 @@ def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
         if match is None:
             raise ConfigFileError(f"{where}:{number}: expected 'key = value', got {line!r}")
         key = match.group(1)
-        if key.rpartition(".")[2] in CREDIT_KEYS or key in CREDIT_KEYS:
+        # any dotted part naming a credit setting: `credit_flow_default_credit = …`,
+        # `rabbit.msg_store_credit_disc_bound = …`, `credit_flow_default_credit.initial_credit`
+        named = [part for part in key.split(".") if part in CREDIT_KEYS]
+        if named:
             raise ConfigFileError(
                 f"{where}:{number}: {key} is not a rabbitmq.conf setting (RabbitMQ's "
                 "schema has no mapping for it and refuses the file); set it in "
-                "advanced.config as {rabbit, [{" + key.rpartition(".")[2] + ", {I, M}}]}"
+                "advanced.config as {rabbit, [{" + named[0] + ", {I, M}}]}"
             )
     return CreditSettings(where=where)
 
@@ -195,7 +210,9 @@ def load_credit_config(path: str | Path) -> CreditSettings:
     path = Path(path)
     where = str(path)
     try:
-        text = read_text(path, where)
+        # IN-ERLANG-TERMS: Erlang (file:consult/1, RabbitMQ's loader) refuses a
+        # byte-order mark, so advanced.config keeps it for the reader to refuse
+        text = read_text(path, where, keep_bom=path.suffix.lower() != ".conf")
         if not text.strip():
             raise ConfigFileError(f"{where}: empty file")
         if path.suffix.lower() == ".conf":

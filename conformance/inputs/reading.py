@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -70,12 +72,24 @@ def json_path(parts: Iterable[Any]) -> str:
     return out
 
 
-def read_text(path: str | Path, where: str | None = None) -> str:
-    """IN-READ: a file's text, bounded in size, UTF-8, without NUL characters."""
+def read_text(path: str | Path, where: str | None = None, keep_bom: bool = False) -> str:
+    """IN-READ: a file's text, bounded in size, UTF-8, without NUL characters. Only a
+    regular file is read: a FIFO, a device or a socket is refused at once (opening a
+    FIFO with no writer would block forever). ``keep_bom`` keeps a leading byte-order
+    mark for a reader that refuses it (IN-ERLANG-TERMS)."""
     path = Path(path)
     where = str(path) if where is None else where
     try:
-        with open(path, "rb") as f:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(where, "is a folder, not a file")
+        if not stat.S_ISREG(mode):
+            raise InputError(where, "not a regular file (a FIFO, device or socket)")
+        # O_NONBLOCK: a FIFO swapped in after the check still cannot block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise InputError(where, "not a regular file (a FIFO, device or socket)")
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise InputError(where, "no such file") from None
@@ -83,11 +97,12 @@ def read_text(path: str | Path, where: str | None = None) -> str:
         raise InputError(where, "is a folder, not a file") from None
     except OSError as exc:
         raise InputError(where, f"cannot read ({exc.strerror or exc})") from None
-    return decode_text(data, where)
+    return decode_text(data, where, keep_bom)
 
 
-def decode_text(data: bytes, where: str) -> str:
-    """IN-READ: bytes as UTF-8 text (a binary file is refused in one line)."""
+def decode_text(data: bytes, where: str, keep_bom: bool = False) -> str:
+    """IN-READ: bytes as UTF-8 text (a binary file is refused in one line); a leading
+    byte-order mark is dropped unless ``keep_bom``."""
     if len(data) > MAX_FILE_BYTES:
         raise InputError(where, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB (IN-READ)")
     if b"\0" in data:
@@ -96,16 +111,23 @@ def decode_text(data: bytes, where: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(where, f"not UTF-8 text (byte {exc.start})") from None
-    return text.removeprefix("\ufeff")
+    return text if keep_bom else text.removeprefix("\ufeff")
 
 
 # -- depth (IN-DEPTH) ----------------------------------------------------------------------
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+#: IN-LINEAR: strings are skipped by patterns whose repetitions repeat one character
+#: class, or happen once per escape or quote, never once per character of a group.
 _TOML_STRING = re.compile(
-    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S
+    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    r"|'''[^']*(?:'(?!'')[^']*)*'''"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+    r"|'[^'\n]*'|#[^\n]*",
+    re.S,
 )
 _BRACKET = re.compile(r"[\[\]{}]")
+#: JSON's characters that matter to the depth scan: brackets, quotes, backslashes.
+_JSON_SPECIAL = re.compile(r'[\[\]{}"\\]')
 
 
 def _check_brackets(stripped: str, where: str) -> None:
@@ -120,8 +142,29 @@ def _check_brackets(stripped: str, where: str) -> None:
 
 
 def check_json_depth(text: str, where: str) -> None:
-    """IN-DEPTH: refuse JSON nested deeper than :data:`MAX_DEPTH`, by a linear scan."""
-    _check_brackets(_JSON_STRING.sub("", text), where)
+    """IN-DEPTH: refuse JSON nested deeper than :data:`MAX_DEPTH`, by one linear scan of
+    the characters that matter, tracking strings and escapes (IN-LINEAR: no copy of the
+    text, no backtracking)."""
+    depth = 0
+    in_string = False
+    escaped_at = -1
+    for m in _JSON_SPECIAL.finditer(text):
+        at, char = m.start(), m.group()
+        if in_string:
+            if at == escaped_at:
+                continue
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(where, f"nested deeper than {MAX_DEPTH} levels (IN-DEPTH)")
+        elif char in "]}":
+            depth = max(0, depth - 1)
 
 
 def check_toml_depth(text: str, where: str) -> None:
