@@ -26,7 +26,8 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     console,
     credit_settings_options,
-    credits_from_options,
+    credits_in_effect,
+    credits_text,
     fail,
     names,
     output_path,
@@ -194,7 +195,7 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph, credit = credits_from_options(
+        flow_graph, credit, credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
         )
         options = CheckOptions(
@@ -219,7 +220,7 @@ def check(
         fail(str(exc))
         return
     report, system, primary = decision.report, decision.system, decision.primary
-    report = replace(report, source=graph)
+    report = replace(report, source=graph, credits_in_effect=credits)
     saver = Saver()
     doc = None
     if primary is not None and system is not None:
@@ -254,6 +255,8 @@ def check(
         click.echo(json.dumps(saver.annotate(report.to_json())))
     else:
         _print_report(report, primary)
+        for line in credits_text(report.credits_in_effect):  # IN-CREDIT-SOURCES
+            click.echo(line)
         if primary is not None and system is not None:
             print_witness_steps(system, primary, graph, doc)
         saver.show_unsaved()

@@ -22,6 +22,7 @@ from creditflow.conformance.runtime import signals
 from creditflow.model.credit.spec import CreditSpec, parse_credit
 
 if TYPE_CHECKING:
+    from creditflow.conformance.inputs.credit_sources import CreditsInEffect
     from creditflow.model.network.graph import FlowGraph
 
 T = TypeVar("T")
@@ -334,14 +335,27 @@ def credits_from_options(
     edge_credit: tuple[tuple[str, str, CreditSpec], ...],
     role_credit: tuple[tuple[str, CreditSpec], ...],
 ) -> tuple[FlowGraph, CreditSpec | None]:
+    """:func:`credits_in_effect` without the record of where each credit came from."""
+    configured, rest, _ = credits_in_effect(graph, credit, config, edge_credit, role_credit)
+    return configured, rest
+
+
+def credits_in_effect(
+    graph: FlowGraph,
+    credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
+) -> tuple[FlowGraph, CreditSpec | None, CreditsInEffect]:
     """IN-CREDIT-OVERRIDES: ``graph`` with the credits of ``--config``, then
     ``--role-credit``, then ``--edge-credit``; with ``--credit`` (which excludes
-    ``--config``) first when overrides follow it. Returns the graph and the ``--credit``
-    still to apply (``None`` once applied here). A bad file or override: one line, exit 2."""
+    ``--config``) first when overrides follow it. Returns the graph, the ``--credit``
+    still to apply (``None`` once applied here) and every edge's credit with where it
+    came from (IN-CREDIT-SOURCES). A bad file or override: one line, exit 2."""
     # deferred: START-LAZY, the config reader loads the graph model (networkx)
     from creditflow.conformance.inputs.rabbitmq_config import (
         CreditOverrides,
-        apply_credit_settings,
+        credits_with_sources,
         load_credit_config,
     )
     from creditflow.model.network.graph import GraphError  # deferred: START-LAZY, networkx
@@ -349,12 +363,30 @@ def credits_from_options(
     if config is not None and credit is not None:
         fail("--config and --credit exclude each other (--credit sets every edge)")
     overrides = CreditOverrides(roles=tuple(role_credit), edges=tuple(edge_credit))
-    if config is None and not overrides:
-        return graph, credit
     try:
         settings = load_credit_config(config) if config is not None else None
-        if credit is not None:
-            graph = graph.with_credit(credit)
-        return apply_credit_settings(graph, settings, overrides), None
+        configured, sources = credits_with_sources(graph, settings, overrides, credit)
     except (InputError, GraphError) as exc:
         fail(str(exc))
+    if config is None and not overrides:
+        return graph, credit, sources  # --credit is applied by the engine itself
+    return configured, None, sources
+
+
+def credits_text(credits: CreditsInEffect | None) -> list[str]:
+    """IN-CREDIT-SOURCES, OUT-TEXT: the credits in effect, one line per credit and
+    origin (its edges named, at most 4), when any came from the command line or a
+    config file; nothing when every credit is the graph file's own."""
+    if credits is None or credits.only_graph:
+        return []
+    groups: dict[tuple[str, str], list[str]] = {}
+    for edge in credits.edges:
+        key = (f"{{{edge.initial},{edge.more_after}}}", f"{edge.origin}: {edge.detail}")
+        groups.setdefault(key, []).append(f"{edge.sender}->{edge.receiver}")
+    lines = ["credits in effect:"]
+    for (spec, origin), edges in groups.items():
+        named = ", ".join(shown(e) for e in edges[:4])
+        more = f" and {len(edges) - 4} more" if len(edges) > 4 else ""
+        count = f"{len(edges)} edge{'s' if len(edges) != 1 else ''}"
+        lines.append(f"  {spec} on {count} ({named}{more}) from {shown(origin)}")
+    return lines

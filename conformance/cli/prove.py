@@ -25,7 +25,8 @@ from creditflow.conformance.cli.common import (
     Saver,
     TimeoutParam,
     credit_settings_options,
-    credits_from_options,
+    credits_in_effect,
+    credits_text,
     fail,
     output_path,
     shown,
@@ -199,7 +200,7 @@ def prove(
     if symbolic and (config is not None or edge_credit or role_credit):
         fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
     try:
-        flow_graph, credit = credits_from_options(
+        flow_graph, credit, credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
         )
         with wall_clock(timeout_s):
@@ -250,11 +251,14 @@ def prove(
         invariant_legend={k: v for k, v in LEMMA_FORMS.items() if k in kinds},
         files=files,
         boundary_traces=boundary_traces,
+        credits_in_effect=None if symbolic else credits,
     )
     if as_json:
         click.echo(json.dumps(saver.annotate(out.to_json())))
     else:
         _print(report, out)
+        for line in credits_text(out.credits_in_effect):  # IN-CREDIT-SOURCES
+            click.echo(line)
         if primary is not None:
             print_witness_steps(primary.system, primary.finding, graph)
         saver.show_unsaved()
@@ -463,7 +467,7 @@ def synth(
     if goal == "mailbox" and per_edge:
         fail("--per-edge is for --goal deadlock-free")
     try:
-        flow_graph, credit = credits_from_options(
+        flow_graph, credit, credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
         )
         with wall_clock(timeout_s):
@@ -499,7 +503,7 @@ def synth(
         path = output_path(trace_out, DEFAULT_FOLDER, flow_graph.name, ".synth.itf.json")
         written = _write(result.beyond, path, graph, saver, picture=False)
         result = replace(result, beyond_written=written)
-    result = replace(result, source=graph)
+    result = replace(result, source=graph, credits_in_effect=credits)
     if as_json:
         click.echo(json.dumps(saver.annotate(result.to_json())))
     else:
@@ -518,5 +522,7 @@ def synth(
                 f"{f.length} steps - {trace}"
             )
         click.echo(f"  {round(result.seconds, 3):.2f} s")
+        for line in credits_text(result.credits_in_effect):  # IN-CREDIT-SOURCES (as read)
+            click.echo(line)
         saver.show_unsaved()
     saver.exit(result.exit_code)

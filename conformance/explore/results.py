@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from creditflow.conformance.explore.counterexamples import DeadlockKind
+from creditflow.conformance.inputs.credit_sources import CreditsInEffect
 
 #: SCOPE-SUPPLY: the supply a claim is about: ``"every"``, publishes per source, or
 #: publishes per source name
@@ -145,6 +146,8 @@ class CheckResult:
     #: the graph as the user named it (a file or a preset)
     source: str | None = None
     files: CheckFiles | None = None
+    #: IN-CREDIT-SOURCES: every edge's credit and where it came from (added by the CLI)
+    credits_in_effect: CreditsInEffect | None = None
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: ``check --json``'s document, keys in their printed order."""
@@ -181,6 +184,8 @@ class CheckResult:
             out["claim"] = self.claim
         if self.source is not None:
             out["source"] = self.source
+        if self.credits_in_effect is not None:
+            out["credits_in_effect"] = self.credits_in_effect.to_json()
         if self.files is not None:
             if self.files.trace_not_written is not None:
                 out["trace_not_written"] = self.files.trace_not_written

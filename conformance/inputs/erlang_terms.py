@@ -167,10 +167,49 @@ def _scan_escape(text: str, at: int) -> tuple[str, int]:
     return _SIMPLE_ESCAPES.get(c, c), at + 2
 
 
+_LONG_ESCAPE = re.compile(r"\\[0-7x^]")
+
+
+def _closing_quote(text: str, start: int, quote: str) -> int:
+    """The first ``quote`` from ``start`` not escaped by an odd run of backslashes
+    (each quote found once, each run counted once: linear); -1 if none."""
+    found = text.find(quote, start)
+    while found >= 0:
+        first = found
+        while first > start and text[first - 1] == "\\":
+            first -= 1
+        if (found - first) % 2 == 0:
+            return found
+        found = text.find(quote, found + 1)
+    return -1
+
+
 def _scan_quoted(text: str, at: int) -> tuple[str, int]:
     """IN-ERLANG-TERMS, IN-LINEAR: the value of the string or quoted atom opening at
-    ``text[at]`` and the position after its closing quote, in one pass: plain runs are
-    found by a one-class pattern and sliced, escapes decoded one by one."""
+    ``text[at]`` and the position after its closing quote.
+
+    Fast path, in C-level string operations: the closing quote is the first one after
+    an even run of backslashes, and a body whose escapes are all two characters long is
+    decoded by replacements (``\\\\`` through NUL, which IN-READ keeps out of every
+    text). Escapes ``\\^``, ``\\x`` and octal ones go through :func:`_scan_escape`
+    one by one, as does any body the fast path cannot be sure of."""
+    quote = text[at]
+    close = _closing_quote(text, at + 1, quote)
+    if close >= 0:
+        body = text[at + 1 : close]
+        if "\\" not in body:
+            return body, close + 1
+        paired = body.replace("\\\\", "\0")
+        if not _LONG_ESCAPE.search(paired):
+            for letter, char in _SIMPLE_ESCAPES.items():
+                paired = paired.replace("\\" + letter, char)
+            return paired.replace("\\", "").replace("\0", "\\"), close + 1
+    return _scan_quoted_slowly(text, at)
+
+
+def _scan_quoted_slowly(text: str, at: int) -> tuple[str, int]:
+    """:func:`_scan_quoted` one escape at a time: plain runs are found by a one-class
+    pattern and sliced, escapes decoded by :func:`_scan_escape`."""
     quote = text[at]
     plain = _PLAIN[quote]
     pieces: list[str] = []

@@ -15,6 +15,11 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from creditflow.conformance.inputs.credit_sources import (
+    CreditOrigin,
+    CreditsInEffect,
+    EdgeCredit,
+)
 from creditflow.conformance.inputs.erlang_terms import Term, parse_terms
 from creditflow.conformance.inputs.reading import InputError, read_text
 from creditflow.model.credit.spec import (
@@ -269,25 +274,42 @@ def apply_credit_settings(
     settings: CreditSettings | None,
     overrides: CreditOverrides = CreditOverrides(),
 ) -> FlowGraph:
-    """``graph`` with its credits from a config file and the command line.
+    """``graph`` with its credits from a config file and the command line (see
+    :func:`credits_with_sources`)."""
+    return credits_with_sources(graph, settings, overrides)[0]
 
-    IN-CREDIT-ROLES: with ``settings``, every edge into a message store gets
-    ``msg_store_credit_disc_bound``, every other edge ``credit_flow_default_credit``
-    (IN-CONFIG-DEFAULTS: 3.10.8's where unset); without, the graph's own credits stay.
-    IN-CREDIT-OVERRIDES: then each role override sets the edges whose receiver has that
-    role (``msg_store`` matches ``rabbit_msg_store``), then each edge override its edge.
-    A role or edge the graph does not have is a :class:`GraphError`; so is a credit
-    beyond IN-LIMITS."""
-    by_pair: dict[tuple[str, str], CreditSpec] = {}
+
+def credits_with_sources(
+    graph: FlowGraph,
+    settings: CreditSettings | None,
+    overrides: CreditOverrides = CreditOverrides(),
+    credit_flag: CreditSpec | None = None,
+) -> tuple[FlowGraph, CreditsInEffect]:
+    """``graph`` with its credits from ``--credit``, a config file and the command line,
+    and the credit of every edge with where it came from (IN-CREDIT-SOURCES).
+
+    ``credit_flag`` (``--credit``) sets every edge first. IN-CREDIT-ROLES: with
+    ``settings``, every edge into a message store gets ``msg_store_credit_disc_bound``,
+    every other edge ``credit_flow_default_credit`` (IN-CONFIG-DEFAULTS: 3.10.8's where
+    unset); without either, the graph's own credits stay. IN-CREDIT-OVERRIDES: then each
+    role override sets the edges whose receiver has that role (``msg_store`` matches
+    ``rabbit_msg_store``), then each edge override its edge. A role or edge the graph
+    does not have is a :class:`GraphError`; so is a credit beyond IN-LIMITS."""
+    by_pair: dict[tuple[str, str], tuple[CreditSpec, CreditOrigin, str]] = {}
     for edge in graph.edges:
-        spec = edge.credit
+        entry: tuple[CreditSpec, CreditOrigin, str] = (edge.credit, "graph", "the graph file")
+        if credit_flag is not None:
+            entry = (credit_flag, "flag", "--credit")
         if settings is not None:
-            spec = (
-                settings.effective_msg_store
-                if is_msg_store(graph.node(edge.receiver))
-                else (settings.effective_default)
-            )
-        by_pair[(edge.sender, edge.receiver)] = spec
+            store = is_msg_store(graph.node(edge.receiver))
+            key = MSG_STORE_CREDIT_KEY if store else DEFAULT_CREDIT_KEY
+            given = settings.msg_store_credit if store else settings.default_credit
+            if given is not None:
+                entry = (given, "file", f"{key} in {settings.where}")
+            else:
+                spec = settings.effective_msg_store if store else settings.effective_default
+                entry = (spec, "default", f"RabbitMQ {DEFAULTS_VERSION}'s {key}")
+        by_pair[(edge.sender, edge.receiver)] = entry
     roles = {n.role for n in graph.nodes if n.role}
     for role, spec in overrides.roles:
         matching = [
@@ -303,14 +325,24 @@ def apply_credit_settings(
                 f"(roles: {known})"
             )
         for pair in matching:
-            by_pair[pair] = check_credit(spec, f"--role-credit {role}")
+            checked = check_credit(spec, f"--role-credit {role}")
+            by_pair[pair] = (checked, "flag", f"--role-credit {role}")
     for sender, receiver, spec in overrides.edges:
         if (sender, receiver) not in by_pair:
             raise GraphError(f"--edge-credit: the graph has no edge {sender}->{receiver}")
-        by_pair[(sender, receiver)] = check_credit(spec, f"--edge-credit {sender}->{receiver}")
-    for pair, spec in by_pair.items():
+        checked = check_credit(spec, f"--edge-credit {sender}->{receiver}")
+        by_pair[(sender, receiver)] = (checked, "flag", "--edge-credit")
+    for pair, (spec, _, _) in by_pair.items():
         check_credit(spec, f"credit of {pair[0]}->{pair[1]}")
-    return replace(
+    configured = replace(
         graph,
-        edges=tuple(replace(e, credit=by_pair[(e.sender, e.receiver)]) for e in graph.edges),
+        edges=tuple(replace(e, credit=by_pair[(e.sender, e.receiver)][0]) for e in graph.edges),
     )
+    sources = CreditsInEffect(
+        tuple(
+            EdgeCredit(e.sender, e.receiver, spec.initial, spec.more_after, origin, detail)
+            for e in graph.edges
+            for spec, origin, detail in [by_pair[(e.sender, e.receiver)]]
+        )
+    )
+    return configured, sources

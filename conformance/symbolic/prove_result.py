@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from creditflow.conformance.explore.counterexamples import FindingKind
 from creditflow.conformance.explore.results import Supply, WrittenTrace
+from creditflow.conformance.inputs.credit_sources import CreditsInEffect
 from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOutcome,
@@ -156,6 +157,8 @@ class ProveResult:
     files: WrittenTrace | None = None
     #: the trace written for each boundary case, in order (``None``: none written yet)
     boundary_traces: tuple[str | None, ...] | None = None
+    #: IN-CREDIT-SOURCES: every edge's credit and where it came from (added by the CLI)
+    credits_in_effect: CreditsInEffect | None = None
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: ``prove --json``'s document, keys in their printed order."""
@@ -189,6 +192,8 @@ class ProveResult:
         }
         if self.source is not None:
             out["source"] = self.source
+        if self.credits_in_effect is not None:
+            out["credits_in_effect"] = self.credits_in_effect.to_json()
         if self.invariant_legend is not None:
             out["invariant_legend"] = self.invariant_legend
         if self.files is not None:

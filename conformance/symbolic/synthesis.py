@@ -36,6 +36,7 @@ from creditflow.conformance.explore.counterexamples import DeadlockKind, Finding
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import FORGOTTEN, MAILBOX_BOUND
+from creditflow.conformance.inputs.credit_sources import CreditsInEffect
 from creditflow.conformance.symbolic.backlog import prove_stalled_backlog, stalled_chain
 from creditflow.conformance.symbolic.bmc import BmcOptions, bounded_check
 from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
@@ -106,6 +107,9 @@ class SynthesisResult:
     #: added by the CLI: the graph as named, and the trace one step beyond as written
     source: str | None = None
     beyond_written: WrittenTrace | None = None
+    #: IN-CREDIT-SOURCES: every edge's credit and where it came from, as read, before
+    #: synthesis (added by the CLI)
+    credits_in_effect: CreditsInEffect | None = None
 
     @property
     def exit_code(self) -> int:
@@ -122,6 +126,8 @@ class SynthesisResult:
         out: dict[str, Any] = {"graph": self.graph}
         if self.source is not None:
             out["source"] = self.source
+        if self.credits_in_effect is not None:
+            out["credits_in_effect"] = self.credits_in_effect.to_json()
         out |= {
             "goal": self.goal,
             "bound": self.bound,

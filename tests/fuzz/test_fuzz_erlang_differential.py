@@ -119,6 +119,7 @@ BLANKS = st.sampled_from([" ", " ", "\n", "\t", "\u00a0", "\x1a", "\x85", "\r\n"
 NAMES = ["a", "kernel", "b_2", "x@y", "else", "maybe", "\u00dfa", "n\u00e9", "rabbit"]
 GOOD_ESCAPES = ["\\n", "\\x41", "\\x{263A}", "\\101", "\\8", "\\^a", "\\z", '\\"', "\\s"]
 GOOD_ESCAPES += ["\\'", "\\\\", "\\x{0000041}", "\\x{10FFFF}"]
+GOOD_ESCAPES += ["\\^\"", "\\^'", "\\\\\\n", "\\\n"]
 BAD_ESCAPES = ["\\x{D800}", "\\x{}", "\\x{110000}", "\\x4", "\\x{41"]
 GOOD_INTEGERS = ["1_000", "16#FF", "2#101", "36#z", "16#f_f", "$a", "$\\n", "$\\x{41}", "- 1"]
 GOOD_INTEGERS += ["+2", "-$a", "$ "]
