@@ -22,6 +22,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,12 +48,12 @@ def worker(args: argparse.Namespace) -> None:
             unit, head = ("a\\n", 3) if args.kind == "config-escapes" else ("a", 1)
             path = Path(folder) / "advanced.config"
             prefix, suffix = '[{kernel, [{banner, "', '"}]},\n {rabbit, []}].\n'
-            read = load_credit_config
+            read: Callable[[Path], object] = load_credit_config
         else:
             unit, head = "a\\n", 3
             path = Path(folder) / "graph.json"
             prefix, suffix = '{"label": "', '", "nodes": []}'
-            read = load_json  # type: ignore[assignment]
+            read = load_json
         piece = unit * (min(chars, 1024 * 1024) // head)
         with path.open("w", encoding="utf-8") as f:
             f.write(prefix)

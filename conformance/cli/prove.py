@@ -467,7 +467,7 @@ def synth(
     if goal == "mailbox" and per_edge:
         fail("--per-edge is for --goal deadlock-free")
     try:
-        flow_graph, credit, credits = credits_in_effect(
+        flow_graph, credit, read_credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
         )
         with wall_clock(timeout_s):
@@ -503,7 +503,7 @@ def synth(
         path = output_path(trace_out, DEFAULT_FOLDER, flow_graph.name, ".synth.itf.json")
         written = _write(result.beyond, path, graph, saver, picture=False)
         result = replace(result, beyond_written=written)
-    result = replace(result, source=graph, credits_in_effect=credits)
+    result = replace(result, source=graph, credits_in_effect=read_credits)
     if as_json:
         click.echo(json.dumps(saver.annotate(result.to_json())))
     else:

@@ -215,7 +215,8 @@ def _scan_quoted_slowly(text: str, at: int) -> tuple[str, int]:
     pieces: list[str] = []
     pos, end = at + 1, len(text)
     while True:
-        stop = plain.match(text, pos).end()  # type: ignore[union-attr]  # [^q\\]* always matches
+        run = plain.match(text, pos)  # [^q\\]* matches, possibly empty
+        stop = run.end() if run is not None else pos
         if stop > pos:
             pieces.append(text[pos:stop])
         if stop >= end:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
+from creditflow.model.credit.spec import CreditSpec
 
 ORACLE = Path(__file__).with_name("consult_oracle.erl")
 #: creditflow's bounds that Erlang does not have: a refusal citing one of them, of a
@@ -69,8 +70,8 @@ def _ours(path: Path) -> str:
     except ConfigFileError as exc:
         return f"refused {exc}"
 
-    def spec(value: object) -> str:
-        return "none" if value is None else ",".join(str(n) for n in value)  # type: ignore[attr-defined]
+    def spec(value: CreditSpec | None) -> str:
+        return "none" if value is None else f"{value.initial},{value.more_after}"
 
     return f"ok {spec(found.default_credit)} {spec(found.msg_store_credit)}"
 
@@ -119,7 +120,7 @@ BLANKS = st.sampled_from([" ", " ", "\n", "\t", "\u00a0", "\x1a", "\x85", "\r\n"
 NAMES = ["a", "kernel", "b_2", "x@y", "else", "maybe", "\u00dfa", "n\u00e9", "rabbit"]
 GOOD_ESCAPES = ["\\n", "\\x41", "\\x{263A}", "\\101", "\\8", "\\^a", "\\z", '\\"', "\\s"]
 GOOD_ESCAPES += ["\\'", "\\\\", "\\x{0000041}", "\\x{10FFFF}"]
-GOOD_ESCAPES += ["\\^\"", "\\^'", "\\\\\\n", "\\\n"]
+GOOD_ESCAPES += ['\\^"', "\\^'", "\\\\\\n", "\\\n"]
 BAD_ESCAPES = ["\\x{D800}", "\\x{}", "\\x{110000}", "\\x4", "\\x{41"]
 GOOD_INTEGERS = ["1_000", "16#FF", "2#101", "36#z", "16#f_f", "$a", "$\\n", "$\\x{41}", "- 1"]
 GOOD_INTEGERS += ["+2", "-$a", "$ "]
