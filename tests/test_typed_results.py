@@ -203,6 +203,7 @@ def test_check_json_keys_in_printed_order(tmp_path) -> None:
         "scope",
         "claim",
         "source",
+        "credits_in_effect",
         "trace",
         "dot",
         "svg",
