@@ -6,6 +6,8 @@ file that is not a regular file (IN-READ)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -162,3 +164,22 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert str(outcome[0]).startswith(str(fifo)) and "not a regular file" in str(outcome[0])
     with pytest.raises(ConfigFileError, match="not a regular file"):
         load_credit_config(fifo)
+
+
+def test_check_with_a_fifo_config_exits_2_at_once(tmp_path: Path) -> None:
+    """IN-READ through the CLI: ``check --config FIFO`` (no writer) ends with exit 2 and
+    one stderr line naming the file, instead of blocking (the subprocess is killed and
+    the test fails after 120 s if it hangs)."""
+    fifo = tmp_path / "advanced.config"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "creditflow.conformance.cli", "check", "stalled-queue"]
+        + ["--config", str(fifo), "--publishes", "2", "--no-prove"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(fifo) in lines[0] and "not a regular file" in lines[0]
