@@ -53,6 +53,7 @@ from creditflow.conformance.traces.network import (
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
+from creditflow.model.network.properties import STATE_PROPERTIES
 
 
 @contextmanager
@@ -325,9 +326,14 @@ def _print_report(report: CheckResult, primary: Finding | None) -> None:
     table.add_column("verdict")
     table.add_column("counterexample (steps)", justify="right")
     lengths = report.counterexample_lengths
-    for pid, holds in report.properties.items():
-        verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
-        table.add_row(pid, verdict, str(lengths.get(pid, "")))
+    rows: dict[str, str] = {
+        pid: {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
+        for pid, holds in report.properties.items()
+    }
+    rows |= {pid: "[dim]not checked" for pid in report.not_checked}  # SCOPE-NOT-CHECKED
+    order = {pid: i for i, pid in enumerate(STATE_PROPERTIES)}
+    for pid in sorted(rows, key=lambda pid: order.get(pid, len(order))):
+        table.add_row(pid, rows[pid], str(lengths.get(pid, "")))
     out.print(table)
     out.print(f"[bold]{escape(report.claim or '')}[/bold]")
     if report.decision is not None and report.decision.decided_by:

@@ -297,6 +297,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
         "violated": "red",
         "none-up-to-depth": "yellow",
         "unknown": "yellow",
+        "not-checked": "dim",
     }
     for pid, v in report.verdicts.items():
         table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), shown(v.detail))
