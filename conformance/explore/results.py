@@ -107,7 +107,7 @@ class WrittenTrace:
 
 
 #: SCOPE-NOT-CHECKED: why PROP-MAILBOX-BOUND is not checked
-NO_MAILBOX_BOUND = "no mailbox bound given (--mailbox-bound B)"
+NO_MAILBOX_BOUND = "no bound given"
 
 
 @dataclass(frozen=True, slots=True)
