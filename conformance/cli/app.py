@@ -30,6 +30,7 @@ from creditflow.conformance.cli.common import (
     fail,
     names,
     output_path,
+    printable_line,
     shown,
     supply_options,
 )
@@ -40,7 +41,12 @@ from creditflow.conformance.explore.check import (
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
-from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
+from creditflow.conformance.inputs.graphs import (
+    GraphFileError,
+    input_warnings,
+    load_graph,
+    preset_names,
+)
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
@@ -195,9 +201,11 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
-        flow_graph, credit = credits_from_options(
-            load_graph(graph), credit, config, edge_credit, role_credit
-        )
+        read = load_graph(graph)
+        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
+        for line in warnings:
+            click.echo(printable_line(f"warning: {line}"), err=True)
+        flow_graph, credit = credits_from_options(read, credit, config, edge_credit, role_credit)
         options = CheckOptions(
             credit=credit,
             publishes=publishes,
@@ -252,7 +260,10 @@ def check(
             ),
         )
     if as_json:
-        click.echo(json.dumps(saver.annotate(report.to_json())))
+        doc_json = report.to_json()
+        if warnings:
+            doc_json["input_warnings"] = list(warnings)
+        click.echo(json.dumps(saver.annotate(doc_json)))
     else:
         _print_report(report, primary)
         if primary is not None and system is not None:

@@ -28,11 +28,12 @@ from creditflow.conformance.cli.common import (
     credits_from_options,
     fail,
     output_path,
+    printable_line,
     shown,
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
-from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
+from creditflow.conformance.inputs.graphs import GraphFileError, input_warnings, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
@@ -199,9 +200,11 @@ def prove(
     if symbolic and (config is not None or edge_credit or role_credit):
         fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
     try:
-        flow_graph, credit = credits_from_options(
-            load_graph(graph), credit, config, edge_credit, role_credit
-        )
+        read = load_graph(graph)
+        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
+        for line in warnings:
+            click.echo(printable_line(f"warning: {line}"), err=True)
+        flow_graph, credit = credits_from_options(read, credit, config, edge_credit, role_credit)
         with wall_clock(timeout_s):
             report = prove_graph(
                 flow_graph,
@@ -252,7 +255,10 @@ def prove(
         boundary_traces=boundary_traces,
     )
     if as_json:
-        click.echo(json.dumps(saver.annotate(out.to_json())))
+        doc = out.to_json()
+        if warnings:
+            doc["input_warnings"] = list(warnings)
+        click.echo(json.dumps(saver.annotate(doc)))
     else:
         _print(report, out)
         if primary is not None:
