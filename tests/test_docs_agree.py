@@ -59,3 +59,22 @@ def test_proofs_examples_show_the_tables_timings() -> None:
         shown = re.search(example, text)
         assert shown, example
         assert shown.group(1) in seconds(table_row(text, row)), (shown.group(1), row)
+
+
+def test_faults_have_a_guide() -> None:
+    """docs/faults.md exists, is linked from the README, and covers the attributes, the
+    fault rules, every scenario of the bug corpus and the commands; its console examples
+    run with the others (tests/test_doc_examples.py)."""
+    page = ROOT / "docs" / "faults.md"
+    assert page.is_file()
+    text = page.read_text()
+    assert "```console\n" in text and "(docs/faults.md)" in (ROOT / "README.md").read_text()
+    for word in ("may_crash", "on_peer_down", "max_crashes", "NET-FAULT-NOOP", "CF-ENTRY"):
+        assert word in text, word
+    for rule in ("PROP-FAULT-BLOCKED", "PROP-RECOVERY", "PROP-FAULT-FORGET", "PROP-FAULT-LOST"):
+        assert rule in text, rule
+    for command in ("creditflow check", "creditflow prove", "creditflow synth", "creditflow show"):
+        assert command in text, command
+    for bug in sorted((ROOT / "spec" / "graphs" / "bugs").glob("*-bug.json")):
+        name = bug.name.removesuffix("-bug.json")
+        assert f"`{name}`" in text, name
