@@ -433,8 +433,11 @@ def _directed_deadlock(report: ProveRun, options: ProveOptions) -> None:
         return
     best: tuple[CheckedNetwork, Finding] | None = None
     tried: set[str] = set()
+    # the sender by the graph's own edge names (a process name may contain "->": a live
+    # graph from `observe snapshot --graph-out` names a reader "reader A -> B")
+    senders = {f"{e.sender}->{e.receiver}": e.sender for e in graph.edges}
     for edge, least in sorted(bound.per_edge.items(), key=lambda item: item[1]):
-        sender = edge.split("->")[0]
+        sender = senders[edge]
         if sender in tried or (best is not None and least >= best[1].length):
             continue
         tried.add(sender)
