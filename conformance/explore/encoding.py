@@ -300,7 +300,7 @@ class CreditNetwork:
         """PROP-FAULT-FORGET: per live watcher that handled the DOWN of ``d``, the entries
         for ``d`` it still holds: an ignored DOWN leaves what was used (CF-ENTRY), an ack
         after CF-PEER-DOWN re-creates ``{credit_to, d}`` (NET-DOWN-EARLY)."""
-        found = []
+        found: list[tuple[int, int, tuple[str, ...]]] = []
         for (p, d), slot in self.handled_slot.items():
             if not state[slot] or not self.alive(state, p):
                 continue
