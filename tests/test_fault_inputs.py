@@ -12,7 +12,9 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from click.testing import CliRunner
 
+from creditflow.conformance.cli import main
 from tests.fuzz.hostile import ROOT, run_cli
 
 FIXED = json.loads((ROOT / "spec/graphs/bugs/dead-mirror-3.8.10-fixed.json").read_text())
@@ -132,3 +134,42 @@ def test_a_bad_crash_bound_flag_is_one_line(tmp_path, value, needle):
     """NET-FAULT-BOUND: ``--max-crashes`` below 0 or not an integer: one line, exit 2."""
     path = ROOT / "spec/graphs/bugs/dead-mirror-3.8.10-fixed.json"
     _refused(tmp_path, ["check", str(path), "--graph-supply", f"--max-crashes={value}"], needle)
+
+
+def _ignore_without_crashable_peer(tmp_path):
+    """reader -> channel -> queue; only the reader may crash, the queue ignores DOWN
+    (none of its peers may crash: no effect), the channel ignores DOWN too (its peer
+    the reader may crash: the attribute matters)."""
+    doc = {
+        "directed": True,
+        "graph": {"name": "noop-ignore", "credit": [2, 1]},
+        "nodes": [
+            {"id": "reader", "source": True, "publishes": 2, "may_crash": True},
+            {"id": "channel", "on_peer_down": "ignore"},
+            {"id": "queue", "on_peer_down": "ignore"},
+        ],
+        "edges": [
+            {"source": "reader", "target": "channel"},
+            {"source": "channel", "target": "queue"},
+        ],
+    }
+    path = tmp_path / "noop.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("command", ["check", "prove"])
+def test_ignore_without_a_crashable_peer_is_warned(tmp_path, command):
+    """NET-FAULT-NOOP: `on_peer_down` on a node none of whose peers may crash has no
+    effect; the command says so in one stderr line naming the file and the node (text
+    and --json, where `input_warnings` lists it), and answers as before."""
+    path = _ignore_without_crashable_peer(tmp_path)
+    args = [command, str(path), "--graph-supply", "--trace-out", str(tmp_path / "t.itf.json")]
+    text = CliRunner().invoke(main, args)
+    warned = [line for line in text.stderr.splitlines() if "NET-FAULT-NOOP" in line]
+    assert len(warned) == 1, text.stderr
+    assert str(path) in warned[0] and "'queue'" in warned[0] and "'channel'" not in warned[0]
+    as_json = CliRunner().invoke(main, [*args, "--json"])
+    report = json.loads(as_json.stdout)
+    assert report["input_warnings"] == [warned[0].removeprefix("warning: ")]
+    assert as_json.exit_code == text.exit_code

@@ -8,7 +8,9 @@ import json
 
 import networkx as nx
 import pytest
+from click.testing import CliRunner
 
+from creditflow.conformance.cli import main
 from creditflow.conformance.inputs.graphs import load_graph
 from creditflow.conformance.observe.snapshot import SnapshotError, analyse, to_dot, to_graph
 from creditflow.conformance.observe.validate import TraceError, load_trace
@@ -132,3 +134,12 @@ def test_bad_documents(tmp_path):
     )
     with pytest.raises(TraceError, match="event 0"):
         load_trace(bad)
+
+
+def test_snapshot_workload_needs_the_private_broker() -> None:
+    """OBS-SNAPSHOT-WORKLOAD: the workload runs only on the private broker; with --node
+    it is a usage error in one line, before any connection is tried."""
+    args = ["observe", "snapshot", "--workload", "100", "--node", "rabbit@nowhere"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "--workload needs the private broker (no --node)" in result.output

@@ -32,7 +32,7 @@ def source_packages() -> set[str]:
 def test_every_package_is_listed_in_pyproject():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     listed = set(config["tool"]["setuptools"]["packages"])
-    assert listed == source_packages()
+    assert listed == source_packages() | data_packages()
     for folder, package in FOLDERS.items():
         assert config["tool"]["setuptools"]["package-dir"][package] == folder
 
@@ -93,3 +93,42 @@ def test_wheel_installs_and_imports_everything(tmp_path):
         [venv / "bin" / "creditflow", "presets"], check=True, capture_output=True, text=True
     ).stdout
     assert "rabbitmq-publish" in help_text
+
+
+def data_packages() -> set[str]:
+    """The folders that ship only data (package-data): setuptools counts each as an
+    importable namespace package and warns when one is not listed."""
+    found = set()
+    for folder, package in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*"):
+            if not path.is_dir() or path.name == "__pycache__" or (path / "__init__.py").exists():
+                continue
+            rel = path.relative_to(ROOT / folder)
+            if not all(part.isidentifier() for part in rel.parts):
+                continue
+            if any(f.is_file() and f.suffix != ".py" for f in path.iterdir()):
+                found.add(".".join([package, *rel.parts]))
+    return found
+
+
+def test_data_folders_are_listed_so_setuptools_does_not_warn():
+    """A data-only folder (spec/graphs, adapters/erlang, ...) missing from `packages`
+    makes every build print "Package would be ignored" (~440 lines on `make demo`)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    assert data_packages() <= listed, sorted(data_packages() - listed)
+
+
+@pytest.mark.slow
+def test_wheel_build_prints_no_setuptools_package_warnings(tmp_path):
+    """`pip install -e .` and a wheel build print no "is absent from the `packages`
+    configuration" / "Package would be ignored" warning."""
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout + done.stderr
+    assert "would be ignored" not in output and "absent from the `packages`" not in output

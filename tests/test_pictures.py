@@ -4,14 +4,18 @@ end of the lasso continuation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.encoding import CREDIT_FROM, DATA, EDGE_FIELDS
-from creditflow.conformance.inputs.graphs import load_preset
+from creditflow.conformance.inputs.graphs import load_graph_file, load_preset
 from creditflow.conformance.traces.pictures import finding_dot
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def node_lines(dot: str) -> dict[str, str]:
@@ -114,3 +118,19 @@ def test_check_says_in_one_line_why_there_is_no_svg(tmp_path, monkeypatch) -> No
     assert report["svg"] is None and report["dot"] and trace.exists()
     notes = [line for line in result.stderr.splitlines() if "EXP-PICTURE-SIZE" in line]
     assert len(notes) == 1 and notes[0].startswith("picture: no SVG drawn")
+
+
+def test_fault_picture_blames_the_dead_process() -> None:
+    """EXP-PICTURE-BLAME: in dead-mirror-3.8.10-bug the channel is blocked on the live
+    master and on the dead mirror; only the mirror never releases it, so the thick chain
+    runs reader -> channel -> mirror, not to the healthy master."""
+    system, result = check_graph(
+        load_graph_file(ROOT / "spec/graphs/bugs/dead-mirror-3.8.10-bug.json"),
+        CheckOptions(),
+    )
+    finding = result.findings["PROP-NO-DEADLOCK"]
+    dot = finding_dot(system, finding, "t")
+    edges = {line.split(" [")[0].strip(): line for line in dot.splitlines() if " -> " in line}
+    assert "penwidth" in edges['"channel" -> "mirror"']
+    assert "penwidth" not in edges['"channel" -> "master"']
+    assert "penwidth" in edges['"reader" -> "channel"']

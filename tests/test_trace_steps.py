@@ -5,6 +5,7 @@ gathered, the violation and the loop marked, the last state's blocked processes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,23 @@ def test_show_lists_other_traces() -> None:
     assert shown.exit_code == 0, shown.output
     assert "1–10  reader send (peer=channel) (×10)" in shown.stdout
     assert "11–20  channel ack (peer=reader) (×10)" in shown.stdout
+
+
+def test_show_names_the_actor_of_an_accounts_trace(tmp_path: Path) -> None:
+    """TRACE-STEPS of an accounts trace (its picks name the ``actor``): every step line
+    starts with the actor, none with a blank name ("  reads publish 0")."""
+    trace = tmp_path / "sc.itf.json"
+    checked = CliRunner().invoke(
+        main, ["accounts", "check", "slow-consumer", "--trace-out", str(trace)]
+    )
+    assert checked.exit_code == 10, checked.output
+    shown = CliRunner().invoke(main, ["show", str(trace)])
+    assert shown.exit_code == 0, shown.output
+    actions = ("read", "wait", "turn", "repay")
+    steps = [re.sub(r"^[0-9–]+\s+", "", line.strip()) for line in shown.stdout.splitlines()[2:]]
+    assert steps and not [s for s in steps if s.startswith(actions)], shown.stdout
+    assert "reads publish 0" not in shown.stdout
+    assert "P1 read (×2)" in shown.stdout and "P1 wait" in shown.stdout
 
 
 @pytest.mark.parametrize("command", ["check", "prove"])

@@ -31,6 +31,7 @@ from creditflow.conformance.cli.common import (
     fail,
     names,
     output_path,
+    printable_line,
     shown,
     supply_options,
 )
@@ -41,7 +42,12 @@ from creditflow.conformance.explore.check import (
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
-from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
+from creditflow.conformance.inputs.graphs import (
+    GraphFileError,
+    input_warnings,
+    load_graph,
+    preset_names,
+)
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
@@ -54,6 +60,7 @@ from creditflow.conformance.traces.network import (
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
+from creditflow.model.network.properties import STATE_PROPERTIES
 
 
 @contextmanager
@@ -195,8 +202,12 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     try:
+        read = load_graph(graph)
+        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
+        for line in warnings:
+            click.echo(printable_line(f"warning: {line}"), err=True)
         flow_graph, credit, credits = credits_in_effect(
-            load_graph(graph), credit, config, edge_credit, role_credit
+            read, credit, config, edge_credit, role_credit
         )
         options = CheckOptions(
             credit=credit,
@@ -252,7 +263,10 @@ def check(
             ),
         )
     if as_json:
-        click.echo(json.dumps(saver.annotate(report.to_json())))
+        doc_json = report.to_json()
+        if warnings:
+            doc_json["input_warnings"] = list(warnings)
+        click.echo(json.dumps(saver.annotate(doc_json)))
     else:
         _print_report(report, primary)
         for line in credits_text(report.credits_in_effect):  # IN-CREDIT-SOURCES
@@ -328,9 +342,14 @@ def _print_report(report: CheckResult, primary: Finding | None) -> None:
     table.add_column("verdict")
     table.add_column("counterexample (steps)", justify="right")
     lengths = report.counterexample_lengths
-    for pid, holds in report.properties.items():
-        verdict = {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
-        table.add_row(pid, verdict, str(lengths.get(pid, "")))
+    rows: dict[str, str] = {
+        pid: {True: "[green]holds", False: "[red]VIOLATED", None: "[yellow]undecided"}[holds]
+        for pid, holds in report.properties.items()
+    }
+    rows |= {pid: "[dim]not checked" for pid in report.not_checked}  # SCOPE-NOT-CHECKED
+    order = {pid: i for i, pid in enumerate(STATE_PROPERTIES)}
+    for pid in sorted(rows, key=lambda pid: order.get(pid, len(order))):
+        table.add_row(pid, rows[pid], str(lengths.get(pid, "")))
     out.print(table)
     out.print(f"[bold]{escape(report.claim or '')}[/bold]")
     if report.decision is not None and report.decision.decided_by:

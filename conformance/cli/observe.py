@@ -134,6 +134,14 @@ def _report_snapshot(
     show_default=True,
     help="the watchdog resumes everything after this long",
 )
+@click.option(
+    "--workload",
+    "publishes",
+    default=0,
+    type=BoundedParam(bounds.PUBLISHES),
+    help="on the private broker, run the workload with this many publishes and take the "
+    "cut during its stall (OBS-SNAPSHOT-WORKLOAD; default: the node as it is)",
+)
 def snapshot(
     node: str | None,
     cookie_file: str | None,
@@ -142,13 +150,30 @@ def snapshot(
     dot_out: str | None,
     graph_out: str | None,
     max_pause_ms: int,
+    publishes: int,
 ) -> None:
     """One consistent cut of every credit-flow process; checks and blocked chains
-    (exit 12 if a check fails)."""
+    (exit 12 if a check fails). A private broker is idle: --workload N makes flow happen
+    there first, so the cut has pairs to check (--graph-out, then `creditflow check`)."""
 
-    with _connected(node, cookie_file, epmd_port) as (agent, _broker):
+    if publishes and node is not None:
+        fail("--workload needs the private broker (no --node)", exit_codes.USAGE)
+    with _connected(node, cookie_file, epmd_port) as (agent, broker):
         try:
-            doc = agent.snapshot(max_pause_ms)
+            if publishes:
+                # OBS-SNAPSHOT-WORKLOAD: the OBS-WORKLOAD run, its cut taken during the stall
+                w = run_workload(agent, broker.connection_parameters(), publishes)
+                if w.snapshot_during is None:
+                    fail("the workload took no snapshot", exit_codes.ADAPTER_FAILURE)
+                doc = w.snapshot_during
+                lost = sum(w.published) - sum(w.confirmed)
+                click.echo(
+                    f"workload: {sum(w.published)} publishes, {lost} unconfirmed, "
+                    f"{len(w.errors)} errors; the cut was taken during the stall",
+                    err=True,
+                )
+            else:
+                doc = agent.snapshot(max_pause_ms)
         except ObserveError as exc:
             fail(str(exc), exit_codes.ADAPTER_FAILURE)
     raise SystemExit(_report_snapshot(doc, as_json, dot_out, graph_out))

@@ -29,11 +29,12 @@ from creditflow.conformance.cli.common import (
     credits_text,
     fail,
     output_path,
+    printable_line,
     shown,
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
-from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
+from creditflow.conformance.inputs.graphs import GraphFileError, input_warnings, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
@@ -200,8 +201,12 @@ def prove(
     if symbolic and (config is not None or edge_credit or role_credit):
         fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
     try:
+        read = load_graph(graph)
+        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
+        for line in warnings:
+            click.echo(printable_line(f"warning: {line}"), err=True)
         flow_graph, credit, credits = credits_in_effect(
-            load_graph(graph), credit, config, edge_credit, role_credit
+            read, credit, config, edge_credit, role_credit
         )
         with wall_clock(timeout_s):
             report = prove_graph(
@@ -254,7 +259,10 @@ def prove(
         credits_in_effect=None if symbolic else credits,
     )
     if as_json:
-        click.echo(json.dumps(saver.annotate(out.to_json())))
+        doc = out.to_json()
+        if warnings:
+            doc["input_warnings"] = list(warnings)
+        click.echo(json.dumps(saver.annotate(doc)))
     else:
         _print(report, out)
         for line in credits_text(out.credits_in_effect):  # IN-CREDIT-SOURCES
@@ -301,6 +309,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
         "violated": "red",
         "none-up-to-depth": "yellow",
         "unknown": "yellow",
+        "not-checked": "dim",
     }
     for pid, v in report.verdicts.items():
         table.add_row(pid, f"[{colour[v.status]}]{v.status}", escape(v.method), shown(v.detail))

@@ -51,7 +51,7 @@ def effect_text(effect: Effect, actor: str) -> str:
 
 def step_text(step: Step, publishes: tuple[int, int] | None = None) -> str:
     """One step (or the same step repeated, reading ``publishes``) in words."""
-    if step.action == "read":
+    if step.action == "read" and (publishes or step.publish is not None):  # a network read
         first, last = publishes or (step.publish or 0, step.publish or 0)
         text = (
             f"{step.node} reads publish {first}"

@@ -20,8 +20,8 @@ from creditflow.conformance.explore.explorer import (
     explore,
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
-from creditflow.conformance.explore.properties import CONSERVATION
-from creditflow.conformance.explore.results import CheckResult
+from creditflow.conformance.explore.properties import CONSERVATION, MAILBOX_BOUND
+from creditflow.conformance.explore.results import NO_MAILBOX_BOUND, CheckResult
 from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
@@ -96,6 +96,8 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
     primary = result.primary()
     deadlock = result.deadlock
     decided = result.complete
+    # SCOPE-NOT-CHECKED: without a bound PROP-MAILBOX-BOUND was not asked, so not "holds"
+    unasked = {MAILBOX_BOUND: NO_MAILBOX_BOUND} if system.properties.mailbox_bound is None else {}
     return CheckResult(
         graph=system.graph.name,
         complete=result.complete,
@@ -108,8 +110,11 @@ def summary(system: CheckedNetwork, result: ExplorationResult) -> CheckResult:
         if decided or CONSERVATION in result.findings
         else None,
         properties={
-            pid: (holds if decided or not holds else None) for pid, holds in result.holds.items()
+            pid: (holds if decided or not holds else None)
+            for pid, holds in result.holds.items()
+            if pid not in unasked
         },
+        not_checked=unasked,
         states=result.n_states,
         transitions=result.transitions,
         seconds=round(result.seconds, 4),

@@ -16,9 +16,13 @@ that it is immutable, hashable and cheap to store by the million:
 * only on a graph with faults (NET-CRASH): per ``may_crash`` node 1 while it is alive;
   per DOWN pair ``(p, d)`` (``d`` may crash, ``p`` has a pair with it) 1 once ``p`` has
   handled ``d``'s DOWN (NET-DOWN), 2 once ``p`` has acked a message of ``d`` after it
-  (NET-DOWN-EARLY: the ack re-creates the entry CF-PEER-DOWN erased); the number of
-  crashes so far (NET-FAULT-BOUND); and, with ``count_consumed``, per ``may_crash`` node
-  the messages lost to its crash (NET-LOST-TO-CRASH).
+  (NET-DOWN-EARLY: the ack re-creates the entry CF-PEER-DOWN erased); per DOWN pair
+  whose watcher ignores the DOWN, 1 once ``p``'s dictionary holds ``{credit_from, d}``
+  (``p`` sent to ``d``) and 1 once it holds ``{credit_to, d}`` (``p`` acked ``d``): an
+  entry exists only once used (CF-ENTRY), and only such an entry can leak
+  (PROP-FAULT-FORGET); the number of crashes so far (NET-FAULT-BOUND); and, with
+  ``count_consumed``, per ``may_crash`` node the messages lost to its crash
+  (NET-LOST-TO-CRASH).
 
 A dead process's own fields are reset to the CF defaults (``credit_from = I`` on its
 out-edges, ``credit_to = M`` and nothing deferred on its in-edges: its state is gone),
@@ -100,6 +104,17 @@ class CreditNetwork:
         self.down_pairs = tuple(down_pairs)
         self.handled_slot = {pair: base + j for j, pair in enumerate(self.down_pairs)}
         base += len(self.down_pairs)
+        # CF-ENTRY, PROP-FAULT-FORGET: the entries a watcher that ignores DOWN may leak
+        ignores = [pair for pair in self.down_pairs if not graph.nodes[pair[0]].calls_peer_down]
+        ends = set(self.edge_ends)
+        held_from = [(p, d) for p, d in ignores if (p, d) in ends]
+        held_to = [(p, d) for p, d in ignores if (d, p) in ends]
+        #: (watcher, dead) -> slot: 1 once the watcher holds ``{credit_from, dead}``
+        self.held_from_slot = {pair: base + j for j, pair in enumerate(held_from)}
+        base += len(held_from)
+        #: (watcher, dead) -> slot: 1 once the watcher holds ``{credit_to, dead}``
+        self.held_to_slot = {pair: base + j for j, pair in enumerate(held_to)}
+        base += len(held_to)
         self.crash_count_slot = base if self.crashable else None
         base += 1 if self.crashable else 0
         lost = self.crashable if count_consumed else ()
@@ -249,11 +264,50 @@ class CreditNetwork:
                 "forgotten": tuple(
                     (names[p], names[d])
                     for (p, d), slot in self.handled_slot.items()
-                    if state[slot] == 1 and self.peer_down[p] and self.alive(state, p)
+                    if state[slot] == 1
+                    and self.alive(state, p)
+                    and (self.peer_down[p] or not self.entries_held(state, p, d))
+                ),
+                # CF-ENTRY: the entries held by watchers that ignore DOWN
+                "held": tuple(
+                    (names[p], names[d], entry)
+                    for p, d in self.down_pairs
+                    for entry in self.entries_held(state, p, d)
                 ),
                 "crashes": state[self.crash_count_slot],
                 "lost": {names[n]: state[slot] for n, slot in self.lost_slot.items()},
             }
+        return found
+
+    def entries_held(self, state: Sequence[int], p: int, d: int) -> tuple[str, ...]:
+        """CF-ENTRY: the ``credit_flow`` dictionary entries for ``d`` that ``p`` holds, when
+        ``p`` ignores DOWN (``{credit_from, d}``, ``{credit_to, d}``; ``credit_blocked``
+        too while ``p`` is blocked on ``d``); empty for a watcher that calls CF-PEER-DOWN
+        (its entries are not tracked: the call erases them)."""
+        found = []
+        held = self.held_from_slot.get((p, d))
+        if held is not None and state[held]:
+            found.append(f"{{credit_from, {self.graph.node_names[d]}}}")
+            edge = self.edge_of[(p, d)]
+            if self.edge_blocks[edge] and state[EDGE_FIELDS * edge + CREDIT_FROM] <= 0:
+                found.append(f"credit_blocked (holds {self.graph.node_names[d]})")
+        held = self.held_to_slot.get((p, d))
+        if held is not None and state[held]:
+            found.append(f"{{credit_to, {self.graph.node_names[d]}}}")
+        return tuple(found)
+
+    def leaked_entries(self, state: Sequence[int]) -> list[tuple[int, int, tuple[str, ...]]]:
+        """PROP-FAULT-FORGET: per live watcher that handled the DOWN of ``d``, the entries
+        for ``d`` it still holds: an ignored DOWN leaves what was used (CF-ENTRY), an ack
+        after CF-PEER-DOWN re-creates ``{credit_to, d}`` (NET-DOWN-EARLY)."""
+        found: list[tuple[int, int, tuple[str, ...]]] = []
+        for (p, d), slot in self.handled_slot.items():
+            if not state[slot] or not self.alive(state, p):
+                continue
+            if state[slot] == 2:
+                found.append((p, d, (f"{{credit_to, {self.graph.node_names[d]}}}",)))
+            elif not self.peer_down[p] and (entries := self.entries_held(state, p, d)):
+                found.append((p, d, entries))
         return found
 
     # -- actions ------------------------------------------------------------------------
@@ -313,16 +367,21 @@ class CreditNetwork:
         for e in self.out_edges[node]:
             base = EDGE_FIELDS * e
             receiver = self.edge_ends[e][1]
+            held = self.held_from_slot.get((node, receiver))
             if receiver in self.alive_slot and not s[self.alive_slot[receiver]]:
                 # NET-DEAD: before the DOWN, CF-SEND and the message is dropped; after it,
                 # routing no longer reaches the dead receiver; either way it is lost
                 if not s[self.handled_slot[(node, receiver)]]:
                     s[base + CREDIT_FROM] -= self.debits[e]
+                    if held is not None and self.debits[e]:
+                        s[held] = 1  # CF-ENTRY: CF-SEND puts {credit_from, receiver}
                 lost = self.lost_slot.get(receiver)
                 if lost is not None:
                     s[lost] += 1  # NET-LOST-TO-CRASH
                 continue
             s[base + CREDIT_FROM] -= self.debits[e]
+            if held is not None and self.debits[e]:
+                s[held] = 1  # CF-ENTRY: CF-SEND puts {credit_from, receiver}
             s[base + DATA] += 1
         slot = self.delivered_slot.get(node)
         if slot is not None:
@@ -348,6 +407,9 @@ class CreditNetwork:
             stale = self.handled_slot.get((receiver, sender))
             if stale is not None and s[stale]:
                 s[stale] = 2  # NET-DOWN-EARLY: the ack re-creates the forgotten entry
+            held = self.held_to_slot.get((receiver, sender))
+            if held is not None and self.debits[index]:
+                s[held] = 1  # CF-ENTRY: CF-ACK puts {credit_to, sender}
             for _ in range(self.debits[index]):
                 left = s[base + CREDIT_TO]
                 if left == 1:
@@ -366,6 +428,9 @@ class CreditNetwork:
             sender, _ = self.edge_ends[index]
             base = EDGE_FIELDS * index
             s[base + BUMPS] -= 1
+            held = self.held_from_slot.get(self.edge_ends[index])
+            if held is not None:
+                s[held] = 1  # CF-ENTRY: CF-BUMP puts {credit_from, receiver} too
             credit = s[base + CREDIT_FROM]
             s[base + CREDIT_FROM] = credit + self.more_after[index]
             if credit <= 0 < credit + self.more_after[index] and not self.is_blocked(s, sender):
@@ -408,6 +473,10 @@ class CreditNetwork:
         for (watcher, _), slot in self.handled_slot.items():
             if watcher == node and s[slot]:
                 s[slot] = 1  # its re-created entries (NET-DOWN-EARLY) died with it
+        for held in (self.held_from_slot, self.held_to_slot):
+            for (watcher, _), slot in held.items():
+                if watcher == node:
+                    s[slot] = 0  # CF-ENTRY: its dictionary died with it
 
     def _down(self, s: list[int], pair: int) -> None:
         """NET-DOWN: ``p`` handles ``d``'s DOWN; with ``on_peer_down = "peer_down"`` it

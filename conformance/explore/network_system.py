@@ -164,10 +164,16 @@ class CheckedNetwork:
         if property_id == DEFERRED_IMPLIES_BLOCKED:
             return "grants deferred by a process that is not blocked"
         if property_id == FORGOTTEN:
-            return (
-                "a live process keeps credit for a dead peer whose DOWN it handled "
-                "(no CF-PEER-DOWN, or an ack after it)"
+            leaks = "; ".join(
+                f"{names[p]} keeps {', '.join(entries)} for dead {names[d]} "
+                + (
+                    "(an ack after CF-PEER-DOWN re-created it, NET-DOWN-EARLY)"
+                    if net.peer_down[p]
+                    else "(its DOWN handler does not call CF-PEER-DOWN)"
+                )
+                for p, d, entries in net.leaked_entries(state)
             )
+            return leaks or "a live process keeps credit for a dead peer whose DOWN it handled"
         return property_id
 
     def render(self, state: State) -> Mapping[str, Any]:

@@ -171,11 +171,10 @@ class NetworkProperties:
                 if net.mailbox(s, node) > self.mailbox_bound:
                     found.append(MAILBOX_BOUND)
                     break
-        # PROP-FAULT-FORGET: a live process handled a DOWN without CF-PEER-DOWN
-        forgotten = ends is not None and any(
-            (s[slot] == 2 or (s[slot] and not net.peer_down[p])) and net.alive(s, p)
-            for (p, _), slot in net.handled_slot.items()
-        )
+        # PROP-FAULT-FORGET: a live process handled a DOWN and still holds an entry for
+        # the dead peer: it ignored the DOWN after using the entry (CF-ENTRY), or acked
+        # after CF-PEER-DOWN (NET-DOWN-EARLY)
+        forgotten = ends is not None and bool(net.leaked_entries(s))
         if self.lost_terms is not None:
             for delivered_slot, data_weights, source_weights in self.lost_terms:
                 in_system = s[delivered_slot] + sum(s[slot] * w for slot, w in data_weights)

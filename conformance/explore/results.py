@@ -107,6 +107,10 @@ class WrittenTrace:
         return out
 
 
+#: SCOPE-NOT-CHECKED: why PROP-MAILBOX-BOUND is not checked
+NO_MAILBOX_BOUND = "no bound given"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdicts and figures of one check (PROP-*, EXP-*, SCOPE-*); ``properties``
@@ -148,6 +152,8 @@ class CheckResult:
     files: CheckFiles | None = None
     #: IN-CREDIT-SOURCES: every edge's credit and where it came from (added by the CLI)
     credits_in_effect: CreditsInEffect | None = None
+    #: SCOPE-NOT-CHECKED: the properties not asked about (not in ``properties``), and why
+    not_checked: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: ``check --json``'s document, keys in their printed order."""
@@ -161,6 +167,7 @@ class CheckResult:
             "blocked_forever_drawn": list(self.blocked_forever_drawn),
             "conservation": self.conservation,
             "properties": dict(self.properties),
+            **({"not_checked": dict(self.not_checked)} if self.not_checked else {}),
             "states": self.states,
             "transitions": self.transitions,
             "seconds": self.seconds,

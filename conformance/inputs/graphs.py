@@ -35,6 +35,23 @@ def load_preset(name: str) -> FlowGraph:
     return load_graph_file(path)
 
 
+def input_warnings(graph: FlowGraph, source: str | Path) -> tuple[str, ...]:
+    """NET-FAULT-NOOP: one line per node whose ``on_peer_down`` cannot matter because none
+    of its peers may crash (no DOWN ever reaches it), naming ``source`` and the node."""
+    crashable = {n.name for n in graph.nodes if n.may_crash} if graph.crash_bound else set()
+    found = []
+    for node in graph.nodes:
+        if node.calls_peer_down and not node.down_overtakes:
+            continue  # the default handler
+        peers = set(graph.successors(node.name)) | set(graph.predecessors(node.name))
+        if not peers & crashable:
+            found.append(
+                f"{source}: node {node.name!r} has on_peer_down {node.on_peer_down!r} but "
+                "none of its peers may crash, so it has no effect (NET-FAULT-NOOP)"
+            )
+    return tuple(found)
+
+
 def load_graph(graph: str | Path) -> FlowGraph:
     """A graph file path, or a preset name when no such file exists."""
     path = Path(graph)

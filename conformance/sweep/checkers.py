@@ -152,7 +152,9 @@ def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
             f"{primary.finding.property_id} ({primary.finding.kind}) on {graph.name}",
         )
     return CheckerOutcome(
-        complete=all(v.status in ("proved", "violated") for v in report.verdicts.values()),
+        complete=all(
+            v.status in ("proved", "violated", "not-checked") for v in report.verdicts.values()
+        ),
         deadlock=None if holds_deadlock_free is None else not holds_deadlock_free,
         conservation=decided("PROP-CONSERVATION"),
         states=None,

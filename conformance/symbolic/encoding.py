@@ -174,6 +174,10 @@ class NetworkEncoding:
             names[slot] = f"alive[{node_names[n]}]"
         for (p, d), slot in net.handled_slot.items():
             names[slot] = f"handled[{node_names[p]}<-{node_names[d]}]"
+        for (p, d), slot in net.held_from_slot.items():  # CF-ENTRY
+            names[slot] = f"holds_credit_from[{node_names[p]}<-{node_names[d]}]"
+        for (p, d), slot in net.held_to_slot.items():
+            names[slot] = f"holds_credit_to[{node_names[p]}<-{node_names[d]}]"
         if net.crash_count_slot is not None:
             names[net.crash_count_slot] = "crashes"
         for n, slot in net.lost_slot.items():
@@ -429,8 +433,14 @@ class NetworkEncoding:
         re-created the entry (handled slot 2, NET-DOWN-EARLY)."""
         net, x = self.net, self.x
         parts = []
-        for (p, _), slot in net.handled_slot.items():
-            leaked = x[slot] == 2 if net.peer_down[p] else x[slot] != 0
+        for (p, d), slot in net.handled_slot.items():
+            if net.peer_down[p]:
+                leaked = x[slot] == 2
+            else:  # CF-ENTRY: only an entry the watcher used can leak
+                held = [
+                    x[h[(p, d)]] == 1 for h in (net.held_from_slot, net.held_to_slot) if (p, d) in h
+                ]
+                leaked = z3.And(x[slot] != 0, _disj(held))
             parts.append(z3.Not(z3.And(leaked, self.alive(p))))
         return _conj(parts)
 
@@ -541,6 +551,11 @@ class NetworkEncoding:
             out["faults"] = z3.And(
                 *(z3.Or(a == 0, a == 1) for a in alive),
                 *(z3.And(x[h] >= 0, x[h] <= 2) for h in net.handled_slot.values()),
+                *(
+                    z3.Or(x[h] == 0, x[h] == 1)  # CF-ENTRY
+                    for held in (net.held_from_slot, net.held_to_slot)
+                    for h in held.values()
+                ),
                 crashes == z3.Sum([z3.IntVal(0)] + [1 - a for a in alive]),
                 crashes <= net.crash_bound,
                 *(x[slot] >= 0 for slot in net.lost_slot.values()),
@@ -559,6 +574,8 @@ class NetworkEncoding:
             for e in net.out_edges[d]:
                 base = EDGE_FIELDS * e
                 parts += [x[base + BUMPS] == 0, x[base + CREDIT_FROM] == self.edge_terms[e].initial]
+            for held in (net.held_from_slot, net.held_to_slot):  # CF-ENTRY: its dictionary
+                parts += [x[h] == 0 for (w, _), h in held.items() if w == d]
             out[f"dead[{names[d]}]"] = z3.Implies(x[slot] == 0, _conj(parts))
         for (p, d), slot in net.handled_slot.items():
             # NET-DOWN: only a dead peer's DOWN is handled; CF-PEER-DOWN reset p's credit

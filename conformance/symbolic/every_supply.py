@@ -71,7 +71,7 @@ class SupplyAnswer:
             return True
         cex = self.counterexample
         return cex is not None and all(
-            v.status == "proved" or pid == cex.finding.property_id
+            v.status in ("proved", "not-checked") or pid == cex.finding.property_id
             for pid, v in self.report.verdicts.items()
         )
 
@@ -120,6 +120,11 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
         properties={
             pid: False if pid in violated else True if v.status == "proved" else None
             for pid, v in report.verdicts.items()
+            if v.status != "not-checked"
+        },
+        # SCOPE-NOT-CHECKED: asked about nothing, so neither proved nor undecided
+        not_checked={
+            pid: v.detail for pid, v in report.verdicts.items() if v.status == "not-checked"
         },
         states=0,
         transitions=0,

@@ -39,6 +39,7 @@ from creditflow.conformance.explore.properties import (
     MAILBOX_BOUND,
     STATE_PROPERTIES,
 )
+from creditflow.conformance.explore.results import NO_MAILBOX_BOUND
 from creditflow.conformance.explore.symmetry import network_symmetry
 from creditflow.conformance.symbolic.backlog import BacklogTheorem, prove_stalled_backlog
 from creditflow.conformance.symbolic.bmc import BmcOptions, BmcResult, bounded_check, k_induction
@@ -85,10 +86,11 @@ def property_ids(graph: FlowGraph) -> tuple[str, ...]:
     return FAULT_PROPERTY_IDS if graph.has_faults else PROPERTY_IDS
 
 
-#: Z3-PROVE: a property's verdict: proved, violated, no violation up to the BMC depth, or
-#: a solver gave up
-VerdictStatus = Literal["proved", "violated", "none-up-to-depth", "unknown"]
+#: Z3-PROVE: a property's verdict: proved, violated, no violation up to the BMC depth, a
+#: solver gave up, or not asked (SCOPE-NOT-CHECKED: PROP-MAILBOX-BOUND without a bound)
+VerdictStatus = Literal["proved", "violated", "none-up-to-depth", "unknown", "not-checked"]
 VIOLATED: Final = "violated"
+NOT_CHECKED: Final = "not-checked"
 NONE_FOUND: Final = "none-up-to-depth"
 UNKNOWN: Final = "unknown"
 #: Z3-PROVE: every property proved for the question asked, a violation, or neither
@@ -262,7 +264,10 @@ class ProveReport:
     step_bound: int | None = None
 
     def established(self, verdict: Verdict) -> bool:
-        """SCOPE-EXIT: whether ``verdict`` is a proof for the question asked."""
+        """SCOPE-EXIT: whether ``verdict`` is a proof for the question asked (a property
+        not asked about, SCOPE-NOT-CHECKED, leaves the question open for nothing)."""
+        if verdict.status == NOT_CHECKED:
+            return True
         return verdict.status == PROVED and (verdict.every_supply or not self.every_supply)
 
     @property
@@ -342,7 +347,8 @@ def _state_properties_by_invariant(
     verdicts = {}
     for pid, formula in enc.property_formulas(options.mailbox_bound).items():
         if pid == MAILBOX_BOUND and options.mailbox_bound is None:
-            verdicts[pid] = Verdict(pid, PROVED, "not checked", "no mailbox bound given")
+            # SCOPE-NOT-CHECKED: no bound given, nothing to prove; not shown as proved
+            verdicts[pid] = Verdict(pid, NOT_CHECKED, "not checked", NO_MAILBOX_BOUND)
             continue
         if inv.implies(enc, formula, options.timeout_ms) == PROVED:
             verdicts[pid] = Verdict(pid, PROVED, "invariant", scope)
@@ -427,8 +433,11 @@ def _directed_deadlock(report: ProveRun, options: ProveOptions) -> None:
         return
     best: tuple[CheckedNetwork, Finding] | None = None
     tried: set[str] = set()
+    # the sender by the graph's own edge names (a process name may contain "->": a live
+    # graph from `observe snapshot --graph-out` names a reader "reader A -> B")
+    senders = {f"{e.sender}->{e.receiver}": e.sender for e in graph.edges}
     for edge, least in sorted(bound.per_edge.items(), key=lambda item: item[1]):
-        sender = edge.split("->")[0]
+        sender = senders[edge]
         if sender in tried or (best is not None and least >= best[1].length):
             continue
         tried.add(sender)

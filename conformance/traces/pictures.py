@@ -28,23 +28,43 @@ from creditflow.conformance.outputs import write_atomic
 from creditflow.conformance.outputs.streams import encoded
 
 
-def wait_for_edges(system: CheckedNetwork, state: State) -> list[tuple[str, str]]:
+def wait_for_edges(
+    system: CheckedNetwork, state: State, stuck: Iterable[str] = ()
+) -> list[tuple[str, str]]:
     """The wait-for cycle of ``state`` as edges (sender, receiver); without a cycle, the
     longest chain of waits from a blocked process (``S`` waits for ``R`` when S is
-    blocked on R)."""
+    blocked on R).
+
+    EXP-PICTURE-BLAME: a wait that lasts (on a dead, stalled or blocked-forever ``R``,
+    ``stuck``) is preferred to one a live process will end: a channel blocked on a
+    healthy master and on a dead mirror is drawn waiting for the mirror."""
     net = system.network
     names = system.process_names
+    stuck = set(stuck)
     waits = nx.DiGraph()
+    lasting = nx.DiGraph()
     for n in range(net.n_nodes):
         for r in net.blockers(state, n):
             waits.add_edge(names[n], names[r])
-    if waits.number_of_edges() == 0:
-        return []
-    try:
-        return [(u, v) for u, v, *_ in nx.find_cycle(waits)]
-    except nx.NetworkXNoCycle:
-        path = nx.dag_longest_path(waits)
+            spec = system.graph.nodes[r]
+            if not net.alive(state, r) or spec.stalled or spec.name in stuck:
+                lasting.add_edge(names[n], names[r])
+    for chosen in (lasting, waits):
+        if chosen.number_of_edges() == 0:
+            continue
+        try:
+            return [(u, v) for u, v, *_ in nx.find_cycle(chosen)]
+        except nx.NetworkXNoCycle:
+            pass
+        path = nx.dag_longest_path(chosen)
+        if chosen is lasting:  # extend back through the processes waiting for its start
+            while True:
+                before = [u for u in waits.predecessors(path[0]) if u not in path]
+                if not before:
+                    break
+                path.insert(0, before[0])
         return list(zip(path, path[1:], strict=False))
+    return []
 
 
 def _quote(text: str) -> str:
@@ -62,14 +82,15 @@ def deadlock_dot(
     """DOT text of ``state`` (EXP-PICTURE): every process blocked forever in it
     (``stuck``) red, those blocked forever first (``first``, at the first violating
     state) labelled so, other blocked ones orange, stalled grey; blocked edges red; the
-    wait-for cycle or chain thick. On a graph with faults (NET-CRASH) a dead process is
+    wait-for cycle or chain thick, ending at the process that never releases it
+    (EXP-PICTURE-BLAME). On a graph with faults (NET-CRASH) a dead process is
     drawn black and dashed, labelled DEAD with what died with it (NET-LOST-TO-CRASH),
     a live one that may still crash says so, and the pairs of a dead one are dashed."""
     net = system.network
     names = system.process_names
     first = set(first)
     stuck = set(stuck) | first
-    highlight = set(wait_for_edges(system, state))
+    highlight = set(wait_for_edges(system, state, stuck))
     lines = [
         f"digraph {_quote(system.graph.name)} {{",
         "  rankdir=LR;",

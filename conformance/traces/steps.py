@@ -228,19 +228,24 @@ def network_witness(doc: Mapping[str, Any], where: str = "trace") -> Witness:
     )
 
 
+#: TRACE-STEPS: the picks that name the acting process, by model
+ACTOR_PICKS = ("node", "proc", "actor")
+
+
 def generic_steps(doc: Mapping[str, Any]) -> list[StepRun]:
     """TRACE-STEPS of any other ITF trace of ours (per-process, accounts, alarms): each
-    step's action and its picks (``node``/``proc`` as the actor, the rest as peer),
+    step's action and its picks (``node``/``proc``/``actor`` as the actor, the rest as
+    peer),
     repeated steps compressed."""
     steps: list[Step] = []
     for number, state in enumerate(decoded_states(doc)[1:], start=1):
         picks = state.get("mbt::nondetPicks")
         picks = picks if isinstance(picks, Mapping) else {}
         values = {k: pick_value(picks, k) for k in picks}
-        actor = values.get("node") or values.get("proc") or ""
-        rest = ", ".join(
-            f"{k}={v}" for k, v in values.items() if k not in ("node", "proc") and v is not None
-        )
+        # the acting process: ``node`` (network), ``proc`` (per-process), ``actor`` (accounts)
+        who = next((k for k in ACTOR_PICKS if values.get(k)), None)
+        actor = values[who] if who else ""
+        rest = ", ".join(f"{k}={v}" for k, v in values.items() if k != who and v is not None)
         steps.append(
             Step(number, str(state.get("mbt::actionTaken", "?")), str(actor), rest or None)
         )

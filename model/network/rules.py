@@ -108,17 +108,11 @@ def _put(mapping: Mapping[Any, Any], key: Any, value: Any) -> dict[Any, Any]:
 
 
 def initial_state(graph: FlowGraph) -> NetworkState:
-    """NET-INIT: every pair at full credit (``credit_from = I``, ``credit_to = M``),
-    empty FIFOs, nothing deferred, every source with its whole supply."""
+    """NET-INIT: every pair at full credit, empty FIFOs, nothing deferred, every source
+    with its whole supply. CF-ENTRY: no process holds a credit entry yet (an absent
+    ``credit_from`` reads as ``I``, an absent ``credit_to`` as ``M``); CF-SEND, CF-ACK
+    and CF-BUMP put them, as ``credit_flow`` puts them in the process dictionary."""
     processes: dict[str, ProcessCredit] = {name: cf.INITIAL for name in graph.node_names}
-    for e in graph.edges:
-        sender, receiver = processes[e.sender], processes[e.receiver]
-        processes[e.sender] = ProcessCredit(
-            _put(sender.credit_from, e.receiver, e.credit.initial), sender.credit_to
-        )
-        processes[e.receiver] = ProcessCredit(
-            receiver.credit_from, _put(receiver.credit_to, e.sender, e.credit.more_after)
-        )
     return NetworkState(
         processes=processes,
         data={(e.sender, e.receiver): 0 for e in graph.edges},
@@ -403,7 +397,28 @@ def counts(graph: FlowGraph, state: NetworkState) -> dict[str, dict[Any, Any]]:
                 and d not in state.processes[p].credit_from
                 and d not in state.processes[p].credit_to
             ),
+            # CF-ENTRY: the entries held by watchers that ignore DOWN
+            "held": tuple(
+                (p, d, entry)
+                for p, d in down_pairs(graph)
+                if not graph.node(p).calls_peer_down
+                for entry in entries_held(state, p, d)
+            ),
             "crashes": len(state.dead),
             "lost": dict(state.lost),
         }
     return found
+
+
+def entries_held(state: NetworkState, watcher: str, dead: str) -> tuple[str, ...]:
+    """CF-ENTRY: the ``credit_flow`` dictionary entries for ``dead`` that ``watcher``
+    holds, named as Erlang names them (``credit_blocked`` while it lists ``dead``)."""
+    ps = state.processes[watcher]
+    found = []
+    if dead in ps.credit_from:
+        found.append(f"{{credit_from, {dead}}}")
+    if dead in ps.blocked:
+        found.append(f"credit_blocked (holds {dead})")
+    if dead in ps.credit_to:
+        found.append(f"{{credit_to, {dead}}}")
+    return tuple(found)

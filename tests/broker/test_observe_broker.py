@@ -350,3 +350,31 @@ def test_broker_stopped_mid_recording_exit_3(private_broker, tmp_path):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("creditflow: error:"), lines
     assert not (tmp_path / "t.json").exists()
+
+
+def test_snapshot_with_a_workload_feeds_check(tmp_path):
+    """OBS-SNAPSHOT-WORKLOAD: `observe snapshot --workload N` starts its own private
+    broker, makes flow happen there (the OBS-WORKLOAD publishers, a suspended queue) and
+    reports the cut taken during the stall, so the snapshot -> --graph-out -> check loop
+    runs without one's own node: the graph has credit pairs and `check` answers it."""
+    graph = tmp_path / "live.json"
+    cli = [sys.executable, "-m", "creditflow.conformance.cli"]
+    done = subprocess.run(
+        [*cli, "observe", "snapshot", "--workload", "3000", "--graph-out", str(graph), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode in (0, 12), done.stderr
+    analysis = json.loads(done.stdout)
+    assert analysis["edges"] and any(p["blocked"] for p in analysis["processes"])
+    live = json.loads(graph.read_text())
+    assert live["edges"]
+    checked = subprocess.run(
+        [*cli, "check", str(graph), "--graph-supply", "--max-states", "20000", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert json.loads(checked.stdout)["exit_code"] == checked.returncode in (0, 4, 10, 12)
