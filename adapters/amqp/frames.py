@@ -29,7 +29,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def frame_record(side: str, direction: str, channel: int, name: str, values: dict[str, Any]) -> dict[str, Any]:
+def frame_record(
+    side: str, direction: str, channel: int, name: str, values: dict[str, Any]
+) -> dict[str, Any]:
     """AD-AMQ-FRAMES: one frame as reported: ``side`` (``client``/``server``), ``dir``
     (``sent``/``received``), ``frame`` (the performative), ``channel`` and its fields."""
     rec: dict[str, Any] = {"side": side, "dir": direction, "frame": name, "channel": channel}

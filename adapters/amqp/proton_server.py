@@ -265,7 +265,7 @@ class Pair:
                     "outgoing_bytes": ssn.outgoing_bytes,
                 }
             }
-        for ssn_name, ssn in self.sessions.items():
+        for ssn_name in self.sessions:
             for entry in self.links.values():
                 if entry[2] == ssn_name and entry[1] is not None:
                     server_ssn = entry[1].session

@@ -244,7 +244,11 @@ async function op(req) {
         if (Number(req.credit || 0) > 0) r.add_credit(Number(req.credit));
         else r.drain_credit();
     } else if (o === 'transfer') {
-        link(req.link).sender.send({body: 'x'.repeat(pair.settings.message_size)});
+        const snd = link(req.link).sender;
+        // rhea throws "circular buffer overflow" when the session's outgoing ring is full:
+        // the application must wait (AD-AMQ-REFUSE)
+        if (snd.session.outgoing.available() === 0) throw new Refused('the session outgoing buffer is full');
+        snd.send({body: 'x'.repeat(pair.settings.message_size)});
     } else if (o === 'drained') {
         link(req.link).sender.set_drained(true);
     } else if (o === 'settle') {

@@ -90,14 +90,30 @@ def install(library: str, version: str | None) -> Path | None:
             if npm is None:
                 raise InstallFailed(f"cannot install {what}: npm is not installed")
             _run(
-                [npm, "install", "--no-save", "--no-package-lock", "--prefix", str(staging),
-                 f"rhea@{version}"],
+                [
+                    npm,
+                    "install",
+                    "--no-save",
+                    "--no-package-lock",
+                    "--prefix",
+                    str(staging),
+                    f"rhea@{version}",
+                ],
                 what,
             )
         else:
             _run(
-                [sys.executable, "-m", "pip", "install", "-q", "--no-input", "--target",
-                 str(staging), f"python-qpid-proton=={version}"],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--no-input",
+                    "--target",
+                    str(staging),
+                    f"python-qpid-proton=={version}",
+                ],
                 what,
             )
         (staging / ".installed").write_text(version + "\n", encoding="utf-8")
@@ -135,8 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     one that cannot be installed."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 2 or args[0] != "install":
-        print("usage: python -m creditflow.adapters.amqp.versions install NAME[@VERSION]…",
-              file=sys.stderr)
+        print(
+            "usage: python -m creditflow.adapters.amqp.versions install NAME[@VERSION]…",
+            file=sys.stderr,
+        )
         return 2
     for name in args[1:]:
         try:

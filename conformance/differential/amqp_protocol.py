@@ -78,9 +78,12 @@ class AmqpAdapter(JsonLinesProcess):
             self._fail(REFUSED, f"{request.get('op')} refused: {resp.get('error', resp)!r}")
         frames, state = resp.get("frames"), resp.get("state")
         if not isinstance(frames, list) or not isinstance(state, dict):
-            self._fail(PROTOCOL, f"{request.get('op')}: reply lacks frames (list) and state (object)")
+            self._fail(
+                PROTOCOL, f"{request.get('op')}: reply lacks frames (list) and state (object)"
+            )
+        assert isinstance(frames, list) and isinstance(state, dict)  # _fail raised otherwise
         extra = {k: v for k, v in resp.items() if k not in ("ok", "id", "frames", "state")}
-        return AmqpReply(tuple(frames), state, extra)  # type: ignore[arg-type]
+        return AmqpReply(tuple(frames), state, extra)
 
     def try_step(self, request: Mapping[str, Any]) -> AmqpReply | None:
         """Like :meth:`step`, but ``None`` for an op the adapter refuses (a well-formed
