@@ -216,14 +216,19 @@ class Pair:
         self.pump()
         return int(n)
 
-    def settle(self, name: str, count: int) -> None:
+    def settle(self, name: str, count: int, keep: int) -> None:
+        """The receiving application settles ``count`` deliveries after its ``keep``
+        oldest unsettled ones (AD-AMQ-OPS)."""
         held = self.received.get(name, [])
-        if count > len(held):
-            raise Refused(f"link {name!r} holds {len(held)} unsettled deliveries, not {count}")
-        for dlv in held[:count]:
+        if count < 1 or keep < 0 or keep + count > len(held):
+            raise Refused(
+                f"link {name!r} holds {len(held)} unsettled deliveries: "
+                f"cannot keep {keep} and settle {count}"
+            )
+        for dlv in held[keep : keep + count]:
             dlv.update(Delivery.ACCEPTED)
             dlv.settle()
-        del held[:count]
+        del held[keep : keep + count]
         self.pump()
 
     def detach(self, name: str) -> None:
@@ -277,17 +282,21 @@ class Pair:
 
 
 def policy(settings: dict[str, int]) -> dict[str, Any]:
-    """AD-AMQ-POLICY: the model policy proton follows with these settings."""
+    """AD-AMQ-POLICY: the model's policies (spec/amqp.md, AMQ-POL-*) proton follows with
+    these settings."""
+    if settings["incoming_capacity"]:
+        window: dict[str, Any] = {
+            "policy": "capacity",
+            "capacity": settings["incoming_capacity"],
+            "frame": settings["max_frame_size"] or None,
+        }
+    else:  # proton advertises 2^31 − 1 when no capacity is set
+        window = {"policy": "x-unbounded", "window": 2**31 - 1}
     return {
-        "link_credit": "by-hand",  # Receiver.flow(n) adds n; nothing is granted automatically
-        "link_credit_window": None,
-        "session_incoming_window": "capacity-over-frame-size"
-        if settings["incoming_capacity"]
-        else "unbounded",
-        "incoming_capacity": settings["incoming_capacity"],
-        "max_frame_size": settings["max_frame_size"],
-        "session_window_renewal": "on-read",  # the window reopens as the application reads
-        "drain_echo": "by-hand",  # Sender.drained()
+        "credit": {"policy": "manual", "x-api": "Receiver.flow(n) adds n"},
+        "sender_credit": {"formula": "serial"},
+        "window": window,
+        "x-drain-echo": "by hand: Sender.drained()",
     }
 
 
@@ -338,7 +347,7 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
         elif op == "drained":
             extra["drained"] = pair.drained(str(req["link"]))
         elif op == "settle":
-            pair.settle(str(req["link"]), int(req.get("count", 1)))
+            pair.settle(str(req["link"]), int(req.get("count", 1)), int(req.get("keep", 0)))
         elif op == "detach":
             pair.detach(str(req["link"]))
         elif op == "end":

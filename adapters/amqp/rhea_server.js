@@ -252,10 +252,14 @@ async function op(req) {
     } else if (o === 'drained') {
         link(req.link).sender.set_drained(true);
     } else if (o === 'settle') {
+        // the application settles `count` deliveries after its `keep` oldest ones
         const held = pair.received[req.link] || [];
         const n = req.count === undefined ? 1 : Number(req.count);
-        if (n > held.length) throw new Refused(`link ${req.link} holds ${held.length} unsettled deliveries, not ${n}`);
-        for (const d of held.splice(0, n)) d.accept();
+        const keep = req.keep === undefined ? 0 : Number(req.keep);
+        if (n < 1 || keep < 0 || keep + n > held.length) {
+            throw new Refused(`link ${req.link} holds ${held.length} unsettled deliveries: cannot keep ${keep} and settle ${n}`);
+        }
+        for (const d of held.splice(keep, n)) d.accept();
     } else if (o === 'detach') {
         link(req.link).sender.detach();
     } else if (o === 'end') {
@@ -266,16 +270,21 @@ async function op(req) {
     await quiesce();
 }
 
+// AD-AMQ-POLICY: the model's policies (spec/amqp.md, AMQ-POL-*) rhea follows
 function policy(settings) {
-    // AD-AMQ-POLICY
+    const w = settings.credit_window;
+    // rhea's FlowController tops the credit up to W on each arrival when
+    // W - credit >= W/4, i.e. when credit <= W - ceil(W/4)
+    const credit = w > 0
+        ? {policy: 'window', window: w, threshold: w - Math.ceil(w / 4), count: 'credit',
+            encoding: 'absolute', renew_on: 'arrival'}
+        : {policy: 'manual', 'x-api': 'Receiver.add_credit(n) adds n'};
     return {
-        link_credit: settings.credit_window > 0 ? 'window-refill' : 'by-hand',
-        link_credit_window: settings.credit_window > 0 ? settings.credit_window : null,
-        link_credit_refill: 'when window - credit >= window/4, add window - credit',
-        session_incoming_window: 'free-slots-of-ring',
-        session_buffer_size: settings.session_buffer_size,
-        session_window_renewal: 'when max-transfer-id - next-incoming-id < window/2',
-        drain_echo: 'by-hand',
+        credit: credit,
+        sender_credit: {formula: 'serial'},
+        window: {policy: 'ring', slots: settings.session_buffer_size,
+            'x-renewal': 'a FLOW only when max-transfer-id - next-incoming-id < window/2'},
+        'x-drain-echo': 'by hand: Sender.set_drained(true)',
     };
 }
 

@@ -136,7 +136,7 @@ def command(name: str) -> AmqpCommand:
             raise InstallFailed("cannot run rhea: node is not installed")
         assert folder is not None
         env["NODE_PATH"] = str(folder / "node_modules")
-        argv = (node, str(_HERE / "rhea_server.js"))
+        argv: tuple[str, ...] = (node, str(_HERE / "rhea_server.js"))
         return AmqpCommand(library, version or PINNED[library], argv, env)
     if folder is not None:
         env["PYTHONPATH"] = os.pathsep.join(
