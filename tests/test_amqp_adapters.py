@@ -21,6 +21,7 @@ from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.amqp_protocol import (
     AmqpAdapter,
     AmqpReply,
+    Violation,
     WireMonitor,
     serial_diff,
 )
@@ -44,18 +45,28 @@ def adapter(request: pytest.FixtureRequest) -> Iterator[AmqpAdapter]:
 
 
 class Run:
-    """One run: the adapter's replies fed to a fresh wire monitor (AD-AMQ-MONITOR)."""
+    """One run: the adapter's replies fed to a fresh wire monitor (AD-AMQ-MONITOR), every
+    violation asserted absent unless its rule is in ``allowed`` (then it is recorded in
+    ``found``)."""
 
-    def __init__(self, adapter: AmqpAdapter, lib: str, **extra: int) -> None:
-        self.adapter, self.lib = adapter, lib
-        self.monitor = WireMonitor()
-        self.reply = self.op("reset", settings={**SMALL[lib], **extra})
+    def __init__(
+        self, adapter: AmqpAdapter, lib: str, allowed: tuple[str, ...] = (), **extra: int
+    ) -> None:
+        self.adapter, self.lib, self.allowed = adapter, lib, allowed
+        settings = {**SMALL[lib], **extra}
+        self.monitor = WireMonitor(manual=settings.get("credit_window", 0) == 0)
+        self.found: list[Violation] = []
+        self.reply = self.op("reset", settings=settings)
         self.op("begin", session="S")
         self.op("attach", session="S", link="L")
 
     def op(self, op: str, **args: Any) -> AmqpReply:
         self.reply = self.adapter.step({"op": op, **args})
-        assert self.monitor.feed(self.reply.frames) == []
+        if op in ("flow", "drain"):
+            self.monitor.granted(args["link"], args.get("credit", 0))
+        found = self.monitor.feed(self.reply.frames) + self.monitor.at_rest(op, self.reply.state)
+        assert [v for v in found if v.rule not in self.allowed] == []
+        self.found += found
         return self.reply
 
     def sent(self, frame: str, side: str) -> list[dict[str, Any]]:
@@ -191,7 +202,7 @@ def test_drain_ends_with_credit_zero_and_counts_advanced_proton(adapter: AmqpAda
     """AD-AMQ-OPS drain/drained (§2.6.7): with 2 credits and nothing to send, the sender's
     drain echo advances delivery-count by 2 (0 + 2) and leaves link-credit 0."""
     lib = lib_of(adapter)
-    run = Run(adapter, lib)
+    run = Run(adapter, lib, allowed=("drain-unanswered",) if lib == "rhea" else ())
     run.op("drain", link="L", credit=2)
     (req,) = run.sent("flow", "server")
     assert (req["drain"], req["delivery-count"], req["link-credit"]) == (True, 0, 2)
@@ -209,7 +220,9 @@ def test_drain_ends_with_credit_zero_and_counts_advanced_proton(adapter: AmqpAda
     else:
         # FINDING (rhea 3.0.5): Sender.set_drained(true) marks the echo due but does not
         # schedule the connection, so no FLOW leaves; the sender still holds 2 credits.
+        # The monitor reports it (AD-AMQ-MONITOR drain-unanswered).
         assert echo == []
+        assert [v.rule for v in run.found] == ["drain-unanswered"]
         assert run.link["sender"]["credit"] == 2
         assert run.wire["rcv_credit"] == 2
 
@@ -267,10 +280,13 @@ def test_one_held_delivery_pins_the_ring_rhea_but_not_proton(adapter: AmqpAdapte
     held"): the receiver keeps its oldest delivery and settles every later one at once.
     FINDING (rhea 3.0.5, upstream amqp/rhea#452): slots are freed only from the head of
     the ring, so with 4 slots the window stays 0 after 4 transfers although 3 are
-    settled, and the sender's outgoing ring likewise: the 5th message cannot even be
-    sent. proton (window from unread bytes) goes on."""
+    settled; the 5th message waits, and the monitor reports the stall. proton (window
+    from unread bytes) goes on."""
     lib = lib_of(adapter)
-    run = Run(adapter, lib)
+    if lib == "rhea":  # the sender's outgoing ring larger: the 5th message waits in rhea
+        run = Run(adapter, lib, allowed=("stall",), outgoing_buffer_size=16)
+    else:
+        run = Run(adapter, lib)
     run.op("flow", link="L", credit=10)
     delivered = 0
     for _ in range(4):
@@ -281,10 +297,11 @@ def test_one_held_delivery_pins_the_ring_rhea_but_not_proton(adapter: AmqpAdapte
     if lib == "rhea":
         assert run.reply.state["sessions"]["S"]["server"]["incoming_window"] == 0
         assert run.sent("flow", "server") == []
-        # the sender's outgoing ring is pinned the same way: sendable() is false
-        assert run.reply.state["sessions"]["S"]["client"]["outgoing_available"] == 0
-        assert run.link["sender"]["sendable"] is False
-        assert adapter.try_step({"op": "transfer", "link": "L"}) is None
+        run.op("transfer", link="L")
+        assert run.sent("transfer", "client") == []  # the 5th message waits in rhea
+        assert run.link["sender"]["queued"] == 1
+        # the monitor reports it: 1 waits, credit 6, the application holds 1 (PROP-AMQ-NO-STALL)
+        assert [v.rule for v in run.found] == ["stall"]
     else:
         for _ in range(3):
             run.op("transfer", link="L")
@@ -293,6 +310,10 @@ def test_one_held_delivery_pins_the_ring_rhea_but_not_proton(adapter: AmqpAdapte
 
 
 # -- AD-AMQ-MONITOR: random runs -------------------------------------------------------------
+
+
+#: The monitor rules rhea 3.0.5 is known to break (test_drain_… and test_one_held_…).
+RHEA_FINDINGS = ("drain-unanswered", "stall")
 
 
 def _possible(lib: str, state: dict[str, Any]) -> list[str]:
@@ -318,7 +339,8 @@ def test_random_runs_keep_the_spec_invariants(adapter: AmqpAdapter, data: st.Dat
     the link agree on delivery-count and credit (on the wire)."""
     lib = lib_of(adapter)
     extra = {"session_buffer_size": data.draw(st.integers(2, 6))} if lib == "rhea" else {}
-    run = Run(adapter, lib, **extra)
+    # rhea 3.0.5's two findings (the tests above) may show; nothing else may
+    run = Run(adapter, lib, allowed=RHEA_FINDINGS if lib == "rhea" else (), **extra)
     for _ in range(data.draw(st.integers(1, 25))):
         op = data.draw(st.sampled_from(_possible(lib, run.reply.state)))
         args: dict[str, Any] = {"link": "L"}

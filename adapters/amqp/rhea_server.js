@@ -14,8 +14,15 @@ const readline = require('readline');
 const FAMILY = 'amqp';
 const OPS = ['reset', 'begin', 'attach', 'flow', 'drain', 'transfer', 'drained', 'settle',
     'detach', 'end', 'state'];
-// AD-AMQ-SETTINGS: rhea's defaults (credit_window 1000, session_buffer_size 2048)
-const SETTINGS = {credit_window: 1000, session_buffer_size: 2048, message_size: 10};
+// AD-AMQ-SETTINGS: rhea's defaults (credit_window 1000, session_buffer_size 2048);
+// outgoing_buffer_size (0 = session_buffer_size) sizes the outgoing rings alone
+const SETTINGS = {credit_window: 1000, session_buffer_size: 2048, outgoing_buffer_size: 0,
+    message_size: 10};
+
+function buffers(settings) {
+    return {incoming: settings.session_buffer_size,
+        outgoing: settings.outgoing_buffer_size || settings.session_buffer_size};
+}
 const FIELDS = {
     begin: ['remote_channel', 'next_outgoing_id', 'incoming_window', 'outgoing_window'],
     attach: ['name', 'handle', 'role', 'initial_delivery_count'],
@@ -107,7 +114,7 @@ async function reset(settings) {
     const p = {settings: settings, container: container, sessions: {}, links: {}, received: {}};
     const serverOpts = {
         port: 0, host: '127.0.0.1',
-        session_buffer_size: settings.session_buffer_size,
+        session_buffer_size: buffers(settings),
         credit_window: settings.credit_window,
         autoaccept: false,
     };
@@ -133,7 +140,7 @@ async function reset(settings) {
     container.on('error', (e) => { process.stderr.write(`rhea error: ${e}\n`); });
     p.client = container.connect({
         port: p.listener.address().port, host: '127.0.0.1', reconnect: false,
-        session_buffer_size: settings.session_buffer_size,
+        session_buffer_size: buffers(settings),
     });
     countBytes(p.client.socket, 'client');
     p.client.on('disconnected', () => {});
@@ -188,6 +195,7 @@ function state() {
                 credit: l.sender.credit, delivery_count: l.sender.delivery_count,
                 sendable: l.sender.sendable(),
                 unsettled: countUnsettled(l.sender),
+                queued: countQueued(l.sender),
                 drain: Boolean(l.sender._draining),
             },
         };
@@ -210,6 +218,17 @@ function state() {
     return {links: links, sessions: sessions};
 }
 
+// messages the application sent that rhea has not put on the wire yet
+function countQueued(sender) {
+    const out = sender.session.outgoing;
+    let n = 0;
+    for (let id = out.next_pending_delivery; id < out.next_delivery_id; id++) {
+        const d = out.deliveries.by_id(id);
+        if (d && d.link === sender) n++;
+    }
+    return n;
+}
+
 function countUnsettled(sender) {
     let n = 0;
     const buf = sender.session.outgoing.deliveries;
@@ -224,7 +243,7 @@ async function op(req) {
     const o = req.op;
     if (o === 'begin') {
         if (pair.sessions[req.session]) throw new Refused(`session ${req.session} exists`);
-        const s = pair.client.create_session(pair.settings.session_buffer_size);
+        const s = pair.client.create_session(buffers(pair.settings));
         s.begin();
         pair.sessions[req.session] = s;
     } else if (o === 'attach') {

@@ -112,13 +112,16 @@ class Violation:
 
 @dataclass
 class _Link:
-    """Both ends of one link as the wire shows them (AMQP 1.0 §2.6.7)."""
+    """Both ends of one link as the wire shows them (AMQP 1.0 §2.6.7), and the receiving
+    application's grants (AD-AMQ-MONITOR ``credit-ledger``)."""
 
     snd_delivery_count: int = 0
     snd_credit: int = 0
     rcv_delivery_count: int = 0
     rcv_credit: int = 0
-    rcv_drain: bool = False
+    granted: int = 0  # credit the application granted by hand, in total
+    received: int = 0  # deliveries received, in total
+    drain_asked: bool = False  # the sender got drain=true and has not echoed since
 
 
 @dataclass
@@ -129,15 +132,37 @@ class _Session:
     remote_incoming_window: int | None = None
 
 
+#: AD-AMQ-MONITOR: frame fields that are sequence numbers (must be < 2^32).
+SERIAL_FIELDS = (
+    "delivery-count",
+    "initial-delivery-count",
+    "next-incoming-id",
+    "next-outgoing-id",
+    "delivery-id",
+)
+
+
 @dataclass
 class WireMonitor:
-    """Follows an adapter's frames through the AMQP 1.0 rules and reports every frame
-    that breaks one (AD-AMQ-MONITOR): a transfer beyond the sender's link credit
-    (``no-credit``) or beyond the session's remote incoming window (``no-window``), a
-    receiver receiving more than it granted (``over-delivery``), a drain echo that leaves
-    credit (``drain-credit``). The sender's credit is derived as the spec says:
-    ``delivery-count(rcv) + link-credit(rcv) − delivery-count(snd)``."""
+    """Follows an adapter's frames through the AMQP 1.0 rules and reports what breaks one
+    (AD-AMQ-MONITOR).
 
+    Per frame: a transfer beyond the sender's link credit (``no-credit``) or beyond the
+    session's remote incoming window (``no-window``); a delivery received beyond the
+    credit the receiver granted (``over-delivery``); a drain echo that leaves credit
+    (``drain-credit``); a sequence number outside 0 … 2^32 − 1 (``bad-serial``); a
+    negative credit or window (``negative``). The sender's credit is derived as the spec
+    says: ``delivery-count(rcv) + link-credit(rcv) − delivery-count(snd)`` in serial
+    arithmetic.
+
+    At rest (:meth:`at_rest`, after every op): both ends agree on delivery-count and
+    credit (``agree``); with credit granted by hand (``manual``), the receiver's credit
+    is what its application granted less what arrived (``credit-ledger``); a drain the
+    sending application answered was echoed (``drain-unanswered``); a sender holding
+    messages with more credit than the receiving application holds deliveries is moving
+    (``stall``)."""
+
+    manual: bool = False
     links: dict[str, _Link] = field(default_factory=dict)
     sessions: dict[tuple[str, int], _Session] = field(default_factory=dict)
     names: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
@@ -154,8 +179,27 @@ class WireMonitor:
         """Take frames in the order reported; the violations they add."""
         before = len(self.violations)
         for rec in frames:
+            if rec.get("dir") == "sent":
+                self._ranges(rec)
             getattr(self, "_on_" + str(rec.get("frame")), lambda r: None)(rec)
         return self.violations[before:]
+
+    def _ranges(self, rec: Mapping[str, Any]) -> None:
+        for key in SERIAL_FIELDS:
+            v = rec.get(key)
+            if isinstance(v, int) and not 0 <= v < SERIAL:
+                self._flag(
+                    "bad-serial", self._name(rec) or "?", rec, f"{key} {v} is no sequence-no"
+                )
+        for key in ("link-credit", "incoming-window", "outgoing-window"):
+            v = rec.get(key)
+            if isinstance(v, int) and v < 0:
+                self._flag("negative", self._name(rec) or "?", rec, f"{key} {v}")
+
+    def granted(self, link: str, credit: int) -> None:
+        """The receiving application granted ``credit`` more by hand (a ``flow`` or
+        ``drain`` op): the ``credit-ledger`` check counts it."""
+        self.links.setdefault(link, _Link()).granted += credit
 
     def _session(self, rec: Mapping[str, Any]) -> _Session:
         return self.sessions.setdefault((rec["side"], rec["channel"]), _Session())
@@ -174,7 +218,7 @@ class WireMonitor:
         self.names[(rec["side"], where, rec["channel"], rec.get("handle", -1))] = name
         link = self.links.setdefault(name, _Link())
         if rec.get("role") == "sender" and "initial-delivery-count" in rec:
-            idc = int(rec["initial-delivery-count"])
+            idc = int(rec["initial-delivery-count"]) % SERIAL
             link.snd_delivery_count = idc
             link.rcv_delivery_count = idc
 
@@ -184,12 +228,10 @@ class WireMonitor:
             # §2.5.6: remote-incoming-window = next-incoming-id(flow) + incoming-window(flow)
             #         − next-outgoing-id
             nid = rec.get("next-incoming-id")
+            window = int(rec["incoming-window"])
             if nid is not None:
-                ssn.remote_incoming_window = (
-                    int(nid) + int(rec["incoming-window"]) - ssn.next_outgoing_id
-                )
-            else:
-                ssn.remote_incoming_window = int(rec["incoming-window"])
+                window = serial_diff(int(nid) + window, ssn.next_outgoing_id)
+            ssn.remote_incoming_window = window
         name = self._name(rec)
         if name is None or name not in self.links or "link-credit" not in rec:
             return
@@ -199,15 +241,19 @@ class WireMonitor:
         if sender_side and rec["dir"] == "received":
             # §2.6.7: credit(snd) = delivery-count(rcv) + link-credit(rcv) − delivery-count(snd)
             link.snd_credit = serial_diff(dc + lc, link.snd_delivery_count)
+            link.drain_asked = bool(rec.get("drain"))
         elif sender_side:  # the sender's own FLOW (drain echo or echo)
-            link.snd_delivery_count, link.snd_credit = dc, lc
-            if rec.get("drain") and lc != 0:
-                self._flag("drain-credit", name, rec, f"drain echo leaves link-credit {lc}")
+            link.snd_delivery_count, link.snd_credit = dc % SERIAL, lc
+            if rec.get("drain"):
+                link.drain_asked = False
+                if lc != 0:
+                    self._flag("drain-credit", name, rec, f"drain echo leaves link-credit {lc}")
         elif rec["dir"] == "sent":  # the receiver grants
-            link.rcv_delivery_count, link.rcv_credit = dc, lc
-            link.rcv_drain = bool(rec.get("drain"))
+            link.rcv_delivery_count, link.rcv_credit = dc % SERIAL, lc
         else:  # the receiver learns the sender's state (drain echo)
-            link.rcv_delivery_count, link.rcv_credit = dc, lc
+            link.rcv_delivery_count, link.rcv_credit = dc % SERIAL, lc
+            if rec.get("drain"):
+                link.granted = link.received  # the drain consumed what was left
 
     def _on_transfer(self, rec: Mapping[str, Any]) -> None:
         ssn = self._session(rec)
@@ -238,6 +284,53 @@ class WireMonitor:
                 )
             link.rcv_delivery_count = (link.rcv_delivery_count + 1) % SERIAL
             link.rcv_credit -= 1
+            link.received += 1
+
+    def at_rest(self, op: str, state: Mapping[str, Any]) -> list[Violation]:
+        """The checks that hold once nothing is in flight (AD-AMQ-QUIESCE), after op
+        ``op`` answered with library state ``state`` (AD-AMQ-STATE); the violations."""
+        before = len(self.violations)
+        rest = {"op": op}
+        for name, link in self.links.items():
+            ends = state.get("links", {}).get(name, {})
+            if (link.snd_delivery_count, link.snd_credit) != (
+                link.rcv_delivery_count,
+                link.rcv_credit,
+            ):
+                self._flag(
+                    "agree",
+                    name,
+                    rest,
+                    f"at rest the sender has delivery-count {link.snd_delivery_count}, credit "
+                    f"{link.snd_credit}; the receiver {link.rcv_delivery_count}, {link.rcv_credit}",
+                )
+            if self.manual and link.rcv_credit != link.granted - link.received:
+                self._flag(
+                    "credit-ledger",
+                    name,
+                    rest,
+                    f"the application granted {link.granted} and {link.received} arrived, "
+                    f"but the receiver advertises {link.rcv_credit}",
+                )
+            queued = int(ends.get("sender", {}).get("queued", 0) or 0)
+            held = int(ends.get("receiver", {}).get("unsettled", 0) or 0)
+            if op == "drained" and link.drain_asked and queued == 0 and link.snd_credit > 0:
+                self._flag(
+                    "drain-unanswered",
+                    name,
+                    rest,
+                    f"the sender answered the drain but no FLOW echoed it (credit "
+                    f"{link.snd_credit} left)",
+                )
+            if queued > 0 and link.snd_credit > held:
+                self._flag(
+                    "stall",
+                    name,
+                    rest,
+                    f"{queued} messages wait with link credit {link.snd_credit} while the "
+                    f"receiving application holds {held}",
+                )
+        return self.violations[before:]
 
     def link_view(self, name: str) -> dict[str, int]:
         """Both ends of ``name`` as the wire shows them (AD-AMQ-MONITOR)."""
