@@ -114,7 +114,7 @@ class Pair:
                 ta, tb = self.ends[a][1], self.ends[b][1]
                 n = ta.pending()
                 if n > 0:
-                    tb.push(ta.peek(n))
+                    tb.push(ta.peek(n) or b"")
                     ta.pop(n)
                     moved = True
             for side in ("client", "server"):
@@ -129,7 +129,8 @@ class Pair:
         collector = self.ends[side][2]
         acted = False
         while collector.peek():
-            ev = collector.peek()
+            # Any: proton types every member Optional; the event type says which is set
+            ev: Any = collector.peek()
             t = ev.type
             if t == Event.CONNECTION_REMOTE_OPEN and ev.connection.state & Endpoint.LOCAL_UNINIT:
                 ev.connection.open()
@@ -271,9 +272,9 @@ class Pair:
                 }
             }
         for ssn_name in self.sessions:
-            for entry in self.links.values():
-                if entry[2] == ssn_name and entry[1] is not None:
-                    server_ssn = entry[1].session
+            for ends in self.links.values():
+                if ends[2] == ssn_name and ends[1] is not None:
+                    server_ssn = ends[1].session
                     sessions[ssn_name]["server"] = {
                         "incoming_capacity": server_ssn.incoming_capacity,
                         "incoming_bytes": server_ssn.incoming_bytes,

@@ -281,21 +281,21 @@ class Reference:
             )
             ssn.remote_incoming_window = self.s["window"]  # AMQ-BEGIN-ATTACH
         elif o == "attach":
-            ssn = self.sessions.get(str(req["session"]))
+            found = self.sessions.get(str(req["session"]))
             name = str(req["link"])
-            if ssn is None or name in self.links:
+            if found is None or name in self.links:
                 raise Refused(f"cannot attach {name!r} on session {req['session']!r}")
             idc = self.s["initial_delivery_count"]
             link = LinkEnds(
                 handle=len(self.links),
-                channel=ssn.channel,
+                channel=found.channel,
                 snd_delivery_count=idc,
                 rcv_delivery_count=idc,
             )
             self.links[name] = link
             att = {"name": name, "handle": link.handle, "initial-delivery-count": idc}
-            self._send("client", ssn.channel, "attach", {**att, "role": "sender"})
-            self._send("server", ssn.channel, "attach", {**att, "role": "receiver"})
+            self._send("client", found.channel, "attach", {**att, "role": "sender"})
+            self._send("server", found.channel, "attach", {**att, "role": "receiver"})
         elif o == "flow":
             self._grant(self._link(str(req["link"])), int(req["credit"]), drain=False)
         elif o == "drain":
@@ -343,11 +343,11 @@ class Reference:
             self._send("client", link.channel, "detach", {"handle": link.handle, "closed": True})
             self._send("server", link.channel, "detach", {"handle": link.handle, "closed": True})
         elif o == "end":
-            ssn = self.sessions.get(str(req["session"]))
-            if ssn is None:
+            ending = self.sessions.get(str(req["session"]))
+            if ending is None:
                 raise Refused(f"no session {req['session']!r}")
-            self._send("client", ssn.channel, "end", {})
-            self._send("server", ssn.channel, "end", {})
+            self._send("client", ending.channel, "end", {})
+            self._send("server", ending.channel, "end", {})
         self.pump()
         return extra
 
