@@ -572,3 +572,17 @@ def test_proton_release_runs_from_its_cache_folder(
     assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
     assert cmd.version == "0.39.0"
     assert versions.command("proton").version == versions.PINNED["proton"]
+
+
+def test_a_grant_after_a_drain_is_no_drain_proton_but_is_rhea(adapter: AmqpAdapter) -> None:
+    """AD-AMQ-OPS drain then flow: the drain is over, so the next grant's FLOW should say
+    drain=false. proton 0.40.0: it does (``Receiver.flow`` clears drain mode). FINDING
+    (rhea 3.0.5): ``Receiver.drain`` is never cleared, not even by the echo; every later
+    FLOW of the receiver asks for a drain again."""
+    lib = lib_of(adapter)
+    run = Run(adapter, lib, allowed=("drain-unanswered",) if lib == "rhea" else ())
+    run.op("drain", link="L", credit=1)
+    run.op("drained", link="L")
+    run.op("flow", link="L", credit=1)
+    (grant,) = run.sent("flow", "server")
+    assert grant["drain"] is (lib == "rhea")
