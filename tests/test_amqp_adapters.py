@@ -586,3 +586,20 @@ def test_a_grant_after_a_drain_is_no_drain_proton_but_is_rhea(adapter: AmqpAdapt
     run.op("flow", link="L", credit=1)
     (grant,) = run.sent("flow", "server")
     assert grant["drain"] is (lib == "rhea")
+
+
+def test_offered_does_not_reach_the_receiver_proton(adapter: AmqpAdapter) -> None:
+    """AD-AMQ-OPS offered (proton only; rhea has no such API). Observed with proton
+    0.40.0: ``Sender.offered(5)`` sends no FLOW, and even the drain echo that follows
+    carries no ``available``: the receiver's ``available`` stays 0."""
+    if lib_of(adapter) != "proton":
+        assert "offered" not in adapter.ops
+        return
+    run = Run(adapter, "proton")
+    run.op("offered", link="L", available=5)
+    assert run.reply.frames == ()
+    run.op("drain", link="L", credit=2)
+    run.op("drained", link="L")
+    (echo,) = run.sent("flow", "client")
+    assert "available" not in echo
+    assert run.link["receiver"]["available"] == 0
