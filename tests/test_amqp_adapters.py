@@ -603,3 +603,32 @@ def test_offered_does_not_reach_the_receiver_proton(adapter: AmqpAdapter) -> Non
     (echo,) = run.sent("flow", "client")
     assert "available" not in echo
     assert run.link["receiver"]["available"] == 0
+
+
+def test_an_older_rhea_from_the_cache_has_the_drain_finding_and_a_fixed_ring() -> None:
+    """AD-AMQ-VERSION, AD-AMQ-SETTINGS: ``rhea@2.0.8`` is installed into the cache on first
+    use; it has no session_buffer_size option, so the adapter does not offer the ring
+    sizes (a run cannot believe it chose them) and declares the fixed 2048 slots; its
+    drain echo is missing as in 3.0.5 (``drain-unanswered``)."""
+    a = amqp_adapter_factory("rhea@2.0.8")()
+    try:
+        assert a.info["version"] == "2.0.8"
+        assert "session_buffer_size" not in a.info["settings"]
+        assert a.info["policy"]["window"]["slots"] == 2048
+        monitor = WireMonitor(manual=True)
+        rules: list[str] = []
+        for req in (
+            {"op": "reset", "settings": {"credit_window": 0}},
+            {"op": "begin", "session": "S"},
+            {"op": "attach", "session": "S", "link": "L"},
+            {"op": "drain", "link": "L", "credit": 2},
+            {"op": "drained", "link": "L"},
+        ):
+            reply = a.step(req)
+            if req["op"] == "drain":
+                monitor.granted("L", 2)
+            found = monitor.feed(reply.frames) + monitor.at_rest(str(req["op"]), reply.state)
+            rules += [v.rule for v in found]
+        assert rules == ["drain-unanswered"]
+    finally:
+        a.close()

@@ -18,8 +18,17 @@ const OPS = ['reset', 'begin', 'attach', 'flow', 'drain', 'transfer', 'drained',
 // outgoing_buffer_size (0 = session_buffer_size) sizes the outgoing rings alone
 const SETTINGS = {credit_window: 1000, session_buffer_size: 2048, outgoing_buffer_size: 0,
     message_size: 10};
+// rhea before the session_buffer_size option (amqp/rhea#400) has a fixed ring of 2048
+// slots: the sizes are then not offered, so a run cannot believe it chose them
+const RING_CONFIGURABLE = require('fs')
+    .readFileSync(require.resolve('rhea/lib/session.js'), 'utf8').includes('session_buffer_size');
+if (!RING_CONFIGURABLE) {
+    delete SETTINGS.session_buffer_size;
+    delete SETTINGS.outgoing_buffer_size;
+}
 
 function buffers(settings) {
+    if (!RING_CONFIGURABLE) return undefined;
     return {incoming: settings.session_buffer_size,
         outgoing: settings.outgoing_buffer_size || settings.session_buffer_size};
 }
@@ -301,7 +310,7 @@ function policy(settings) {
     return {
         credit: credit,
         sender_credit: {formula: 'serial'},
-        window: {policy: 'ring', slots: settings.session_buffer_size,
+        window: {policy: 'ring', slots: RING_CONFIGURABLE ? settings.session_buffer_size : 2048,
             'x-renewal': 'a FLOW only when max-transfer-id - next-incoming-id < window/2'},
         'x-drain-echo': 'by hand: Sender.set_drained(true)',
     };
