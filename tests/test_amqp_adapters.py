@@ -338,7 +338,14 @@ def test_random_runs_keep_the_spec_invariants(adapter: AmqpAdapter, data: st.Dat
     no credit, no credit or window it advertises is negative, and at rest both ends of
     the link agree on delivery-count and credit (on the wire)."""
     lib = lib_of(adapter)
-    extra = {"session_buffer_size": data.draw(st.integers(2, 6))} if lib == "rhea" else {}
+    if lib == "rhea":
+        extra = {"session_buffer_size": data.draw(st.integers(2, 6))}
+    else:  # windows of 2 to 4 frames of 512 bytes; messages of 1 or 2 frames (a window
+        # smaller than a message stalls: test_a_message_larger_than_the_capacity_…)
+        extra = {
+            "incoming_capacity": 512 * data.draw(st.integers(2, 4)),
+            "message_size": data.draw(st.sampled_from([10, 700])),
+        }
     # rhea 3.0.5's two findings (the tests above) may show; nothing else may
     run = Run(adapter, lib, allowed=RHEA_FINDINGS if lib == "rhea" else (), **extra)
     for _ in range(data.draw(st.integers(1, 25))):
@@ -632,3 +639,25 @@ def test_an_older_rhea_from_the_cache_has_the_drain_finding_and_a_fixed_ring() -
         assert rules == ["drain-unanswered"]
     finally:
         a.close()
+
+
+def test_a_message_larger_than_the_capacity_stalls_proton(adapter: AmqpAdapter) -> None:
+    """AD-AMQ-POLICY (proton, capacity policy), found by the random run: with
+    incoming_capacity 512 and max-frame-size 512 the window is ⌊512/512⌋ = 1 frame; a
+    700-byte message needs 2 frames, its first frame fills the capacity, and a partial
+    delivery cannot be read, so the window stays 0 and the message never completes. The
+    monitor reports the stall (PROP-AMQ-NO-STALL: the policy itself is the bug). With a
+    capacity of 2 frames the same message arrives."""
+    if lib_of(adapter) != "proton":
+        assert lib_of(adapter) == "rhea"  # rhea's window counts deliveries, not bytes
+        return
+    run = Run(adapter, "proton", allowed=("stall",), incoming_capacity=512, message_size=700)
+    run.op("flow", link="L", credit=2)
+    run.op("transfer", link="L")
+    assert [f.get("more") for f in run.sent("transfer", "client")] == [True]
+    assert run.link["receiver"]["unsettled"] == 0  # nothing complete to read
+    assert [v.rule for v in run.found] == ["stall"]
+    run = Run(adapter, "proton", incoming_capacity=1024, message_size=700)
+    run.op("flow", link="L", credit=2)
+    run.op("transfer", link="L")
+    assert run.link["receiver"]["unsettled"] == 1

@@ -122,6 +122,8 @@ class _Link:
     granted: int = 0  # credit the application granted by hand, in total
     received: int = 0  # deliveries received, in total
     drain_asked: bool = False  # the sender got drain=true and has not echoed since
+    snd_more: bool = False  # the sender's last transfer frame said more=true
+    rcv_more: bool = False  # the receiver's last transfer frame said more=true
 
 
 @dataclass
@@ -269,15 +271,23 @@ class WireMonitor:
                     )
                 ssn.remote_incoming_window -= 1
             ssn.next_outgoing_id = (ssn.next_outgoing_id + 1) % SERIAL
-        if name is None or name not in self.links or "delivery-id" not in rec:
-            return  # a continuation frame of a multi-frame delivery counts once
+        if name is None or name not in self.links:
+            return
         link = self.links[name]
+        more = bool(rec.get("more"))
         if rec["dir"] == "sent":
+            # §2.6.6: the frames of one delivery count once, from its first frame
+            continuing, link.snd_more = link.snd_more, more
+            if continuing:
+                return
             if link.snd_credit <= 0:
                 self._flag("no-credit", name, rec, f"transfer with link credit {link.snd_credit}")
             link.snd_delivery_count = (link.snd_delivery_count + 1) % SERIAL
             link.snd_credit -= 1
         else:
+            continuing, link.rcv_more = link.rcv_more, more
+            if continuing:
+                return
             if link.rcv_credit <= 0:
                 self._flag(
                     "over-delivery", name, rec, f"delivery received with credit {link.rcv_credit}"
