@@ -89,6 +89,7 @@ let pair = null;
 
 function countBytes(sock, side) {
     sock._creditflow_side = side;
+    sock.setNoDelay(true); // no Nagle delay: a small frame leaves at once on loopback
     const origWrite = sock.write.bind(sock);
     sock.write = function (buf, ...rest) {
         written[side] += buf.length;
@@ -97,18 +98,20 @@ function countBytes(sock, side) {
     sock.on('data', (buf) => { read[side] += buf.length; });
 }
 
-// AD-AMQ-QUIESCE: every byte written has been read by the peer, twice in a row across
-// timer turns (rhea processes on process.nextTick / setImmediate).
+// AD-AMQ-QUIESCE: every byte written has been read by the peer, with nothing changing
+// for 3 turns of the event loop in a row (rhea processes on process.nextTick, which runs
+// before each setImmediate; loopback writes are readable at the next I/O poll), and no
+// connection waiting to be processed.
 async function quiesce() {
     let stable = 0;
     let last = '';
     const deadline = Date.now() + 5000;
     while (stable < 3) {
-        await new Promise((r) => setTimeout(r, 1));
         await new Promise((r) => setImmediate(r));
         const balanced = written.client === read.server && written.server === read.client;
+        const idle = !pair || (!pair.client.registered && !(pair.server && pair.server.registered));
         const sig = JSON.stringify([written, read]);
-        stable = balanced && sig === last ? stable + 1 : 0;
+        stable = balanced && idle && sig === last ? stable + 1 : 0;
         last = sig;
         if (Date.now() > deadline) throw new Error('connection did not quiesce within 5 s');
     }
