@@ -5,14 +5,16 @@ sequences, and catches every mutant with the shortest op sequence that shows it.
 from __future__ import annotations
 
 import copy
+import sys
 from collections import deque
 from typing import Any
 
 import pytest
 
 from creditflow.adapters.amqp.reference import MUTANTS, Server
-from creditflow.adapters.registry import amqp_adapter_factory
-from creditflow.conformance.differential.amqp_protocol import WireMonitor
+from creditflow.adapters.registry import UnknownAdapter, amqp_adapter_factory
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.amqp_protocol import AmqpAdapter, WireMonitor
 
 #: Small sizes that reach every mutant's fault in a few ops: a session window of 4 frames
 #: renewed at 2, messages of 2 frames, delivery-counts that wrap after 2 deliveries.
@@ -132,3 +134,29 @@ def test_reference_and_a_mutant_run_as_protocol_subprocesses() -> None:
     finally:
         ref.close()
         mut.close()
+
+
+def test_unknown_amqp_names_are_usage_errors() -> None:
+    """AD-AMQ-VERSION: an unknown library or mutant is refused at once (UnknownAdapter)."""
+    for name in ("qpid-jms@1.0", "amqp-reference:mutant:nope", "amqp-reference@1"):
+        with pytest.raises(UnknownAdapter):
+            amqp_adapter_factory(name)
+
+
+HELLO_WITHOUT_POLICY = """
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "hello":
+        out = {"ok": True, "name": "x", "version": "1", "families": ["amqp"], "settings": {}}
+    else:
+        out = {"ok": False, "error": "no"}
+    out["id"] = req["id"]
+    print(json.dumps(out), flush=True)
+"""
+
+
+def test_a_hello_without_policy_is_a_protocol_error() -> None:
+    """AD-AMQ-HELLO: ``version``, ``settings`` and ``policy`` are required."""
+    with pytest.raises(AdapterFailure, match='hello lacks "policy"'):
+        AmqpAdapter([sys.executable, "-c", HELLO_WITHOUT_POLICY], name="fake")
