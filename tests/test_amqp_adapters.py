@@ -273,6 +273,17 @@ def test_session_window_rhea_ring_of_slots(adapter: AmqpAdapter) -> None:
         )
     assert windows == [[(4, 1)], [], [(4, 3)]]
     assert run.reply.state["sessions"]["S"]["client"]["remote_incoming_window"] == 3
+    # the wire's view in the model's names (AMQ-SESSION-STATE): the server has taken
+    # transfers 0-3 and advertised 3; the client sent 4 and may send 4 + 3 − 4 = 3 more
+    ends = run.monitor.endpoints()
+    assert ends["sessions"]["server:0"]["next_incoming_id"] == 4
+    assert ends["sessions"]["server:0"]["incoming_window"] == 3
+    assert ends["sessions"]["client:0"]["next_outgoing_id"] == 4
+    assert ends["sessions"]["client:0"]["remote_incoming_window"] == 3
+    assert ends["links"]["L"] == {
+        "sender": {"delivery_count": 4, "credit": 6},
+        "receiver": {"delivery_count": 4, "credit": 6},
+    }
 
 
 def test_one_held_delivery_pins_the_ring_rhea_but_not_proton(adapter: AmqpAdapter) -> None:

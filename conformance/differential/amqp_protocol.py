@@ -128,10 +128,12 @@ class _Link:
 
 @dataclass
 class _Session:
-    """One end's session counters (§2.5.6)."""
+    """One end's session counters (§2.5.6) as its frames show them."""
 
     next_outgoing_id: int = 0
     remote_incoming_window: int | None = None
+    next_incoming_id: int = 0
+    incoming_window: int | None = None  # as this end last advertised it, less arrivals
 
 
 #: AD-AMQ-MONITOR: frame fields that are sequence numbers (must be < 2^32).
@@ -210,7 +212,10 @@ class WireMonitor:
         ssn = self._session(rec)
         if rec["dir"] == "sent":
             ssn.next_outgoing_id = int(rec.get("next-outgoing-id", 0))
-        elif ssn.remote_incoming_window is None:
+            ssn.incoming_window = int(rec.get("incoming-window", 0))
+        else:
+            ssn.next_incoming_id = int(rec.get("next-outgoing-id", 0))
+        if rec["dir"] == "received" and ssn.remote_incoming_window is None:
             # §2.5.6: before the peer's first FLOW its next-incoming-id is our initial id
             ssn.remote_incoming_window = int(rec.get("incoming-window", 0))
 
@@ -226,6 +231,8 @@ class WireMonitor:
 
     def _on_flow(self, rec: Mapping[str, Any]) -> None:
         ssn = self._session(rec)
+        if rec["dir"] == "sent" and "incoming-window" in rec:
+            ssn.incoming_window = int(rec["incoming-window"])
         if rec["dir"] == "received" and "incoming-window" in rec:
             # §2.5.6: remote-incoming-window = next-incoming-id(flow) + incoming-window(flow)
             #         − next-outgoing-id
@@ -271,6 +278,10 @@ class WireMonitor:
                     )
                 ssn.remote_incoming_window -= 1
             ssn.next_outgoing_id = (ssn.next_outgoing_id + 1) % SERIAL
+        else:  # §2.5.6 on arrival
+            ssn.next_incoming_id = (ssn.next_incoming_id + 1) % SERIAL
+            if ssn.incoming_window is not None:
+                ssn.incoming_window -= 1
         if name is None or name not in self.links:
             return
         link = self.links[name]
@@ -341,6 +352,31 @@ class WireMonitor:
                     f"receiving application holds {held}",
                 )
         return self.violations[before:]
+
+    def endpoints(self) -> dict[str, Any]:
+        """The wire's view of every endpoint in the model's state names (spec/amqp.md
+        AMQ-LINK-STATE, AMQ-SESSION-STATE: ``delivery_count``, ``credit``;
+        ``next_incoming_id``, ``incoming_window``, ``next_outgoing_id``,
+        ``remote_incoming_window``), what ``conform`` will compare with the model
+        (AD-AMQ-MONITOR)."""
+        return {
+            "links": {
+                name: {
+                    "sender": {"delivery_count": k.snd_delivery_count, "credit": k.snd_credit},
+                    "receiver": {"delivery_count": k.rcv_delivery_count, "credit": k.rcv_credit},
+                }
+                for name, k in self.links.items()
+            },
+            "sessions": {
+                f"{side}:{channel}": {
+                    "next_incoming_id": ssn.next_incoming_id,
+                    "incoming_window": ssn.incoming_window,
+                    "next_outgoing_id": ssn.next_outgoing_id,
+                    "remote_incoming_window": ssn.remote_incoming_window,
+                }
+                for (side, channel), ssn in sorted(self.sessions.items())
+            },
+        }
 
     def link_view(self, name: str) -> dict[str, int]:
         """Both ends of ``name`` as the wire shows them (AD-AMQ-MONITOR)."""
