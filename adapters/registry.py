@@ -8,10 +8,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from creditflow.adapters.amqp import versions as amqp_versions
+from creditflow.adapters.amqp.reference import MUTANTS as amqp_mutants_table
 from creditflow.adapters.mutants import mutants
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
 from creditflow.adapters.reference.credit_flow import ReferenceAdapter
-from creditflow.conformance.differential.adapter import Adapter
+from creditflow.conformance.differential.adapter import CRASH, Adapter, AdapterFailure
+from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT, SubprocessAdapter
 
 #: The built-in adapters and what they run.
@@ -69,3 +72,48 @@ def command_factory(command: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[
         raise UnknownAdapter("--adapter-cmd is empty")
     # AD-HELLO: the adapter is labelled, and its traces named, by its hello name
     return lambda: SubprocessAdapter(argv, timeout=timeout)
+
+
+#: AD-AMQ-VERSION: the adapters of the ``amqp`` family; ``NAME@VERSION`` picks a release.
+AMQP_BUILTIN = {
+    "proton": f"python-qpid-proton (pinned {amqp_versions.PINNED['proton']}), two connections "
+    "pumped in memory",
+    "rhea": f"rhea (pinned {amqp_versions.PINNED['rhea']}), client and server in one Node "
+    "process over loopback",
+    "amqp-reference": "the pure-Python AMQP reference (AD-AMQ-REFERENCE); "
+    "amqp-reference:mutant:NAME for a mutant",
+}
+AMQP_MUTANT_PREFIX = "amqp-reference:mutant:"
+
+
+def amqp_adapter_factory(name: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[[], AmqpAdapter]:
+    """AD-AMQ-VERSION: a function that installs (on first use) and starts the named AMQP
+    adapter; a release that cannot be installed is an :class:`AdapterFailure` (exit 3).
+    :class:`UnknownAdapter` at once if the library is unknown."""
+    if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
+        argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
+        mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
+        if mutant is not None:
+            if mutant not in amqp_mutants():
+                raise UnknownAdapter(
+                    f"unknown AMQP mutant {mutant!r} (known: {', '.join(amqp_mutants())})"
+                )
+            argv += ["--mutant", mutant]
+        return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
+    library, _version = amqp_versions.split_name(name)
+    if library not in AMQP_BUILTIN or library == "amqp-reference":
+        raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
+
+    def start() -> AmqpAdapter:
+        try:
+            cmd = amqp_versions.command(name)
+        except amqp_versions.InstallFailed as exc:
+            raise AdapterFailure(name, CRASH, str(exc)) from None
+        return AmqpAdapter(cmd.argv, name=name, timeout=timeout, env=cmd.env)
+
+    return start
+
+
+def amqp_mutants() -> dict[str, str]:
+    """AD-AMQ-REFERENCE: the AMQP reference's mutants and the rule each breaks."""
+    return dict(amqp_mutants_table)

@@ -12,6 +12,14 @@ ls /usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins/rabbit_common-*/ebin/credit_f
 # Spark 4 needs Java >= 17
 java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || need+=(openjdk-17-jre-headless)
 command -v dot >/dev/null 2>&1 || need+=(graphviz)
+# The rhea adapter (AD-AMQ-RHEA) runs in Node.js; rhea itself comes from npm (below)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+# python-qpid-proton has no wheel for every Python: its sdist builds with a C compiler
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+"${PYTHON:-python3}" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    2>/dev/null || need+=(python3-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${need[*]}" >&2
@@ -35,5 +43,7 @@ PYTHON="${PYTHON:-python3}"
     echo "setup: creditflow needs Python >= 3.11 (found $("$PYTHON" --version))" >&2; exit 2; }
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[spark,broker,dev]'
+.venv/bin/python -m pip install -q -e '.[spark,broker,dev,amqp]'
+# AD-AMQ-VERSION: the pinned rhea into the per-version cache (~/.cache/creditflow/amqp)
+.venv/bin/python -m creditflow.adapters.amqp.versions install rhea
 echo "setup: ready (.venv)" >&2
