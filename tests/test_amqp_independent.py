@@ -176,7 +176,7 @@ def model_reachable(t: Topology) -> tuple[set, set]:
             if n not in seen:
                 seen.add(n)
                 todo.append(n)
-    return {observe(s) for s in seen}, stalled  # type: ignore[arg-type]
+    return {observe(s) for s in seen if isinstance(s, system.LinkState)}, stalled
 
 
 def as_document(cfg: dict) -> dict:

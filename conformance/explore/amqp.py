@@ -7,8 +7,9 @@ visited within the budget; a search cut by the budget is not a proof (SCOPE-EXIT
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from creditflow.conformance import exit_codes
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import Action, State
 from creditflow.model.amqp.topology import Topology
@@ -76,3 +77,54 @@ def search(t: Topology, max_states: int = 200_000) -> AmqpSearchResult:
                 parents[nxt] = (s, action)
                 frontier.append(nxt)
     return AmqpSearchResult(t.name, len(parents), True, None)
+
+
+@dataclass(frozen=True)
+class AmqpCheckResult:
+    """What ``creditflow check`` decided for an AMQP topology (SCOPE-EXIT).
+
+    ``every_supply`` says whether the question was every supply (no ``--publishes`` or
+    ``--graph-supply``): explicit search decides one supply only, so then nothing found
+    is "not established" (exit 4), never 0."""
+
+    search: AmqpSearchResult
+    supply: int
+    every_supply: bool
+
+    @property
+    def claim(self) -> str:
+        """The sentence the verdict stands for."""
+        v = self.search.violation
+        if v is not None:
+            return (
+                f"{v.prop} violated after {len(v.steps)} steps (shortest) with supply {self.supply}"
+            )
+        if not self.search.complete:
+            return (
+                f"nothing found within {self.search.states:,} states with supply "
+                f"{self.supply}; not established"
+            )
+        held = (
+            f"holds for supply {self.supply} ({self.search.states:,} states, every state explored)"
+        )
+        return held + ("; for every supply: not established" if self.every_supply else "")
+
+    @property
+    def exit_code(self) -> int:
+        """SCOPE-EXIT: 10 for a stall (the AMQP deadlock), 12 for another property, 0
+        only for a complete search of the supply asked, 4 otherwise."""
+        v = self.search.violation
+        if v is not None:
+            return exit_codes.DEADLOCK if v.prop == "PROP-AMQ-NO-STALL" else exit_codes.VIOLATION
+        if self.search.complete and not self.every_supply:
+            return exit_codes.OK
+        return exit_codes.INCOMPLETE
+
+
+def check_amqp(
+    t: Topology, supply: int | None, every_supply: bool, max_states: int = 200_000
+) -> AmqpCheckResult:
+    """Search ``t`` (with ``supply`` messages when given) for PROP-AMQ-* (AMQ-TS)."""
+    if supply is not None:
+        t = replace(t, supply=supply)
+    return AmqpCheckResult(search(t, max_states), t.supply, every_supply)

@@ -61,3 +61,22 @@ def load_amqp_preset(name: str) -> Topology:
         names = ", ".join(amqp_preset_names())
         raise AmqpTopologyError(f"{name}: no such AMQP preset (presets: {names})")
     return load_amqp_topology(path)
+
+
+def find_amqp_topology(graph: str) -> Topology | None:
+    """The AMQP topology ``graph`` names, or ``None`` when it names something else (a
+    NET graph file or preset): a JSON file whose ``graph.family`` is ``"amqp"``, or an
+    AMQP preset name (AMQ-TOPOLOGY, AMQ-PRESETS). A file that is not readable JSON is
+    left to the NET reader, which reports it."""
+    path = Path(graph)
+    if path.is_file():
+        if path.suffix.lower() != ".json":
+            return None
+        try:
+            data = load_json(path)
+        except InputError:
+            return None
+        return topology_from_document(data, str(path)) if is_amqp_document(data) else None
+    if not path.suffix and "/" not in graph and graph in amqp_preset_names():
+        return load_amqp_preset(graph)
+    return None
