@@ -193,8 +193,9 @@ def check(
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
     presets`). A JSON file with "family": "amqp", or an AMQP preset
     (rabbitmq4-publish, rabbitmq4-consume, ...), is checked for PROP-AMQ-* by explicit
-    search of its supply (spec/amqp.md). A violation is written as a counterexample trace (ITF JSON) and a
-    picture before it is reported. Exit 0 only when the claim asked for is established.
+    search of its supply (spec/amqp.md). For a NET graph a violation is written as a
+    counterexample trace (ITF JSON) and a picture before it is reported. Exit 0 only when
+    the claim asked for is established.
 
     \b
     Examples:
