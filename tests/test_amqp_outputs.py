@@ -229,3 +229,33 @@ def test_presets_lists_the_amqp_presets():
     for name, shape in [("rabbitmq4-publish", "publish"), ("rabbitmq4-consume", "consume")]:
         line = next(x for x in out.splitlines() if x.startswith(name + " "))
         assert f"[{shape}]" in line
+
+
+@pytest.mark.parametrize("name", ["rabbitmq4-publish", "rabbitmq4-consume", "credit-as-delta"])
+def test_every_shape_round_trips_through_a_trace_and_is_drawn(name):
+    """AMQ-TRACE on every shape (frames on the wires, the relay, the queue): a run
+    written as ITF, read back as JSON, replays to the same states; AMQ-PICTURE draws its
+    last state with the link's two ends and the sessions' windows."""
+    from creditflow.conformance.explore.amqp import AmqpViolation
+    from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset
+    from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace, replay_amqp_document
+    from creditflow.model.amqp import system
+
+    inp = read_amqp_preset(name)
+    state = system.initial_state(inp.topology)
+    steps, states = [], [state]
+    for _ in range(12):
+        succ = system.successors(inp.topology, state)
+        if not succ:
+            break
+        action, state = succ[-1]
+        steps.append(action)
+        states.append(state)
+    run = AmqpViolation("PROP-AMQ-NO-STALL", tuple(steps), tuple(states))
+    doc = json.loads(json.dumps(amqp_trace(inp, run, name)))
+    replayed = replay_amqp_document(doc)
+    assert replayed.states == tuple(states) and replayed.steps == tuple(steps)
+    dot = amqp_dot(inp.topology, inp.document, states[-1], name)
+    assert "link: " in dot and "\\nreceiver dc=" in dot and "incoming-window=" in dot
+    for node in inp.document["nodes"]:
+        assert f'  "{node["id"]}" [label=' in dot

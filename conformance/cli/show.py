@@ -189,8 +189,8 @@ def show(trace: Path, as_json: bool) -> None:
     conform, the corpus), one line per step, repeated steps gathered ("reader reads
     publishes 1-400 (x400)"), and who is blocked at the end.
 
-    A credit-network trace is replayed through the model first (TRACE-REPLAY); a trace
-    that does not replay is refused (exit 2).
+    A credit-network or AMQP trace (AMQ-TRACE) is replayed through the model first
+    (TRACE-REPLAY); a trace that does not replay is refused (exit 2).
 
     \b
     Examples:

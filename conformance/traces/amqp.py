@@ -180,45 +180,46 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
         )
     elif isinstance(state, PublishState):
         snd, ss, bs, q = ids
-        s, b = state.sender, state.broker
-        labels[snd] = f"{snd} (sender)\nsupply={s.supply}"
-        labels[ss] = _session_label(ss, s.session)
-        labels[bs] = _session_label(bs, b.session) + f"\nunconfirmed={len(b.unconfirmed)}"
+        pub, brk = state.sender, state.broker
+        labels[snd] = f"{snd} (sender)\nsupply={pub.supply}"
+        labels[ss] = _session_label(ss, pub.session)
+        labels[bs] = _session_label(bs, brk.session) + f"\nunconfirmed={len(brk.unconfirmed)}"
         wire = (ss, bs, len(state.fwd), len(state.back))
         labels[q] = (
             f"{q} (quorum queue)\nready={state.ready} limit={state.overflow.limit}\n"
             f"enqueuer {state.enqueuer.status} pending={len(state.enqueuer.pending)}"
         )
-        bad[ss], bad[bs] = s.session.remote_incoming_window, b.session.incoming_window
+        bad[ss], bad[bs] = pub.session.remote_incoming_window, brk.session.incoming_window
         link_edge = (
             snd,
             bs,
-            f"link: sender dc={s.link.delivery_count} credit={s.link.credit}\n"
-            f"receiver dc={b.link.delivery_count} credit={b.link.credit}",
-            min(s.link.credit, b.link.credit),
+            f"link: sender dc={pub.link.delivery_count} credit={pub.link.credit}\n"
+            f"receiver dc={brk.link.delivery_count} credit={brk.link.credit}",
+            min(pub.link.credit, brk.link.credit),
         )
     else:
         assert isinstance(state, ConsumeState)
         q, rl, bs, cs, rcv = ids
-        r, c = state.relay, state.receiver
+        rel, cli = state.relay, state.receiver
         labels[q] = (
             f"{q} (quorum queue)\nready={state.msgs.ready}\nconsumer dc="
             f"{state.consumer.delivery_count} credit={state.consumer.credit}"
         )
         labels[rl] = (
-            f"{rl} (relay)\nqueue dc={r.queue_dc} credit={r.queue_credit}\nin-flight={r.in_flight}"
+            f"{rl} (relay)\nqueue dc={rel.queue_dc} credit={rel.queue_credit}\n"
+            f"in-flight={rel.in_flight}"
         )
         labels[bs] = _session_label(bs, state.session)
-        labels[cs] = _session_label(cs, c.session)
+        labels[cs] = _session_label(cs, cli.session)
         wire = (bs, cs, len(state.fwd), len(state.back))
-        labels[rcv] = f"{rcv} (receiver)\nunsettled={len(c.unsettled)}"
-        bad[bs], bad[cs] = state.session.remote_incoming_window, c.session.incoming_window
+        labels[rcv] = f"{rcv} (receiver)\nunsettled={len(cli.unsettled)}"
+        bad[bs], bad[cs] = state.session.remote_incoming_window, cli.session.incoming_window
         link_edge = (
             rl,
             rcv,
-            f"link: relay dc={r.client_dc} credit={r.client_credit}\n"
-            f"receiver dc={c.link.delivery_count} credit={c.link.credit}",
-            min(r.client_credit, c.link.credit),
+            f"link: relay dc={rel.client_dc} credit={rel.client_credit}\n"
+            f"receiver dc={cli.link.delivery_count} credit={cli.link.credit}",
+            min(rel.client_credit, cli.link.credit),
         )
     lines = [
         "digraph amqp {",
@@ -229,17 +230,17 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
     ]
     for nid in ids:
         lines.append(f"  {_q(nid)} [label={_q(labels[nid])}{_red(bad.get(nid, 1))}];")
-    for a, b in zip(ids, ids[1:], strict=False):
+    for head, nxt in zip(ids, ids[1:], strict=False):
         on_wire = (
             f" [label={_q(f'in flight: {wire[2]} forward, {wire[3]} back')}]"
-            if (a, b) == wire[:2]
+            if (head, nxt) == wire[:2]
             else ""
         )
-        lines.append(f"  {_q(a)} -> {_q(b)}{on_wire};")
+        lines.append(f"  {_q(head)} -> {_q(nxt)}{on_wire};")
     if link_edge is not None:
-        a, b, label, credit = link_edge
+        one, other, label, credit = link_edge
         lines.append(
-            f"  {_q(a)} -> {_q(b)} [label={_q(label)}, style=dashed, constraint=false"
+            f"  {_q(one)} -> {_q(other)} [label={_q(label)}, style=dashed, constraint=false"
             f"{_red(credit)}];"
         )
     lines.append("}")
