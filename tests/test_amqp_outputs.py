@@ -259,3 +259,26 @@ def test_every_shape_round_trips_through_a_trace_and_is_drawn(name):
     assert "link: " in dot and "\\nreceiver dc=" in dot and "incoming-window=" in dot
     for node in inp.document["nodes"]:
         assert f'  "{node["id"]}" [label=' in dot
+
+
+def test_unwritable_trace_keeps_the_verdict_and_the_document(tmp_path):
+    """OUT-FAILURE / OUT-EXIT for AMQ-TRACE: a trace that cannot be written is in the
+    --json document (``write_errors``, ``unsaved_traces``), the verdict's code stays 10."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = cli("check", "ring-one-held", "--json", "--trace-out", str(blocker / "x.itf.json"))
+    assert result.exit_code == 10
+    validate("check", result.stdout)
+    doc = json.loads(result.stdout)
+    assert doc["trace"] is None and len(doc["write_errors"]) == 2
+    unsaved = doc["unsaved_traces"][str(blocker / "x.itf.json")]
+    assert unsaved["#meta"]["creditflow"]["model"] == "amqp"
+
+
+def test_trace_out_and_dot_out_name_the_files(tmp_path):
+    """OUT-NAME: --trace-out and --dot-out are taken as given for AMQP too."""
+    trace, dot = tmp_path / "w.itf.json", tmp_path / "p.dot"
+    result = cli("check", "credit-as-delta", "--trace-out", str(trace), "--dot-out", str(dot))
+    assert result.exit_code == 12
+    assert trace.is_file() and dot.is_file()
+    assert f"trace: {trace}" in result.output

@@ -8,12 +8,14 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from creditflow.conformance.inputs.rabbitmq_config import CreditSettings
 from creditflow.conformance.inputs.reading import InputError, load_json
 from creditflow.model.amqp.topology import Topology, TopologyError, topology_from_dict
 from creditflow.spec import spec_dir
+
+if TYPE_CHECKING:  # the config reader loads the graph model (networkx): START-LAZY
+    from creditflow.conformance.inputs.rabbitmq_config import CreditSettings
 
 
 class AmqpTopologyError(InputError):
