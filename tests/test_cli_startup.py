@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
 from creditflow.conformance.cli.root import COMMANDS, LazyPolicyGroup, presets
+from creditflow.conformance.inputs.amqp_topologies import amqp_preset_names
 from creditflow.conformance.inputs.graphs import load_graph, preset_names
 
 HEAVY = ("pydantic", "rich", "networkx", "numpy", "z3", "hypothesis", "pyspark", "pika")
@@ -107,4 +108,7 @@ def test_the_root_help_lists_commands_as_click_does_with_all_loaded(width):
 def test_presets_prints_each_loaded_graphs_description():
     out = CliRunner().invoke(main, ["presets"]).output.splitlines()
     names = preset_names()
-    assert out == [f"{name:18} {load_graph(name).description}" for name in names]
+    assert out[: len(names)] == [f"{name:18} {load_graph(name).description}" for name in names]
+    # then the AMQP topologies (AMQ-PRESETS), one line each
+    assert out[len(names)] == "AMQP topologies (spec/graphs/amqp/):"
+    assert len(out) == len(names) + 1 + len(amqp_preset_names())

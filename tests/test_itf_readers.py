@@ -44,13 +44,15 @@ def _check(path: Path) -> None:
 
 def _written(tmp_path: Path) -> list[Path]:
     """One trace of each kind: network (explorer, Z3), per-process (conform), model
-    (accounts)."""
+    (accounts), AMQP (AMQ-TRACE)."""
     runner = CliRunner()
     out = []
     for name, args in {
         "check.itf.json": ["check", "stalled-queue"],
         "prove.itf.json": ["prove", "cycle2", "--credit", "1,1", "--depth", "8"],
         "accounts.itf.json": ["accounts", "check", "slow-consumer"],
+        "amqp-link.itf.json": ["check", "ring-one-held"],
+        "amqp-publish.itf.json": ["check", "limit-removed-no-go"],
     }.items():
         runner.invoke(main, [*args, "--trace-out", str(tmp_path / name)], catch_exceptions=False)
         out.append(tmp_path / name)
@@ -70,7 +72,7 @@ def _written(tmp_path: Path) -> list[Path]:
         catch_exceptions=False,
     )
     out += sorted((tmp_path / "conform").glob("*.itf.json"))
-    assert all(p.is_file() for p in out) and len(out) == 4
+    assert all(p.is_file() for p in out) and len(out) == 6
     return out
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.amqp import run_check as run_amqp_check
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
@@ -48,7 +49,9 @@ from creditflow.conformance.inputs.graphs import (
     load_graph,
     preset_names,
 )
+from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
@@ -193,14 +196,43 @@ def check(
     about that supply only, and every reachable state of it is explored.
 
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
-    presets`). A violation is written as a counterexample trace (ITF JSON) and a
-    picture before it is reported. Exit 0 only when the claim asked for is established.
+    presets`). A JSON file with "family": "amqp", or an AMQP preset
+    (rabbitmq4-publish, rabbitmq4-consume, ...), is checked for PROP-AMQ-* by explicit
+    search of its supply (spec/amqp.md); --config advanced.config also sets its
+    max_incoming_window, max_link_credit, max_queue_credit and quorum_commands_soft_limit,
+    and the credits and windows in effect are printed. A violation is written as a
+    counterexample trace (ITF JSON) and a picture before it is reported. Exit 0 only when
+    the claim asked for is established.
 
     \b
     Examples:
       creditflow check fanout --credit 3,1 --publishes 20
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
+    try:
+        amqp = find_amqp_input(graph)
+        if amqp is not None and config is not None:
+            amqp = find_amqp_input(graph, load_credit_config(config))
+    except (AmqpTopologyError, ConfigFileError) as exc:
+        fail(str(exc))
+        return
+    if amqp is not None:
+        net_only = {
+            "--credit": credit is not None,
+            "--edge-credit": bool(edge_credit),
+            "--role-credit": bool(role_credit),
+            "--all-check-blocked": all_check_blocked,
+            "--mailbox-bound": mailbox_bound is not None,
+            "--max-crashes": max_crashes is not None,
+            "--partial-order": partial_order,
+        }
+        given = [name for name, set_ in net_only.items() if set_]
+        if given:
+            fail(f"{graph}: {given[0]} is not available for AMQP topologies (yet)")
+        every_supply = publishes is None and not graph_supply
+        run_amqp_check(
+            amqp, graph, publishes, every_supply, max_states, as_json, trace_out, dot_out
+        )
     try:
         read = load_graph(graph)
         warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time

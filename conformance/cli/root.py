@@ -183,6 +183,15 @@ def main() -> None:
 
 @main.command()
 def presets() -> None:
-    """List the preset process graphs shipped with creditflow."""
+    """List the preset process graphs shipped with creditflow, then the AMQP presets and
+    stall shapes (AMQ-PRESETS)."""
     for name in preset_names():
         click.echo(f"{name:18} {preset_description(name)}")
+    # deferred: START-LAZY, only `presets` reads the AMQP topologies
+    from creditflow.conformance.inputs.amqp_topologies import amqp_preset_names, read_amqp_preset
+
+    click.echo("AMQP topologies (spec/graphs/amqp/):")
+    for name in amqp_preset_names():
+        inp = read_amqp_preset(name)
+        about = inp.document.get("graph", {}).get("description", "")
+        click.echo(f"{name:28} [{inp.topology.shape}] {about}")

@@ -8,15 +8,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.cli.amqp import describe_state, step_lines
 from creditflow.conformance.cli.common import fail, printable_line
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
+from creditflow.conformance.traces.amqp import AMQP_MODEL, AmqpReplayed, replay_amqp_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
     TraceReplayError,
@@ -151,6 +153,34 @@ def print_steps(doc: Mapping[str, Any]) -> None:
         click.echo(printable_line(line))
 
 
+def _show_amqp(trace: Path, replayed: AmqpReplayed, as_json: bool) -> NoReturn:
+    """AMQ-TRACE: the steps of a replayed AMQP trace, each with both ends' delivery-count
+    and credit and the session windows."""
+    t = replayed.topology
+    if as_json:
+        steps = [
+            {"number": i, "action": a, "state": describe_state(s)}
+            for i, (a, s) in enumerate(zip(("init", *replayed.steps), replayed.states, strict=True))
+        ]
+        body = {
+            "model": AMQP_MODEL,
+            "graph": t.name,
+            "shape": t.shape,
+            "property": replayed.prop,
+            "properties": list(replayed.props),
+            "steps": steps,
+        }
+        click.echo(json.dumps(body))
+        raise SystemExit(exit_codes.OK)
+    head = f"{trace}: AMQP {t.shape} topology {t.name}, {len(replayed.steps)} steps"
+    if replayed.prop:
+        head += f", {replayed.prop} at the end"
+    click.echo(printable_line(head))
+    for line in step_lines(replayed.steps, replayed.states):
+        click.echo(printable_line(line))
+    raise SystemExit(exit_codes.OK)
+
+
 @click.command()
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as one JSON object.")
@@ -159,8 +189,8 @@ def show(trace: Path, as_json: bool) -> None:
     conform, the corpus), one line per step, repeated steps gathered ("reader reads
     publishes 1-400 (x400)"), and who is blocked at the end.
 
-    A credit-network trace is replayed through the model first (TRACE-REPLAY); a trace
-    that does not replay is refused (exit 2).
+    A credit-network or AMQP trace (AMQ-TRACE) is replayed through the model first
+    (TRACE-REPLAY); a trace that does not replay is refused (exit 2).
 
     \b
     Examples:
@@ -170,7 +200,9 @@ def show(trace: Path, as_json: bool) -> None:
     try:
         doc = read_document(trace)
         model = doc.get("#meta", {}).get("creditflow", {}).get("model")
-        if model == NETWORK_MODEL:
+        if model == AMQP_MODEL:
+            replayed = replay_amqp_document(doc, where=str(trace))
+        elif model == NETWORK_MODEL:
             replay_network_document(doc, where=str(trace))
             found = network_witness(doc, where=str(trace))
             witness: Witness | None = found
@@ -180,6 +212,8 @@ def show(trace: Path, as_json: bool) -> None:
     except (TraceFormatError, TraceReplayError) as exc:
         fail(str(exc))
         return
+    if model == AMQP_MODEL:
+        _show_amqp(trace, replayed, as_json)
     if as_json:
         body: dict[str, Any] = asdict(witness) if witness else {"runs": [asdict(r) for r in runs]}
         body["model"] = model

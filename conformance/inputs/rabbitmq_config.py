@@ -34,6 +34,14 @@ from creditflow.model.network.graph import FlowGraph, GraphError, NodeSpec, chec
 DEFAULT_CREDIT_KEY = "credit_flow_default_credit"
 MSG_STORE_CREDIT_KEY = "msg_store_credit_disc_bound"
 CREDIT_KEYS = (DEFAULT_CREDIT_KEY, MSG_STORE_CREDIT_KEY)
+#: AMQ-CONFIG: the ``rabbit`` application's settings of RabbitMQ 4's AMQP 1.0 flow control
+#: (positive integers), read for AMQP topologies.
+AMQP_KEYS = (
+    "max_incoming_window",
+    "max_link_credit",
+    "max_queue_credit",
+    "quorum_commands_soft_limit",
+)
 #: IN-CREDIT-ROLES: the roles of a message-store process (RabbitMQ's module name, and
 #: the short name ``creditflow observe`` writes).
 MSG_STORE_ROLES = frozenset({"rabbit_msg_store", "msg_store"})
@@ -51,6 +59,8 @@ class CreditSettings:
     default_credit: CreditSpec | None = None
     msg_store_credit: CreditSpec | None = None
     where: str = ""
+    #: AMQ-CONFIG: the AMQP_KEYS the file sets, in the order of AMQP_KEYS
+    amqp: tuple[tuple[str, int], ...] = ()
 
     @property
     def effective_default(self) -> CreditSpec:
@@ -136,6 +146,7 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
             f"got {top.describe()}"
         )
     found: dict[str, CreditSpec] = {}
+    found_amqp: dict[str, int] = {}
     seen_apps: set[str] = set()
     for entry in top.items:
         if entry.kind == "string":
@@ -165,13 +176,30 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
                     f"got {setting.describe()}"
                 )
             key, value = setting.items
+            if key.kind == "atom" and key.value in AMQP_KEYS:
+                _amqp_value(value, str(key.value), where, found_amqp)
+                continue
             if key.kind != "atom" or key.value not in CREDIT_KEYS:
                 continue
             name = str(key.value)
             if name in found:
                 raise ConfigFileError(f"{where}:{key.line}: {name} is set twice (IN-DUPLICATE)")
             found[name] = _credit_value(value, name, where)
-    return CreditSettings(found.get(DEFAULT_CREDIT_KEY), found.get(MSG_STORE_CREDIT_KEY), where)
+    amqp = tuple((k, found_amqp[k]) for k in AMQP_KEYS if k in found_amqp)
+    return CreditSettings(
+        found.get(DEFAULT_CREDIT_KEY), found.get(MSG_STORE_CREDIT_KEY), where, amqp
+    )
+
+
+def _amqp_value(term: Term, key: str, where: str, found: dict[str, int]) -> None:
+    """AMQ-CONFIG: one of AMQP_KEYS, a positive integer, given once."""
+    if key in found:
+        raise ConfigFileError(f"{where}:{term.line}: {key} is set twice (IN-DUPLICATE)")
+    if term.kind != "integer" or not isinstance(term.value, int) or term.value < 1:
+        raise ConfigFileError(
+            f"{where}:{term.line}: {key} must be a positive integer, got {term.describe()}"
+        )
+    found[key] = term.value
 
 
 def parse_advanced_config(text: str, where: str) -> CreditSettings:

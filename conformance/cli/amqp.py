@@ -1,0 +1,175 @@
+"""``creditflow check`` and ``show`` for AMQP topologies: the verdict in words or as
+one ``--json`` document (SCOPE-TEXT, SCOPE-JSON, OUT-JSON-SCHEMA), the settings in
+effect (AMQ-SETTINGS), the counterexample written as an ITF trace and a picture
+(AMQ-TRACE, AMQ-PICTURE) before it is reported. Rendering only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path
+from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
+from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
+from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
+from creditflow.conformance.traces.pictures import layout_refusal, write_picture
+from creditflow.model.amqp import properties
+from creditflow.model.amqp.system import Action
+from creditflow.model.amqp.system import LinkState as AmqpLinkState
+from creditflow.model.amqp.system import PublishState as AmqpPublishState
+from creditflow.model.amqp.system import State as AmqpState
+
+
+def describe_state(state: AmqpState) -> str:
+    """One line per state: both ends' delivery-count and credit, the windows (rendering
+    of AMQ-LINK-STATE and AMQ-SESSION-STATE)."""
+    if isinstance(state, AmqpLinkState):
+        snd, rcv = state.sender, state.receiver
+        return (
+            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
+            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
+            f"wire {len(state.fwd)}> <{len(state.back)} | receiver dc={rcv.link.delivery_count} "
+            f"credit={rcv.link.credit} window={rcv.session.incoming_window} "
+            f"unsettled={len(rcv.unsettled)}"
+        )
+    if isinstance(state, AmqpPublishState):
+        snd, b = state.sender, state.broker
+        return (
+            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
+            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
+            f"wire {len(state.fwd)}> <{len(state.back)} | session dc={b.link.delivery_count} "
+            f"credit={b.link.credit} window={b.session.incoming_window} "
+            f"unconfirmed={len(b.unconfirmed)} | enqueuer {state.enqueuer.status} "
+            f"pending={len(state.enqueuer.pending)} | queue ready={state.ready} "
+            f"limit={state.overflow.limit}"
+        )
+    r, rcv = state.relay, state.receiver
+    return (
+        f"queue ready={state.msgs.ready} consumer dc={state.consumer.delivery_count} "
+        f"credit={state.consumer.credit} | relay client dc={r.client_dc} "
+        f"credit={r.client_credit} queue credit={r.queue_credit} in-flight={r.in_flight} | "
+        f"session remote-window={state.session.remote_incoming_window} | "
+        f"receiver dc={rcv.link.delivery_count} credit={rcv.link.credit} "
+        f"window={rcv.session.incoming_window} unsettled={len(rcv.unsettled)}"
+    )
+
+
+def step_lines(steps: tuple[Action, ...], states: tuple[AmqpState, ...]) -> list[str]:
+    """The numbered steps of a witness, the start first (TRACE-STEPS for AMQ-TRACE)."""
+    lines = [f"   0. {'(start)':<13} {describe_state(states[0])}"]
+    for i, (action, state) in enumerate(zip(steps, states[1:], strict=True)):
+        lines.append(f"{i + 1:4}. {action:<13} {describe_state(state)}")
+    return lines
+
+
+def settings_lines(settings: tuple[AmqpSetting, ...]) -> list[str]:
+    """AMQ-SETTINGS in text: one line per credit, window or limit, with its source."""
+    lines = ["credits and windows in effect:"]
+    for s in settings:
+        lines.append(f"  {s.node} ({s.limits}) {s.key}={s.value} [{s.source}]")
+    return lines
+
+
+def _properties(result: AmqpCheckResult) -> dict[str, bool | None]:
+    """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
+    supply, ``None`` not decided (the search stopped first)."""
+    v = result.search.violation
+    held = result.search.complete and v is None
+    return {
+        p: False if v is not None and p in v.props else True if held else None
+        for p in properties.ALL
+    }
+
+
+def check_document(
+    inp: AmqpInput, source: str, result: AmqpCheckResult, max_states: int, files: dict[str, Any]
+) -> dict[str, Any]:
+    """AMQ-CHECK-JSON (SCOPE-JSON, OUT-JSON-SCHEMA): the ``check --json`` document of
+    an AMQP topology (spec/schemas/check.json, its ``amqp`` branch)."""
+    v = result.search.violation
+    return {
+        "family": "amqp",
+        "graph": inp.topology.name,
+        "shape": inp.topology.shape,
+        "source": source,
+        "complete": result.search.complete,
+        "states": result.search.states,
+        "properties": _properties(result),
+        "violation": None
+        if v is None
+        else {
+            "property": v.prop,
+            "properties": list(v.props),
+            "length": len(v.steps),
+            "steps": list(v.steps),
+        },
+        "settings": [
+            {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
+            for s in inp.settings
+        ],
+        "exit_code": result.exit_code,
+        "scope": {
+            "supply": "every" if result.every_supply else result.supply,
+            "explored_supply": result.supply,
+            "max_states": max_states,
+        },
+        "claim": result.claim,
+        **files,
+    }
+
+
+def run_check(
+    inp: AmqpInput,
+    source: str,
+    publishes: int | None,
+    every_supply: bool,
+    max_states: int,
+    as_json: bool,
+    trace_out: Path | None,
+    dot_out: Path | None,
+) -> None:
+    """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search, write a
+    violation's trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
+    result = check_amqp(inp.topology, publishes, every_supply, max_states)
+    saver = Saver()
+    files: dict[str, Any] = {}
+    v = result.search.violation
+    if v is not None:
+        name = inp.topology.name
+        trace_path = output_path(trace_out, DEFAULT_FOLDER, name, ".itf.json")
+        saved = saver.attempt(write_document, amqp_trace(inp, v, source), trace_path)
+        dot_path = dot_out or trace_path.with_name(
+            trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
+        )
+        title = f"{name}: {v.prop} after {len(v.steps)} steps"
+        picture = amqp_dot(inp.topology, inp.document, v.states[-1], title)
+        written = saver.attempt(write_picture, picture, dot_path)
+        dot_file, svg_file = written or (None, None)
+        if written and (refusal := layout_refusal(picture)):
+            click.echo(f"picture: {refusal}", err=True)
+        files = {
+            "trace": str(saved) if saved else None,
+            "dot": str(dot_file) if dot_file else None,
+            "svg": str(svg_file) if svg_file else None,
+        }
+    if as_json:
+        doc = check_document(inp, source, result, max_states, files)
+        click.echo(json.dumps(saver.annotate(doc)))
+        saver.exit(result.exit_code)
+    t = inp.topology
+    click.echo(f"creditflow check {source}: AMQP {t.shape} topology {t.name}")
+    for line in settings_lines(inp.settings):
+        click.echo(line)
+    click.echo(result.claim)
+    if v is not None:
+        click.echo(f"violated: {', '.join(v.props)}")
+        for line in step_lines(v.steps, v.states):
+            click.echo(line)
+        click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
+        click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
+        saver.show_unsaved()
+    saver.exit(result.exit_code)

@@ -1,0 +1,247 @@
+"""AMQP counterexamples as ITF traces and pictures (AMQ-TRACE, AMQ-PICTURE).
+
+A trace embeds the topology document it was checked with (``--config`` applied), so it
+replays without the file: :func:`replay_amqp_document` rebuilds the topology and follows
+the model from its initial state, each state a successor of the one before
+(TRACE-REPLAY). :func:`amqp_dot` draws a state: every node of the chain, a link with
+both ends' delivery-count and credit, a session with its windows (EXP-PICTURE)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from creditflow.conformance.explore.amqp import AmqpViolation
+from creditflow.conformance.inputs.amqp_topologies import AmqpInput, topology_from_document
+from creditflow.conformance.inputs.itf import Record, TraceFormatError, encode, trace_document
+from creditflow.conformance.inputs.reading import InputError
+from creditflow.conformance.traces.network import ACTION_VAR, TraceReplayError
+from creditflow.model.amqp import system
+from creditflow.model.amqp.system import Action, ConsumeState, LinkState, PublishState, State
+from creditflow.model.amqp.topology import Topology
+
+AMQP_MODEL = "amqp"
+AMQP_VERSION = 1
+
+
+def itf_value(value: Any) -> Any:
+    """AMQ-TRACE: a model value as an ITF value (TRACE-VALUES): a NamedTuple is a record
+    of its fields (a field that is ``None`` is left out, TRACE-OPTIONS), a tuple a list,
+    an integer a ``#bigint``."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return Record(
+            {f: itf_value(v) for f, v in zip(value._fields, value, strict=True) if v is not None}
+        )
+    if isinstance(value, tuple):
+        return [itf_value(v) for v in value]
+    return value
+
+
+def _variables(state: State) -> list[str]:
+    return list(state._fields)
+
+
+def amqp_trace(inp: AmqpInput, violation: AmqpViolation, source: str) -> dict[str, Any]:
+    """The ITF document of an AMQP counterexample (AMQ-TRACE): every state of the
+    shortest witness, the action that led to it, the topology document embedded."""
+    start = violation.states[0]
+    variables = [*_variables(start), ACTION_VAR]
+    states = []
+    actions: list[str] = ["init", *violation.steps]
+    for action, state in zip(actions, violation.states, strict=True):
+        values: dict[str, Any] = {
+            f: itf_value(v) for f, v in zip(state._fields, state, strict=True)
+        }
+        values[ACTION_VAR] = action
+        states.append(values)
+    meta = {
+        "source": source,
+        "description": f"creditflow counterexample for {violation.prop} "
+        f"({inp.topology.shape} topology {inp.topology.name}), created "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+        "creditflow": {
+            "model": AMQP_MODEL,
+            "version": AMQP_VERSION,
+            "graph": inp.document,
+            "property": violation.prop,
+            "properties": list(violation.props),
+            "length": len(violation.steps),
+        },
+    }
+    return trace_document(variables, states, meta)
+
+
+@dataclass(frozen=True)
+class AmqpReplayed:
+    """A trace that replayed through the model (TRACE-REPLAY)."""
+
+    topology: Topology
+    prop: str
+    props: tuple[str, ...]
+    steps: tuple[Action, ...]
+    states: tuple[State, ...]
+
+
+def _same(state: State, written: Mapping[str, Any]) -> bool:
+    return all(
+        encode(itf_value(v)) == written.get(f) for f, v in zip(state._fields, state, strict=True)
+    )
+
+
+def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpReplayed:
+    """TRACE-REPLAY for AMQ-TRACE: rebuild the embedded topology and follow the model;
+    a state that is no successor of the one before (with the action named) is a
+    :class:`TraceReplayError` naming it."""
+    meta = doc.get("#meta", {}).get("creditflow", {})
+    if meta.get("model") != AMQP_MODEL:
+        raise TraceFormatError(f"{where}: not an AMQP trace")
+    try:
+        topology = topology_from_document(meta.get("graph"), where)
+    except InputError as exc:
+        raise TraceFormatError(f"{where}: #meta.creditflow.graph: {exc.problem}") from None
+    written = doc["states"]
+    state = system.initial_state(topology)
+    if not _same(state, written[0]):
+        raise TraceReplayError(f"{where}: states[0] is not the topology's initial state")
+    steps: list[Action] = []
+    states: list[State] = [state]
+    for i, values in enumerate(written[1:], start=1):
+        action = values.get(ACTION_VAR)
+        nxt = [s for a, s in system.successors(topology, state) if a == action and _same(s, values)]
+        if not nxt:
+            raise TraceReplayError(
+                f"{where}: states[{i}] ({action}) is not a step of the model from states[{i - 1}]"
+            )
+        state = nxt[0]
+        steps.append(str(action))
+        states.append(state)
+    props = meta.get("properties") or [meta.get("property", "")]
+    return AmqpReplayed(
+        topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(steps), tuple(states)
+    )
+
+
+# -- pictures ---------------------------------------------------------------------------------
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _chain_ids(doc: Mapping[str, Any]) -> list[str]:
+    succ = {str(e["source"]): str(e["target"]) for e in doc.get("edges", doc.get("links", []))}
+    targets = set(succ.values())
+    ids = [str(n["id"]) for n in doc.get("nodes", [])]
+    chain = [next(n for n in ids if n not in targets)]
+    while chain[-1] in succ:
+        chain.append(succ[chain[-1]])
+    return chain
+
+
+def _red(value: int) -> str:
+    return ", color=red, fontcolor=red" if value <= 0 else ""
+
+
+def _session_label(name: str, s: Any) -> str:
+    return (
+        f"{name}\nincoming-window={s.incoming_window}\nnext-incoming-id={s.next_incoming_id}\n"
+        f"next-outgoing-id={s.next_outgoing_id}\nremote-incoming-window="
+        f"{s.remote_incoming_window}"
+    )
+
+
+def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: str) -> str:
+    """AMQ-PICTURE: the chain of ``doc`` at ``state``: endpoints with their link end
+    (delivery-count, credit), sessions with their windows, the queue and the relay; the
+    link drawn between its two ends with both ends' delivery-count and credit; a credit
+    or window of 0 in red (EXP-PICTURE)."""
+    ids = _chain_ids(doc)
+    labels: dict[str, str] = {}
+    bad: dict[str, int] = {}
+    link_edge: tuple[str, str, str, int] | None = None
+    wire: tuple[str, str, int, int]
+    if isinstance(state, LinkState):
+        snd, ss, rs, rcv = ids
+        s, r = state.sender, state.receiver
+        labels[snd] = f"{snd} (sender)\nsupply={s.supply}"
+        labels[ss] = _session_label(ss, s.session)
+        labels[rs] = _session_label(rs, r.session)
+        wire = (ss, rs, len(state.fwd), len(state.back))
+        labels[rcv] = f"{rcv} (receiver)\nunsettled={len(r.unsettled)}"
+        bad[ss], bad[rs] = s.session.remote_incoming_window, r.session.incoming_window
+        link_edge = (
+            snd,
+            rcv,
+            f"link: sender dc={s.link.delivery_count} credit={s.link.credit}\n"
+            f"receiver dc={r.link.delivery_count} credit={r.link.credit}",
+            min(s.link.credit, r.link.credit),
+        )
+    elif isinstance(state, PublishState):
+        snd, ss, bs, q = ids
+        pub, brk = state.sender, state.broker
+        labels[snd] = f"{snd} (sender)\nsupply={pub.supply}"
+        labels[ss] = _session_label(ss, pub.session)
+        labels[bs] = _session_label(bs, brk.session) + f"\nunconfirmed={len(brk.unconfirmed)}"
+        wire = (ss, bs, len(state.fwd), len(state.back))
+        labels[q] = (
+            f"{q} (quorum queue)\nready={state.ready} limit={state.overflow.limit}\n"
+            f"enqueuer {state.enqueuer.status} pending={len(state.enqueuer.pending)}"
+        )
+        bad[ss], bad[bs] = pub.session.remote_incoming_window, brk.session.incoming_window
+        link_edge = (
+            snd,
+            bs,
+            f"link: sender dc={pub.link.delivery_count} credit={pub.link.credit}\n"
+            f"receiver dc={brk.link.delivery_count} credit={brk.link.credit}",
+            min(pub.link.credit, brk.link.credit),
+        )
+    else:
+        assert isinstance(state, ConsumeState)
+        q, rl, bs, cs, rcv = ids
+        rel, cli = state.relay, state.receiver
+        labels[q] = (
+            f"{q} (quorum queue)\nready={state.msgs.ready}\nconsumer dc="
+            f"{state.consumer.delivery_count} credit={state.consumer.credit}"
+        )
+        labels[rl] = (
+            f"{rl} (relay)\nqueue dc={rel.queue_dc} credit={rel.queue_credit}\n"
+            f"in-flight={rel.in_flight}"
+        )
+        labels[bs] = _session_label(bs, state.session)
+        labels[cs] = _session_label(cs, cli.session)
+        wire = (bs, cs, len(state.fwd), len(state.back))
+        labels[rcv] = f"{rcv} (receiver)\nunsettled={len(cli.unsettled)}"
+        bad[bs], bad[cs] = state.session.remote_incoming_window, cli.session.incoming_window
+        link_edge = (
+            rl,
+            rcv,
+            f"link: relay dc={rel.client_dc} credit={rel.client_credit}\n"
+            f"receiver dc={cli.link.delivery_count} credit={cli.link.credit}",
+            min(rel.client_credit, cli.link.credit),
+        )
+    lines = [
+        "digraph amqp {",
+        f"  label={_q(title)};",
+        "  labelloc=t;",
+        "  rankdir=LR;",
+        '  node [shape=box, fontname="Helvetica"];',
+    ]
+    for nid in ids:
+        lines.append(f"  {_q(nid)} [label={_q(labels[nid])}{_red(bad.get(nid, 1))}];")
+    for head, nxt in zip(ids, ids[1:], strict=False):
+        on_wire = (
+            f" [label={_q(f'in flight: {wire[2]} forward, {wire[3]} back')}]"
+            if (head, nxt) == wire[:2]
+            else ""
+        )
+        lines.append(f"  {_q(head)} -> {_q(nxt)}{on_wire};")
+    if link_edge is not None:
+        one, other, label, credit = link_edge
+        lines.append(
+            f"  {_q(one)} -> {_q(other)} [label={_q(label)}, style=dashed, constraint=false"
+            f"{_red(credit)}];"
+        )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
