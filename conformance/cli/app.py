@@ -43,13 +43,13 @@ from creditflow.conformance.explore.check import (
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
+from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import (
     GraphFileError,
     input_warnings,
     load_graph,
     preset_names,
 )
-from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.conformance.outputs import derived_path
