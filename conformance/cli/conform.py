@@ -279,7 +279,7 @@ def _print_conform(
     for known in result.known:
         hits = result.expected_hits.get(known.name, 0)
         click.echo(
-            f"  EXPECTED  {known.name} ({known.op}: {', '.join(sorted(known.fields))}): "
+            f"  EXPECTED  {known.name} ({known.signature}): "
             f"met in {hits} run{'s' * (hits != 1)}; {known.reason}"
         )
     for name in result.unexpected_passes:
@@ -385,6 +385,9 @@ def replay(
     if shrink:
         signals.note(out=out)
     report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
+    if report.expectations_error is not None:  # AD-EXPECTATIONS-MATCH: a listed trace
+        fail(str(report.expectations_error), exit_codes.USAGE)
+        return
     saver = Saver()
     saver.errors.extend(report.write_errors)
     if as_json:
@@ -396,6 +399,19 @@ def replay(
         f"creditflow replay: {report.adapter}"
         + (f" ({report.implementation})" if report.implementation else "")
     )
+    if report.expectations is not None:
+        for k in report.expectations.known:
+            click.echo(f"  EXPECTED  {k.name} ({k.signature}): {k.reason}")
+        for name in report.unexpected_passes:
+            click.echo(
+                f"  XPASS     {name}: passes, but the expectations list it; remove it "
+                f"from {expectations}"
+            )
+        for name, missing in report.expectations.not_run.items():
+            click.echo(
+                f"  NOT RUN   {name}: needs {', '.join(missing)}, which the implementation "
+                f"does not offer (AD-CAPABILITIES)"
+            )
     for o in report.outcomes:
         n = len(o.trace.trace.steps)
         if o.status == PASS:
