@@ -2,9 +2,10 @@
 AD-EXPECTATIONS-CONFORM) on its own example: a port that grants one ack late
 (``adapters/mutants/ack_off_by_one.py``, run as an ``--adapter-cmd``); ``conform`` finds
 and writes its divergence; listed in an expectations file, it is never reported again,
-and once each of its signatures is listed the run with the same seed passes. Also: listed traces needing ops the port does not offer are not sent
-(AD-CAPABILITIES), the adapter is named by its hello (AD-HELLO), the pytest plugin
-hints at a missing adapter (AD-CORPUS). Cost: ~60 s."""
+and once each of its signatures is listed the run with the same seed passes. Also:
+listed traces needing ops the port does not offer are not sent (AD-CAPABILITIES), the
+adapter is named by its hello (AD-HELLO), the pytest plugin hints at a missing adapter
+(AD-CORPUS). Cost: ~90 s."""
 
 from __future__ import annotations
 
