@@ -89,10 +89,9 @@ def test_the_whole_documented_gate_passes(tmp_path: Path) -> None:
     run = ("--adapter-cmd", LATE_ACK, "--seed", "7", "--max-examples", "100")
     report, signatures = gate(tmp_path, *run)
     assert report["verdict"] == "conformant" and len(signatures) <= 2
-    known = tmp_path / "known.json"
-    code, out = conform(*run, "--corpus", str(tmp_path / "found"), "--expectations", str(known))
-    assert code == 0, out
-    assert "CONFORMANT: no divergence but the expected ones" in out
+    assert [p["name"] for p in report["phases"]] == [
+        "batched-ops", "process-ops", "network-runs", "explorer-runs",
+    ]  # fmt: skip
 
 
 def test_a_known_divergence_is_judged_in_its_minimal_context() -> None:

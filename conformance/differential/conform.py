@@ -38,6 +38,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.batched import run_batched
 from creditflow.conformance.differential.expected import (
+    Judgement,
     KnownDivergence,
     divergence_signature,
     judge,
@@ -449,7 +450,7 @@ def _polish(
     def fails(candidate: list[Op]) -> int | None:
         report.ops += len(candidate)
         judged = judge(adapter, trace.spec, candidate, result.known)
-        return None if judged.divergence is None else len(candidate)
+        return judged.cut
 
     ops = list(trace.ops)
     if fails(ops) is None:
@@ -466,20 +467,16 @@ def _shrink_run(
     (AD-EXPECTATIONS-CONFORM, AD-EXPECTATIONS-MASK); the trace written is the masked
     sequence, whose first divergence is the new one."""
 
-    def attempt(candidate: list[Op]) -> tuple[Divergence | None, ProcessTrace]:
+    def attempt(candidate: list[Op]) -> Judgement:
         report.ops += len(candidate)
         try:
-            judged = judge(adapter, DEFAULT_SPEC, candidate, result.known)
+            return judge(adapter, DEFAULT_SPEC, candidate, result.known)
         except AdapterFailure as exc:
             trace = model_trace(DEFAULT_SPEC, candidate)
             raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
-        return judged.divergence, judged.executed
 
-    def fails(candidate: list[Op]) -> int | None:
-        d, _ = attempt(candidate)
-        return None if d is None else len(candidate)
-
-    divergence, trace = attempt(shrink_sequence(ops, fails))
+    judged = attempt(shrink_sequence(ops, lambda candidate: attempt(candidate).cut))
+    divergence, trace = judged.divergence, judged.executed
     assert divergence is not None
     return f"explorer-runs ({label}, shrunk from {len(ops)} ops)", divergence, trace
 

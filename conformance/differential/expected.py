@@ -198,6 +198,9 @@ class Judgement:
     divergence: Divergence | None  #: the first divergence that is no known one
     executed: ProcessTrace  #: the ops run last (the masked ones taken out), up to it
     met: tuple[str, ...] = ()  #: the known divergences met, in order
+    #: how many ops of the sequence given it takes to reach ``divergence`` (for
+    #: delta debugging: the ops after it never matter)
+    cut: int | None = None
 
     @property
     def ops(self) -> tuple[Op, ...]:
@@ -212,6 +215,7 @@ def judge(
     diverges in a way no expectation lists. Raises ``AdapterFailure``."""
     known = tuple(known)
     current = list(ops)
+    positions = list(range(len(current)))  #: where each op of ``current`` was given
     met: list[str] = []
     while True:
         divergence, executed = check_trace(adapter, spec, current)
@@ -219,6 +223,7 @@ def judge(
             return Judgement(None, executed, tuple(met))
         name = known_divergence(known, adapter, spec, current, divergence)
         if name is None:
-            return Judgement(divergence, executed, tuple(met))
+            return Judgement(divergence, executed, tuple(met), positions[divergence.index] + 1)
         met.append(name)
         del current[divergence.index]
+        del positions[divergence.index]

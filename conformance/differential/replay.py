@@ -16,7 +16,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.expected import ResolvedExpectations, judge, resolve
 from creditflow.conformance.differential.protocol import Op
-from creditflow.conformance.differential.session import Divergence, ProcessTrace, check_trace
+from creditflow.conformance.differential.session import Divergence, ProcessTrace
 from creditflow.conformance.differential.shrink import shrink_sequence
 from creditflow.conformance.differential.traces import (
     SUFFIX,
@@ -176,16 +176,25 @@ def replay_trace(
     return ReplayOutcome(loaded, XPASS if listed else PASS, reason=listed)
 
 
-def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -> Path:
-    """Delta-debug a diverging replay to a 1-minimal op sequence and write it."""
+def shrink_divergence(
+    adapter: Adapter,
+    outcome: ReplayOutcome,
+    out_dir: Path,
+    expectations: ResolvedExpectations | None = None,
+) -> Path:
+    """Delta-debug a diverging replay to a 1-minimal op sequence and write it; a
+    candidate fails only with a divergence no expectation lists, known ones masked
+    (AD-EXPECTATIONS-MASK), and the trace written is the masked sequence."""
     trace = outcome.trace.trace
+    known = expectations.known if expectations else ()
 
     def fails(candidate: list[Op]) -> int | None:
-        d, _ = check_trace(adapter, trace.spec, candidate)
-        return None if d is None else d.index + 1
+        judged = judge(adapter, trace.spec, candidate, known)
+        return judged.cut
 
     minimal = shrink_sequence(list(trace.ops), fails)
-    divergence, shrunk = check_trace(adapter, trace.spec, minimal)
+    judged = judge(adapter, trace.spec, minimal, known)
+    divergence, shrunk = judged.divergence, judged.executed
     assert divergence is not None
     path = derived_path(out_dir, f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}", SUFFIX)
     return write_process_trace(
@@ -242,7 +251,7 @@ def replay_traces(
                 outcome = replay_trace(adapter, loaded, resolved)
                 if outcome.status == DIVERGED and shrink_to is not None:
                     try:
-                        shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                        shrunk = shrink_divergence(adapter, outcome, shrink_to, resolved)
                         outcome = replace(outcome, shrunk=shrunk)
                     except OutputError as exc:  # OUT-FAILURE: reported after the verdicts
                         write_errors.append(exc)
