@@ -1,7 +1,7 @@
 """The pytest plugin (AD-CORPUS): a trace corpus becomes test items, JUnit XML comes
 from pytest's own --junitxml, expectations turn known divergences into xfails (an
-unexpected pass fails), and without an adapter the plugin collects nothing. Most runs are in-process (fast);
-the CI-gate one runs pytest in a subprocess, as CI does."""
+unexpected pass fails), and without an adapter the plugin collects nothing. Most runs
+are in-process (fast); the CI-gate one runs pytest in a subprocess, as CI does."""
 
 from __future__ import annotations
 
