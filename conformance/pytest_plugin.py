@@ -7,9 +7,12 @@
 
 With an adapter chosen (option or ini ``creditflow_adapter`` / ``creditflow_adapter_cmd``)
 every ``*.itf.json`` file collected becomes one item that replays the trace against the
-adapter (TRACE-PROCESS-REPLAY); without one the plugin collects nothing. A trace listed
-in the expectations file is a strict ``xfail`` (AD-EXPECTATIONS). One adapter process
-serves the whole session (per xdist worker) and is restarted after a failure.
+adapter (TRACE-PROCESS-REPLAY); without one the plugin collects nothing. With an
+expectations file a trace is judged exactly as ``replay`` and ``conform`` judge it
+(AD-EXPECTATIONS-MATCH, AD-EXPECTATIONS-MASK): one whose only divergences are known ones
+is ``xfail``, a listed one that passes fails (an unexpected pass, also for a listed trace
+not collected). One adapter process serves the whole session (per xdist worker) and is
+restarted after a failure.
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ import pytest
 
 from creditflow.adapters.registry import UnknownAdapter, adapter_factory, command_factory
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.expected import ResolvedExpectations, resolve
 from creditflow.conformance.differential.replay import (
     DIVERGED,
     NOT_OFFERED,
+    XFAIL,
+    XPASS,
     ReplayOutcome,
     replay_trace,
 )
@@ -54,6 +60,40 @@ class _Session:
         self.factory = factory
         self.expectations = expectations
         self._adapter: Adapter | None = None
+        #: the trace files collected, by name (AD-EXPECTATIONS-MATCH: witnesses)
+        self.collected: dict[str, Path] = {}
+        self._resolved: ResolvedExpectations | None = None
+        self._error: InputError | None = None
+
+    def resolved(self) -> ResolvedExpectations | None:
+        """AD-EXPECTATIONS-MATCH: the expectations, each listed trace replayed once per
+        session (the collected traces first, then as ``conform`` looks them up).
+        Raises ``ExpectationsError`` (every item then fails with it) and
+        ``AdapterFailure``."""
+        if self.expectations is None:
+            return None
+        if self._error is not None:
+            raise self._error
+        if self._resolved is None:
+            given = {
+                name: load_trace(path)
+                for name, path in self.collected.items()
+                if name in self.expectations.known
+            }
+            folders = dict.fromkeys(path.parent for path in self.collected.values())
+            try:
+                self._resolved = resolve(self.adapter(), self.expectations, folders, given)
+            except (ExpectationsError, InputError) as exc:
+                self._error = exc
+                raise
+        return self._resolved
+
+    def unexpected_passes(self) -> tuple[str, ...]:
+        """Listed traces that pass and were not collected (a collected one fails as
+        its own item)."""
+        if self._resolved is None:
+            return ()
+        return tuple(n for n in self._resolved.unexpected_passes if n not in self.collected)
 
     def adapter(self) -> Adapter:
         if self._adapter is None:
@@ -85,7 +125,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--creditflow-expectations",
         metavar="FILE",
-        help="Known divergences (JSON): listed traces are strict xfail.",
+        help="Known divergences (JSON): traces diverging only as listed are xfail; "
+        "a listed trace that passes fails.",
     )
     group.addoption(
         "--creditflow-rabbitmq-ebin",
@@ -163,6 +204,25 @@ def _stop_adapters_on_sigterm(config: pytest.Config) -> None:
     config.add_cleanup(restore)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """AD-EXPECTATIONS: a listed trace that was not collected but passes fails the run,
+    as in ``replay`` and ``conform``."""
+    state = session.config.stash.get(SESSION, None)
+    if state is not None and state.unexpected_passes() and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    state = terminalreporter.config.stash.get(SESSION, None)
+    if state is None:
+        return
+    for name in state.unexpected_passes():
+        terminalreporter.write_line(
+            f"XPASS {name}: passes, but the expectations list it; remove it from "
+            f"{state.expectations and state.expectations.path}"
+        )
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION, None)
     if session is not None:
@@ -198,18 +258,18 @@ class TraceFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         name = self.path.name.removesuffix(SUFFIX)
-        item = TraceItem.from_parent(self, name=name)
-        expectations = self.config.stash[SESSION].expectations
-        reason = expectations.reason(name) if expectations else None
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-        yield item
+        self.config.stash[SESSION].collected.setdefault(name, self.path)
+        yield TraceItem.from_parent(self, name=name)
 
 
 class TraceDiverged(Exception):
     def __init__(self, outcome: ReplayOutcome) -> None:
         super().__init__(str(outcome.trace.path))
         self.outcome = outcome
+
+
+class UnexpectedPass(Exception):
+    """A listed trace that passes (AD-EXPECTATIONS): the file must be kept true."""
 
 
 class TraceItem(pytest.Item):
@@ -219,12 +279,19 @@ class TraceItem(pytest.Item):
         loaded = load_trace(self.path)
         session = self.config.stash[SESSION]
         try:
-            outcome = replay_trace(session.adapter(), loaded)
+            outcome = replay_trace(session.adapter(), loaded, session.resolved())
         except AdapterFailure:
             session.drop()
             raise
         if outcome.status == DIVERGED:
             raise TraceDiverged(outcome)
+        if outcome.status == XFAIL:
+            pytest.xfail(outcome.reason or "a known divergence (AD-EXPECTATIONS-MATCH)")
+        if outcome.status == XPASS:
+            raise UnexpectedPass(
+                f"{self.path}: passes, but the expectations list it ({outcome.reason}); "
+                f"remove it from {session.expectations and session.expectations.path}"
+            )
         if outcome.status == NOT_OFFERED:
             # AD-CAPABILITIES: shown as skipped, with the ops, never as passed.
             pytest.skip(
@@ -243,7 +310,7 @@ class TraceItem(pytest.Item):
             if o.trace.description:
                 head += f"\n{o.trace.description}"
             return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
-        if isinstance(exc, (AdapterFailure, InputError)):  # IN-ONE-LINE
+        if isinstance(exc, (AdapterFailure, InputError, UnexpectedPass)):  # IN-ONE-LINE
             return str(exc)
         return super().repr_failure(excinfo)
 

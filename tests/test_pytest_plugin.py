@@ -1,7 +1,7 @@
 """The pytest plugin (AD-CORPUS): a trace corpus becomes test items, JUnit XML comes
-from pytest's own --junitxml, expectations turn known divergences into strict xfails,
-and without an adapter the plugin collects nothing. Most runs are in-process (fast);
-the CI-gate one runs pytest in a subprocess, as CI does."""
+from pytest's own --junitxml, expectations turn known divergences into xfails (an
+unexpected pass fails), and without an adapter the plugin collects nothing. Most runs
+are in-process (fast); the CI-gate one runs pytest in a subprocess, as CI does."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ def test_divergences_fail_with_the_diff(pytester, corpus):
 
 
 def test_expectations_make_known_divergences_xfail(pytester, corpus):
-    """AD-EXPECTATIONS through the plugin: strict xfail, so an unexpected pass fails."""
+    """AD-EXPECTATIONS, AD-EXPECTATIONS-MATCH through the plugin: known divergences
+    xfail, and an unexpected pass fails."""
     from creditflow.conformance.inputs.expectations import shipped_expectations
 
     known = shipped_expectations("mutant-peer-down-no-unblock")

@@ -158,8 +158,8 @@ def open_factory(
 @click.option(
     "--expectations",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
-    "divergences their traces show are reported as expected, not failures.",
+    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
+    "divergence with exactly the signature of a listed trace's is expected, not a failure.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def conform(
@@ -185,8 +185,10 @@ def conform(
     protocol ops over several processes, then process-graph
     runs projected to per-process ops, then the explorer's runs of the presets. The
     first divergence is shrunk to a minimal trace, written to disk (ITF) and shown as
-    model vs implementation. With --expectations, divergences that the listed traces
-    show are expected (exit 0) and a listed trace that passes is an unexpected pass.
+    model vs implementation. With --expectations, a divergence with exactly the
+    signature of a listed trace's divergence (its op and how each field differs,
+    AD-EXPECTATIONS-MATCH) is expected and the search goes on; any other fails (exit 1),
+    and a listed trace that passes is an unexpected pass.
     Exit 0: conformant; 1: divergence or unexpected pass; 2: bad expectations file;
     3: adapter failure.
 
@@ -279,7 +281,7 @@ def _print_conform(
     for known in result.known:
         hits = result.expected_hits.get(known.name, 0)
         click.echo(
-            f"  EXPECTED  {known.name} ({known.op}: {', '.join(sorted(known.fields))}): "
+            f"  EXPECTED  {known.name} ({known.signature}): "
             f"met in {hits} run{'s' * (hits != 1)}; {known.reason}"
         )
     for name in result.unexpected_passes:
@@ -333,7 +335,8 @@ def _print_conform(
 @click.option(
     "--expectations",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS).",
+    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
+    "same file and the same verdict as conform --expectations.",
 )
 @click.option(
     "--shrink",
@@ -363,8 +366,10 @@ def replay(
 
     TRACES are trace files or folders of them (`*.itf.json`): per-process traces
     (written by `conform`, or the shipped corpus) and the explorer's network traces
-    (written by `check`), which are projected to per-process ops. Exit 0: every trace
-    passes (or fails as its expectation says); 1: a divergence or an unexpected pass;
+    (written by `check`), which are projected to per-process ops. With --expectations,
+    known divergences are masked and judged as in `conform` (AD-EXPECTATIONS-MATCH,
+    AD-EXPECTATIONS-MASK). Exit 0: every trace passes or diverges only in known ways;
+    1: a divergence or an unexpected pass;
     2: a bad trace or expectations file; 3: adapter failure.
 
     \b
@@ -385,6 +390,9 @@ def replay(
     if shrink:
         signals.note(out=out)
     report = replay_traces(factory, loaded, known, shrink_to=out if shrink else None)
+    if report.expectations_error is not None:  # AD-EXPECTATIONS-MATCH: a listed trace
+        fail(str(report.expectations_error), exit_codes.USAGE)
+        return
     saver = Saver()
     saver.errors.extend(report.write_errors)
     if as_json:
@@ -396,6 +404,19 @@ def replay(
         f"creditflow replay: {report.adapter}"
         + (f" ({report.implementation})" if report.implementation else "")
     )
+    if report.expectations is not None:
+        for k in report.expectations.known:
+            click.echo(f"  EXPECTED  {k.name} ({k.signature}): {k.reason}")
+        for name in report.unexpected_passes:
+            click.echo(
+                f"  XPASS     {name}: passes, but the expectations list it; remove it "
+                f"from {expectations}"
+            )
+        for name, missing in report.expectations.not_run.items():
+            click.echo(
+                f"  NOT RUN   {name}: needs {', '.join(missing)}, which the implementation "
+                f"does not offer (AD-CAPABILITIES)"
+            )
     for o in report.outcomes:
         n = len(o.trace.trace.steps)
         if o.status == PASS:
@@ -423,6 +444,8 @@ def replay(
                 click.echo(f"    shrunk trace: {o.shrunk}")
     counts = report.counts
     summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+    if report.unexpected_passes:  # AD-EXPECTATIONS: listed, not replayed, passing
+        summary += f"; {len(report.unexpected_passes)} listed trace(s) pass (XPASS)"
     click.echo(f"{len(report.outcomes)} traces: {summary}")
     if report.failure is not None:
         fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)

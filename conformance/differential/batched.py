@@ -197,7 +197,7 @@ def run_batched(
                 continue
             outcome.found_in = (outcome.examples, found.index + 1)
             try:
-                shrunk = shrink_ops(adapter, spec, ops, outcome)
+                shrunk = shrink_ops(adapter, spec, ops, outcome, known)
             except AdapterFailure as exc:
                 outcome.failure = exc
                 outcome.trace = model_trace(spec, ops[: found.index + 1])
@@ -211,25 +211,38 @@ def run_batched(
 
 
 def shrink_ops(
-    adapter: Adapter, spec: CreditSpec, ops: list[Op], outcome: BatchedOutcome
+    adapter: Adapter,
+    spec: CreditSpec,
+    ops: list[Op],
+    outcome: BatchedOutcome,
+    known: Callable[[Divergence, CreditSpec, list[Op]], str | None] | None = None,
 ) -> tuple[Divergence, ProcessTrace] | None:
     """A 1-minimal diverging subsequence of ``ops`` (delta debugging), with its
     divergence (at its last op) and trace; ``None`` if ``ops`` no longer diverge (a
-    nondeterministic implementation). The ops it runs count in ``outcome``."""
+    nondeterministic implementation). A candidate fails only with a divergence that
+    ``known`` names no known divergence of (AD-EXPECTATIONS-CONFORM: shrinking never
+    turns a new divergence into a known one). The ops it runs count in ``outcome``."""
 
     current = spec
+
+    def new(divergence: Divergence | None, spec: CreditSpec, candidate: list[Op]) -> bool:
+        return divergence is not None and (
+            known is None or known(divergence, spec, candidate) is None
+        )
 
     def fails(candidate: list[Op]) -> int | None:
         outcome.ops += len(candidate)
         divergence, _ = check_trace(adapter, current, candidate)
-        return None if divergence is None else divergence.index + 1
+        if divergence is None or not new(divergence, current, candidate):
+            return None
+        return divergence.index + 1
 
     try:
         shrunk = shrink_sequence(ops, fails)
     except ValueError:
         return None
     while True:  # shrink and simplify until neither changes the trace
-        simpler, plainer = _simplify(adapter, current, shrunk, outcome)
+        simpler, plainer = _simplify(adapter, current, shrunk, outcome, new)
         if (simpler, plainer) == (current, shrunk):
             break
         current = simpler
@@ -239,7 +252,11 @@ def shrink_ops(
 
 
 def _simplify(
-    adapter: Adapter, spec: CreditSpec, ops: list[Op], outcome: BatchedOutcome
+    adapter: Adapter,
+    spec: CreditSpec,
+    ops: list[Op],
+    outcome: BatchedOutcome,
+    new: Callable[[Divergence | None, CreditSpec, list[Op]], bool],
 ) -> tuple[CreditSpec, list[Op]]:
     """AD-BATCHED: a simpler trace of the same length that still diverges at its last
     op: each op's spec override dropped where it is not needed, then the first reset
@@ -248,7 +265,11 @@ def _simplify(
     def diverges(spec: CreditSpec, ops: list[Op]) -> bool:
         outcome.ops += len(ops)
         divergence, _ = check_trace(adapter, spec, ops)
-        return divergence is not None and divergence.index == len(ops) - 1
+        return (
+            new(divergence, spec, ops)
+            and divergence is not None
+            and (divergence.index == len(ops) - 1)
+        )
 
     for k, op in enumerate(ops):
         if op.spec is not None:

@@ -37,7 +37,14 @@ from hypothesis.stateful import get_state_machine_test
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.batched import run_batched
-from creditflow.conformance.differential.corpus import corpus_dir
+from creditflow.conformance.differential.expected import (
+    Judgement,
+    KnownDivergence,
+    divergence_signature,
+    judge,
+    known_divergence,
+    resolve,
+)
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
     DivergenceFound,
@@ -51,21 +58,18 @@ from creditflow.conformance.differential.protocol import DEFAULT_SPEC, Op
 from creditflow.conformance.differential.session import (
     Divergence,
     ProcessTrace,
-    check_trace,
     model_trace,
 )
 from creditflow.conformance.differential.shrink import shrink_sequence
 from creditflow.conformance.differential.traces import (
     SUFFIX,
-    load_trace,
     trace_digest,
     write_process_trace,
 )
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.encoding import CreditNetwork, Step
-from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
+from creditflow.conformance.inputs.expectations import Expectations
 from creditflow.conformance.inputs.graphs import load_preset, preset_names
-from creditflow.conformance.inputs.itf import TraceFormatError
 from creditflow.conformance.outputs import OutputError, derived_path
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph
@@ -109,69 +113,6 @@ class ConformOptions:
     #: Folders searched for the traces the expectations name (after the expectations
     #: file's own folder and ``corpus``; the shipped corpus last).
     trace_dirs: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True)
-class KnownDivergence:
-    """A divergence listed in the expectations (AD-EXPECTATIONS-CONFORM): the trace
-    that shows it, why, and its signature: the op kind at which it diverges and the
-    fields that differ there."""
-
-    name: str
-    reason: str
-    op: str
-    fields: frozenset[str]
-
-    def covers(self, divergence: Divergence) -> bool:
-        """An instance of this known divergence: same op kind, and no field differs
-        that does not differ in the listed trace."""
-        return divergence.op.kind == self.op and {d.field for d in divergence.diffs} <= self.fields
-
-
-def minimal_context(adapter: Adapter, spec: CreditSpec, ops: list[Op]) -> Divergence | None:
-    """AD-EXPECTATIONS-CONFORM: the divergence of the last op of ``ops`` in the smallest
-    context in which that op still diverges (delta debugging of the ops before it, the
-    op itself kept); ``None`` if it no longer diverges there (a nondeterministic
-    implementation)."""
-    *before, last = ops
-
-    def diverges_at_last(candidate: list[Op]) -> int | None:
-        divergence, _ = check_trace(adapter, spec, [*candidate, last])
-        return len(candidate) if divergence and divergence.index == len(candidate) else None
-
-    if diverges_at_last([]) is not None:
-        context: list[Op] = []  # ddmin never tries the empty sequence
-    else:
-        try:
-            context = shrink_sequence(before, diverges_at_last)
-        except ValueError:
-            return None
-    divergence, _ = check_trace(adapter, spec, [*context, last])
-    return divergence
-
-
-def known_divergence(
-    known: list[KnownDivergence],
-    adapter: Adapter,
-    spec: CreditSpec,
-    ops: list[Op],
-    divergence: Divergence,
-) -> str | None:
-    """AD-EXPECTATIONS-CONFORM: the known divergence ``divergence`` (at op
-    ``divergence.index`` of ``ops``) is an instance of: one whose signature covers it,
-    or covers the same op's divergence in its minimal context — the same bug met in a
-    larger state (a late grant that is deferred rather than emitted) — else ``None``."""
-    if not known:
-        return None
-    for k in known:
-        if k.covers(divergence):
-            return k.name
-    minimal = minimal_context(adapter, spec, ops[: divergence.index + 1])
-    if minimal is not None:
-        for k in known:
-            if k.covers(minimal):
-                return k.name
-    return None
 
 
 @dataclass
@@ -324,6 +265,7 @@ class ConformResult:
                     "why": k.reason,
                     "op": k.op,
                     "fields": sorted(k.fields),
+                    "signature": sorted(k.signature.differences),
                     "runs": self.expected_hits.get(k.name, 0),
                 }
                 for k in self.known
@@ -337,6 +279,8 @@ class ConformResult:
                 "op_index": d.index + 1,
                 "op": d.op.request(),
                 "fields": [f.field for f in d.diffs],
+                # AD-EXPECTATIONS-MATCH: what an expectation listing this trace matches
+                "signature": sorted(divergence_signature(d).differences),
                 "model": d.model.to_json(),
                 "implementation": d.implementation.to_json(),
                 "ops": [op.request() for op in self.trace.ops] if self.trace else [],
@@ -500,47 +444,39 @@ def _polish(
 ) -> tuple[Divergence, ProcessTrace] | None:
     """Delta-debug Hypothesis's result further (it may have run out of time, and a
     network run's projection holds ops a per-process trace does not need); a candidate
-    fails only with a divergence that is not a known one (AD-EXPECTATIONS-CONFORM)."""
+    fails only with a divergence that is not a known one, known ones masked
+    (AD-EXPECTATIONS-CONFORM, AD-EXPECTATIONS-MASK)."""
 
     def fails(candidate: list[Op]) -> int | None:
         report.ops += len(candidate)
-        d, _ = check_trace(adapter, trace.spec, candidate)
-        if d is None or known_divergence(result.known, adapter, trace.spec, candidate, d):
-            return None
-        return d.index + 1
+        judged = judge(adapter, trace.spec, candidate, result.known)
+        return judged.cut
 
     ops = list(trace.ops)
     if fails(ops) is None:
         return None  # not reproducible outside Hypothesis: keep its trace
-    divergence, shrunk = check_trace(adapter, trace.spec, shrink_sequence(ops, fails))
-    return None if divergence is None else (divergence, shrunk)
+    judged = judge(adapter, trace.spec, shrink_sequence(ops, fails), result.known)
+    return None if judged.divergence is None else (judged.divergence, judged.executed)
 
 
 def _shrink_run(
     adapter: Adapter, label: str, ops: list[Op], report: PhaseReport, result: ConformRun
 ) -> tuple[str, Divergence, ProcessTrace]:
-    """Delta-debug a diverging explorer run down to a 1-minimal op sequence whose
-    divergence is no known one (AD-EXPECTATIONS-CONFORM)."""
+    """Delta-debug a diverging explorer run down to a 1-minimal op sequence that
+    diverges in a way no expectation lists, known divergences masked
+    (AD-EXPECTATIONS-CONFORM, AD-EXPECTATIONS-MASK); the trace written is the masked
+    sequence, whose first divergence is the new one."""
 
-    def attempt(candidate: list[Op]) -> tuple[Divergence | None, ProcessTrace]:
+    def attempt(candidate: list[Op]) -> Judgement:
         report.ops += len(candidate)
         try:
-            return check_trace(adapter, DEFAULT_SPEC, candidate)
+            return judge(adapter, DEFAULT_SPEC, candidate, result.known)
         except AdapterFailure as exc:
             trace = model_trace(DEFAULT_SPEC, candidate)
             raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
 
-    def fails(candidate: list[Op]) -> int | None:
-        d, _ = attempt(candidate)
-        try:
-            if d is None or known_divergence(result.known, adapter, DEFAULT_SPEC, candidate, d):
-                return None
-        except AdapterFailure as exc:
-            trace = model_trace(DEFAULT_SPEC, candidate)
-            raise ExplorerRunFailure(exc, f"{label}, while shrinking", trace) from None
-        return d.index + 1
-
-    divergence, trace = attempt(shrink_sequence(ops, fails))
+    judged = attempt(shrink_sequence(ops, lambda candidate: attempt(candidate).cut))
+    divergence, trace = judged.divergence, judged.executed
     assert divergence is not None
     return f"explorer-runs ({label}, shrunk from {len(ops)} ops)", divergence, trace
 
@@ -548,22 +484,19 @@ def _shrink_run(
 def _explorer_phase(
     adapter: Adapter, run_seed: int, report: PhaseReport, result: ConformRun
 ) -> tuple[str, Divergence, ProcessTrace] | None:
+    """The explorer runs; a known divergence is masked and the run goes on
+    (AD-EXPECTATIONS-MASK)."""
     for label, graph, steps in _explorer_runs(run_seed):
         ops = run_ops(graph, steps)
         report.examples += 1
         report.ops += len(ops)
         try:
-            found, _ = check_trace(adapter, DEFAULT_SPEC, ops)
+            judged = judge(adapter, DEFAULT_SPEC, ops, result.known)
         except AdapterFailure as exc:
             raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
-        if found is None:
-            continue
-        try:
-            known = known_divergence(result.known, adapter, DEFAULT_SPEC, ops, found)
-        except AdapterFailure as exc:
-            raise ExplorerRunFailure(exc, label, model_trace(DEFAULT_SPEC, ops)) from None
-        if known is not None:
+        for known in judged.met:
             result.expected_hits[known] = result.expected_hits.get(known, 0) + 1
+        if judged.divergence is None:
             continue
         return _shrink_run(adapter, label, ops, report, result)
     return None
@@ -572,58 +505,18 @@ def _explorer_phase(
 # -- known divergences (AD-EXPECTATIONS-CONFORM) ----------------------------------------
 
 
-def _find_trace(name: str, options: ConformOptions) -> Path | None:
-    assert options.expectations is not None
-    folders: list[Path] = []
-    if options.expectations.path is not None:
-        folders.append(options.expectations.path.parent)
-    if options.corpus is not None:
-        folders.append(options.corpus)
-    folders += [*options.trace_dirs, corpus_dir()]
-    # AD-EXPECTATIONS-NAME: the name is compared with file names, never used as a pattern
-    file_name = f"{name}{SUFFIX}"
-    for folder in folders:
-        direct = folder / file_name
-        if direct.is_file():
-            return direct
-        for candidate in sorted(folder.rglob(f"*{SUFFIX}")):
-            if candidate.name == file_name and candidate.is_file():
-                return candidate
-    return None
-
-
 def known_divergences(adapter: Adapter, options: ConformOptions, result: ConformRun) -> None:
-    """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM): one that
-    diverges gives a known divergence's signature; one that passes is an unexpected
-    pass; one that needs an op the implementation does not offer is not sent
-    (AD-CAPABILITIES). Raises :class:`ExpectationsError` for a trace that cannot be found
-    or read."""
+    """Replay every trace the expectations list (AD-EXPECTATIONS-CONFORM,
+    AD-EXPECTATIONS-MATCH: :func:`~creditflow.conformance.differential.expected.resolve`,
+    as ``replay`` and the pytest plugin do). Raises ``ExpectationsError`` for a trace that
+    cannot be found or read."""
     if options.expectations is None:
         return
-    for name, reason in options.expectations.known.items():
-        path = _find_trace(name, options)
-        if path is None:
-            raise ExpectationsError(
-                f"{options.expectations.path}: no trace {name}{SUFFIX} in the expectations' "
-                f"folder, --corpus or the shipped corpus"
-            )
-        try:
-            loaded = load_trace(path)
-        except TraceFormatError as exc:
-            raise ExpectationsError(str(exc)) from None
-        missing = tuple(sorted({op.kind for op in loaded.trace.ops} - set(adapter.supported_ops)))
-        if missing:
-            result.known_not_run[name] = missing
-            continue
-        divergence, _ = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
-        if divergence is None:
-            result.unexpected_passes.append(name)
-        else:
-            result.known.append(
-                KnownDivergence(
-                    name, reason, divergence.op.kind, frozenset(d.field for d in divergence.diffs)
-                )
-            )
+    folders = [*([options.corpus] if options.corpus is not None else []), *options.trace_dirs]
+    resolved = resolve(adapter, options.expectations, folders)
+    result.known.extend(resolved.known)
+    result.unexpected_passes.extend(resolved.unexpected_passes)
+    result.known_not_run.update(resolved.not_run)
 
 
 # -- the whole run -----------------------------------------------------------------------

@@ -14,8 +14,9 @@ from typing import Any, Final, Literal, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
+from creditflow.conformance.differential.expected import ResolvedExpectations, judge, resolve
 from creditflow.conformance.differential.protocol import Op
-from creditflow.conformance.differential.session import Divergence, ProcessTrace, check_trace
+from creditflow.conformance.differential.session import Divergence, ProcessTrace
 from creditflow.conformance.differential.shrink import shrink_sequence
 from creditflow.conformance.differential.traces import (
     SUFFIX,
@@ -23,7 +24,7 @@ from creditflow.conformance.differential.traces import (
     trace_digest,
     write_process_trace,
 )
-from creditflow.conformance.inputs.expectations import Expectations
+from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
 from creditflow.conformance.outputs import OutputError, derived_path
 
 PASS: Final = "pass"
@@ -67,12 +68,27 @@ class ReplayReport:
     outcomes: tuple[ReplayOutcome, ...] = ()
     failure: AdapterFailure | None = None  #: the adapter could not be started
     write_errors: tuple[OutputError, ...] = ()  #: OUT-FAILURE
+    #: AD-EXPECTATIONS-MATCH: the expectations, each listed trace replayed
+    expectations: ResolvedExpectations | None = None
+    #: a bad expectations file (exit 2), found once the adapter ran its traces
+    expectations_error: ExpectationsError | None = None
+
+    @property
+    def unexpected_passes(self) -> tuple[str, ...]:
+        """Listed traces that pass and were not among the traces replayed (those are
+        ``xpass`` outcomes)."""
+        if self.expectations is None:
+            return ()
+        replayed = {o.trace.name for o in self.outcomes}
+        return tuple(n for n in self.expectations.unexpected_passes if n not in replayed)
 
     @property
     def exit_code(self) -> int:
+        if self.expectations_error is not None:
+            return exit_codes.USAGE
         if self.failure is not None or any(o.status == FAILED for o in self.outcomes):
             return exit_codes.ADAPTER_FAILURE
-        if any(not o.ok for o in self.outcomes):
+        if any(not o.ok for o in self.outcomes) or self.unexpected_passes:
             return exit_codes.DIVERGENCE
         return exit_codes.OK
 
@@ -115,39 +131,70 @@ class ReplayReport:
             "traces": traces,
             "counts": self.counts,
         }
+        if self.expectations is not None:
+            out["expected_divergences"] = [
+                {
+                    "trace": k.name,
+                    "why": k.reason,
+                    "signature": sorted(k.signature.differences),
+                    "op": k.op,
+                }
+                for k in self.expectations.known
+            ]
+            out["unexpected_passes"] = list(self.unexpected_passes)
+            out["expectations_not_run"] = {k: list(v) for k, v in self.expectations.not_run.items()}
         if self.failure is not None:
             out["failure"] = str(self.failure)
+        if self.expectations_error is not None:
+            out["expectations_error"] = str(self.expectations_error)
         return out
 
 
 def replay_trace(
-    adapter: Adapter, loaded: LoadedTrace, expectations: Expectations | None = None
+    adapter: Adapter, loaded: LoadedTrace, expectations: ResolvedExpectations | None = None
 ) -> ReplayOutcome:
     """Replay one trace from a fresh ``reset``; the recorded answers are the model's
     (checked when the trace was loaded), so comparing with the model compares with the
-    trace. Raises :class:`AdapterFailure`."""
-    reason = expectations.reason(loaded.name) if expectations else None
+    trace. With expectations (AD-EXPECTATIONS-MATCH, AD-EXPECTATIONS-MASK) every known
+    divergence is masked: a trace whose only divergences are known ones is ``xfail``
+    (listed or not: the same rule as ``conform``), one that diverges in another way
+    ``diverged``, a listed one that passes ``xpass``. Raises :class:`AdapterFailure`."""
+    listed = expectations.reason(loaded.name) if expectations else None
     offered = set(adapter.supported_ops)
     missing = tuple(sorted({op.kind for op in loaded.trace.ops} - offered))
     if missing:
         # AD-CAPABILITIES: reported as not run, never sent (and never a pass).
-        return ReplayOutcome(loaded, NOT_OFFERED, reason=reason, missing_ops=missing)
-    divergence, executed = check_trace(adapter, loaded.trace.spec, loaded.trace.ops)
-    if divergence is None:
-        return ReplayOutcome(loaded, XPASS if reason else PASS, reason=reason)
-    return ReplayOutcome(loaded, XFAIL if reason else DIVERGED, divergence, executed, reason=reason)
+        return ReplayOutcome(loaded, NOT_OFFERED, reason=listed, missing_ops=missing)
+    known = expectations.known if expectations else ()
+    judged = judge(adapter, loaded.trace.spec, loaded.trace.ops, known)
+    if judged.divergence is not None:
+        return ReplayOutcome(loaded, DIVERGED, judged.divergence, judged.executed, reason=listed)
+    if judged.met:
+        reasons = {k.name: k.reason for k in known}
+        why = listed or "; ".join(f"{reasons[n]} (as {n})" for n in dict.fromkeys(judged.met))
+        return ReplayOutcome(loaded, XFAIL, reason=why)
+    return ReplayOutcome(loaded, XPASS if listed else PASS, reason=listed)
 
 
-def shrink_divergence(adapter: Adapter, outcome: ReplayOutcome, out_dir: Path) -> Path:
-    """Delta-debug a diverging replay to a 1-minimal op sequence and write it."""
+def shrink_divergence(
+    adapter: Adapter,
+    outcome: ReplayOutcome,
+    out_dir: Path,
+    expectations: ResolvedExpectations | None = None,
+) -> Path:
+    """Delta-debug a diverging replay to a 1-minimal op sequence and write it; a
+    candidate fails only with a divergence no expectation lists, known ones masked
+    (AD-EXPECTATIONS-MASK), and the trace written is the masked sequence."""
     trace = outcome.trace.trace
+    known = expectations.known if expectations else ()
 
     def fails(candidate: list[Op]) -> int | None:
-        d, _ = check_trace(adapter, trace.spec, candidate)
-        return None if d is None else d.index + 1
+        judged = judge(adapter, trace.spec, candidate, known)
+        return judged.cut
 
     minimal = shrink_sequence(list(trace.ops), fails)
-    divergence, shrunk = check_trace(adapter, trace.spec, minimal)
+    judged = judge(adapter, trace.spec, minimal, known)
+    divergence, shrunk = judged.divergence, judged.executed
     assert divergence is not None
     path = derived_path(out_dir, f"{outcome.trace.name}-shrunk-{trace_digest(shrunk)}", SUFFIX)
     return write_process_trace(
@@ -173,7 +220,8 @@ def replay_traces(
     shrink_to: Path | None = None,
 ) -> ReplayReport:
     """Replay every trace; after an adapter failure the adapter is restarted for the
-    next trace."""
+    next trace. The expectations' traces are replayed first (AD-EXPECTATIONS-MATCH:
+    looked up among ``traces``, then as ``conform`` does)."""
     try:
         adapter = open_adapter()
     except AdapterFailure as exc:
@@ -181,17 +229,29 @@ def replay_traces(
     name, description = adapter.name, adapter.description
     outcomes: list[ReplayOutcome] = []
     write_errors: list[OutputError] = []
+    resolved: ResolvedExpectations | None = None
 
     def report(failure: AdapterFailure | None = None) -> ReplayReport:
-        return ReplayReport(name, description, tuple(outcomes), failure, tuple(write_errors))
+        return ReplayReport(
+            name, description, tuple(outcomes), failure, tuple(write_errors), resolved
+        )
 
     try:
+        if expectations is not None:
+            given = {t.name: t for t in traces}
+            folders = dict.fromkeys(t.path.parent for t in traces)
+            try:
+                resolved = resolve(adapter, expectations, folders, given)
+            except ExpectationsError as exc:
+                return replace(report(), expectations_error=exc)
+            except AdapterFailure as exc:
+                return report(exc)
         for loaded in traces:
             try:
-                outcome = replay_trace(adapter, loaded, expectations)
+                outcome = replay_trace(adapter, loaded, resolved)
                 if outcome.status == DIVERGED and shrink_to is not None:
                     try:
-                        shrunk = shrink_divergence(adapter, outcome, shrink_to)
+                        shrunk = shrink_divergence(adapter, outcome, shrink_to, resolved)
                         outcome = replace(outcome, shrunk=shrunk)
                     except OutputError as exc:  # OUT-FAILURE: reported after the verdicts
                         write_errors.append(exc)
