@@ -26,7 +26,7 @@ from creditflow.conformance.symbolic.invariants import (
     prove_termination,
     safe_condition,
 )
-from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 from tests.strategies import process_graphs
@@ -207,3 +207,29 @@ def test_blocked_alone_is_not_a_dead_set():
         == "failed"
     ]
     assert broken
+
+
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=3, max_publishes=2))
+def test_symbolic_proofs_against_the_explorer_on_the_graphs_own_credits(graph):
+    """Z3-OWN-CREDITS on random graphs (cyclic, stalled, k > 1): when the explorer finds a
+    deadlock with the graph's own credits, `prove --symbolic` names edges outside its
+    condition and neither says "proved" nor exits 0; when it says "proved", the explorer
+    finds no deadlock; a deadlock it reports for the graph's own credits (some supply)
+    the explorer finds with that supply."""
+    report = prove_graph(graph, ProveOptions(symbolic=True, timeout_s=10, depth=6))
+    _, explored = check_graph(graph)
+    deadlock = NO_DEADLOCK in explored.findings
+    if deadlock:
+        assert report.own_outside, report.condition
+        assert report.result != "proved" and exit_code(report) != 0
+    if report.result == "proved":
+        assert not deadlock
+    if report.own_credits is not None and report.own_credits.status == "violated":
+        # a deadlock for some supply of the graph's own credits: the explorer finds it too
+        cex = report.counterexamples[NO_DEADLOCK]
+        assert [e.credit for e in cex.system.graph.edges] == [e.credit for e in graph.edges]
+        _, again = check_graph(cex.system.graph)
+        assert NO_DEADLOCK in again.findings

@@ -269,10 +269,16 @@ def scope_text(report: ProveReport) -> str:
         used = supply_words(supply_value(primary.publishes))
         return f"violated with {used}" + (f": not for {asked}" if report.every_supply else "")
     if report.result == "proved" and report.symbolic:
-        return f"holds for {asked} and every credit spec satisfying the condition"
+        own = " (the graph's own credits included)" if report.own_credits is not None else ""
+        return f"holds for {asked} and every credit spec satisfying the condition{own}"
     if report.result == "proved":
         return f"holds for {asked}"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
+    if report.own_credits is not None and not report.established(report.own_credits):
+        own = report.own_credits
+        open_verdicts.append(
+            replace(own, detail=f"the graph's own credits: {own.detail or own.status}")
+        )
     why = "; ".join(sorted({f"{v.property_id}: {v.detail or v.status}" for v in open_verdicts}))
     return f"not established for {asked}: {why}"
 
@@ -325,12 +331,19 @@ def _print(report: ProveReport, out: ProveResult) -> None:
                     f"{report.condition} (and every supply), rule {dl.method}"
                 )
             )
-        if report.conditions and report.own_outside:
+        if report.own_outside:
             con.print(
                 "[red]the graph's own credits fall outside it[/red]: "
                 + escape(", ".join(f"{k} {v}" for k, v in report.own_outside.items()))
-                + " (`creditflow check` without --symbolic gives the deadlock)"
             )
+            own = report.own_credits
+            if own is not None:  # Z3-OWN-CREDITS: decided as `prove` without --symbolic
+                con.print(
+                    escape(
+                        f"  with the graph's own credits (every supply): PROP-NO-DEADLOCK "
+                        f"{own.status} ({own.method}){': ' + own.detail if own.detail else ''}"
+                    )
+                )
         elif report.conditions:
             con.print("the graph's own credits satisfy it on every edge")
         for cond in report.conditions[:1]:
