@@ -626,12 +626,18 @@ def _settle_by_search(
                 pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
             )
         else:
+            # Z3-BMC-STEPS: a deadlock counts up to its certificate, not to the first state
+            # where the explorer sees somebody blocked forever
+            certified = (
+                " (no dead set or bad terminal state; Z3-BMC-STEPS)" if pid == NO_DEADLOCK else ""
+            )
             report.verdicts[pid] = Verdict(
                 pid,
                 NONE_FOUND,
                 "bmc",
                 f"no counterexample within {bmc.searched} steps"
-                + (" for any supply" if every else " with the graph's supply"),
+                + (" for any supply" if every else " with the graph's supply")
+                + certified,
                 every_supply=every,
             )
 
