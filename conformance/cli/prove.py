@@ -269,8 +269,8 @@ def scope_text(report: ProveReport) -> str:
         used = supply_words(supply_value(primary.publishes))
         return f"violated with {used}" + (f": not for {asked}" if report.every_supply else "")
     if report.result == "proved" and report.symbolic:
-        own = " (the graph's own credits included)" if report.own_credits is not None else ""
-        return f"holds for {asked} and every credit spec satisfying the condition{own}"
+        covered = " (the graph's own credits included)" if report.own_credits is not None else ""
+        return f"holds for {asked} and every credit spec satisfying the condition{covered}"
     if report.result == "proved":
         return f"holds for {asked}"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
