@@ -109,7 +109,7 @@ REPRESENTATIVE = {
     "check deadlock": (["check", "stalled-queue", "--credit", "2,1", "--publishes", "10"], 10),
     "check settled by Z3": (["check", "fanout", "--max-states", "100"], 0),
     "prove counterexample": (["prove", "stalled-queue"], 10),
-    "prove symbolic": (["prove", "stalled-queue", "--symbolic"], 0),
+    "prove symbolic": (["prove", "stalled-queue", "--symbolic"], 10),  # Z3-OWN-CREDITS
     "synth mailbox": (
         ["synth", "stalled-queue", "--goal", "mailbox", "--bound", "800", "--credit", "400,200"],
         0,

@@ -312,3 +312,18 @@ def test_credit_setting_bug_corpus(scenario, length, tmp_path):
     else:
         assert code == exit_codes.DEADLOCK
         assert report["shortest_counterexample_length"] == length == report["step_bound"]
+
+
+def test_a_deep_edge_with_m_above_i_is_decided_for_every_supply(tmp_path):
+    """EXP-DIRECTED-STARVE: `msg_store_credit_disc_bound {2000,2500}` (M > I on queue ->
+    msg_store): with exactly the supply that blocks the queue, nothing more arrives and
+    the queue is blocked forever; `check` says so for every supply, exit 10 (was: "for
+    every supply: not established", exit 4)."""
+    config = tmp_path / "advanced.config"
+    config.write_text("[{rabbit, [{msg_store_credit_disc_bound, {2000, 2500}}]}].\n")
+    code, report = check(
+        "rabbitmq-publish", "--config", str(config), "--trace-out", str(tmp_path / "t.json")
+    )
+    assert code == exit_codes.DEADLOCK, report["claim"]
+    assert report["deadlock"] is True and "queue" in report["blocked_forever"]
+    assert report["scope"]["supply"] == "every"

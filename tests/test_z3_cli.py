@@ -7,8 +7,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
 from creditflow.conformance.traces.network import replay_network_trace
 
@@ -120,3 +122,48 @@ def test_synth_json(tmp_path):
     )
     result = run("synth", "fanout", "--goal", "mailbox")
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["stalled-queue", "cycle2"])
+def test_prove_symbolic_decides_the_graphs_own_credits(tmp_path, name):
+    """Z3-OWN-CREDITS: `prove --symbolic` on a graph whose own `{2,1}` deadlocks names
+    the edges outside the proved condition, decides the graph's own credits and does not
+    say "proved" nor exit 0 (was: `own_credits_outside: {}`, proved, exit 0)."""
+    result = run("prove", name, "--symbolic", "--json", cwd=tmp_path)
+    report = json.loads(result.output)
+    assert report["own_credits_outside"], report
+    assert report["own_credits"]["status"] == "violated"
+    assert report["result"] == "counterexample"
+    assert result.exit_code == exit_codes.DEADLOCK == report["exit_code"]
+    assert report["counterexample"]["property"] == "PROP-NO-DEADLOCK"
+    assert report["counterexample"]["credits"] == {e: [2, 1] for e in report["own_credits_outside"]}
+    text = run("prove", name, "--symbolic", cwd=tmp_path).output
+    assert "the graph's own credits fall outside it" in text
+    assert "result: proved" not in text
+
+
+def test_synth_follows_the_roles_own_settings(tmp_path):
+    """Z3-SYNTH-SETTINGS: by default `synth` minimises credit_flow_default_credit over the
+    edges that use it, and the msg_store edge keeps msg_store_credit_disc_bound; the
+    output says what was minimised and over which edges (was: one I for every edge,
+    `{800,200}`, set by the msg_store edge's M = 800)."""
+    result = run("synth", "rabbitmq-publish", "--json", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["credits"] == {
+        "reader->channel": [200, 200],
+        "channel->queue": [200, 200],
+        "queue->msg_store": [4000, 800],
+    }
+    assert report["minimised"] == {
+        "setting": "credit_flow_default_credit",
+        "edges": ["reader->channel", "channel->queue"],
+        "kept": {"queue->msg_store": [4000, 800]},
+    }
+    assert report["beyond"]["reader->channel"] == [199, 200]
+    assert report["beyond"]["queue->msg_store"] == [4000, 800]
+    text = run("synth", "rabbitmq-publish", cwd=tmp_path).output
+    assert "credit_flow_default_credit" in text and "queue->msg_store keeps" in text
+    every = json.loads(run("synth", "rabbitmq-publish", "--every-edge", "--json").stdout)
+    assert {tuple(v)[0] for v in every["credits"].values()} == {800}
+    assert every["minimised"]["edges"] == list(every["credits"])

@@ -5,13 +5,15 @@ credit condition checked against the explicit explorer."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import networkx as nx
 import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from creditflow.conformance.explore.check import check_graph
+from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.inputs.graphs import load_preset
 from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
@@ -26,7 +28,7 @@ from creditflow.conformance.symbolic.invariants import (
     prove_termination,
     safe_condition,
 )
-from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 from tests.strategies import process_graphs
@@ -207,3 +209,73 @@ def test_blocked_alone_is_not_a_dead_set():
         == "failed"
     ]
     assert broken
+
+
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(process_graphs(max_nodes=3, max_publishes=2))
+def test_symbolic_proofs_against_the_explorer_on_the_graphs_own_credits(graph):
+    """Z3-OWN-CREDITS on random graphs (cyclic, stalled, k > 1): when the explorer finds a
+    deadlock with the graph's own credits, `prove --symbolic` names edges outside its
+    condition and neither says "proved" nor exits 0; when it says "proved", the explorer
+    finds no deadlock; a deadlock it reports for the graph's own credits (some supply)
+    the explorer finds with that supply."""
+    report = prove_graph(graph, ProveOptions(symbolic=True, timeout_s=10, depth=6))
+    _, explored = check_graph(graph)
+    deadlock = NO_DEADLOCK in explored.findings
+    if deadlock:
+        assert report.own_outside, report.condition
+        assert report.result != "proved" and exit_code(report) != 0
+    if report.result == "proved":
+        assert not deadlock
+    if report.own_credits is not None and report.own_credits.status == "violated":
+        # a deadlock for some supply of the graph's own credits: the explorer finds it too
+        cex = report.counterexamples[NO_DEADLOCK]
+        assert [e.credit for e in cex.system.graph.edges] == [e.credit for e in graph.edges]
+        _, again = check_graph(cex.system.graph)
+        assert NO_DEADLOCK in again.findings
+
+
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    process_graphs(
+        max_nodes=3,
+        max_publishes=2,
+        specs=st.builds(CreditSpec, st.integers(1, 2), st.integers(1, 2)),
+    ).filter(lambda g: not g.is_dag())
+)
+def test_bmc_and_the_explorer_count_deadlocks_alike_on_random_cyclic_graphs(graph):
+    """Z3-BMC-STEPS on random cyclic graphs, with the graph's supply: the explorer's
+    shortest deadlock is never longer than BMC's; a graph the explorer exhausts without a
+    deadlock has none for BMC; BMC's "none" names what it searched for."""
+    depth = 8
+    report = prove_graph(graph, ProveOptions(depth=depth, timeout_s=20))
+    _, explored = check_graph(graph)
+    found = explored.findings.get(NO_DEADLOCK)
+    verdict = report.verdicts[NO_DEADLOCK]
+    if NO_DEADLOCK in report.counterexamples:
+        bmc_length = report.counterexamples[NO_DEADLOCK].finding.length
+        assert found is not None and found.length <= bmc_length
+    elif verdict.status == "none-up-to-depth":
+        assert "no dead set or bad terminal state" in verdict.detail
+    if found is None and explored.complete:
+        assert NO_DEADLOCK not in report.counterexamples
+
+
+def test_cycle2_steps_by_check_and_by_bmc():
+    """Z3-BMC-STEPS: on `cycle2` `{2,1}` the explorer certifies a 7-step blocked-forever;
+    BMC at depth 7 finds no certificate and says so (not a bare "no counterexample"), at
+    depth 8 it finds the same deadlock (was: "no counterexample within 7 steps")."""
+    graph = load_preset("cycle2")
+    options = ProveOptions(credit=CreditSpec(2, 1), depth=7, timeout_s=30)
+    shallow = prove_graph(graph, options)
+    verdict = shallow.verdicts[NO_DEADLOCK]
+    assert verdict.status == "none-up-to-depth"
+    assert "no dead set or bad terminal state" in verdict.detail
+    _, explored = check_graph(graph, CheckOptions(credit=CreditSpec(2, 1)))
+    assert explored.findings[NO_DEADLOCK].length == 7
+    deep = prove_graph(graph, replace(options, depth=8))
+    assert deep.counterexamples[NO_DEADLOCK].finding.length == 8

@@ -281,10 +281,16 @@ def scope_text(report: ProveReport) -> str:
         used = supply_words(supply_value(primary.publishes))
         return f"violated with {used}" + (f": not for {asked}" if report.every_supply else "")
     if report.result == "proved" and report.symbolic:
-        return f"holds for {asked} and every credit spec satisfying the condition"
+        covered = " (the graph's own credits included)" if report.own_credits is not None else ""
+        return f"holds for {asked} and every credit spec satisfying the condition{covered}"
     if report.result == "proved":
         return f"holds for {asked}"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
+    if report.own_credits is not None and not report.established(report.own_credits):
+        own = report.own_credits
+        open_verdicts.append(
+            replace(own, detail=f"the graph's own credits: {own.detail or own.status}")
+        )
     why = "; ".join(sorted({f"{v.property_id}: {v.detail or v.status}" for v in open_verdicts}))
     return f"not established for {asked}: {why}"
 
@@ -338,12 +344,19 @@ def _print(report: ProveReport, out: ProveResult) -> None:
                     f"{report.condition} (and every supply), rule {dl.method}"
                 )
             )
-        if report.conditions and report.own_outside:
+        if report.own_outside:
             con.print(
                 "[red]the graph's own credits fall outside it[/red]: "
                 + escape(", ".join(f"{k} {v}" for k, v in report.own_outside.items()))
-                + " (`creditflow check` without --symbolic gives the deadlock)"
             )
+            own = report.own_credits
+            if own is not None:  # Z3-OWN-CREDITS: decided as `prove` without --symbolic
+                con.print(
+                    escape(
+                        f"  with the graph's own credits (every supply): PROP-NO-DEADLOCK "
+                        f"{own.status} ({own.method}){': ' + own.detail if own.detail else ''}"
+                    )
+                )
         elif report.conditions:
             con.print("the graph's own credits satisfy it on every edge")
         for cond in report.conditions[:1]:
@@ -418,9 +431,16 @@ def _print(report: ProveReport, out: ProveResult) -> None:
     "--per-edge", is_flag=True, help="One I per edge instead of one for all (deadlock-free only)."
 )
 @click.option(
+    "--every-edge",
+    is_flag=True,
+    help="One I for every edge, the msg_store edges included (default: "
+    "credit_flow_default_credit is synthesised over the edges that use it, the others "
+    "keep their own spec; Z3-SYNTH-SETTINGS).",
+)
+@click.option(
     "--credit",
     type=CreditParam(),
-    help="Start from this spec on every edge (its M is kept; I is synthesised).",
+    help="Start from this spec on every edge (its M is kept; I is synthesised on every edge).",
 )
 @credit_settings_options
 @click.option("--publishes", type=COUNT, help="Set every source's supply.")
@@ -445,6 +465,7 @@ def synth(
     goal: SynthesisGoal,
     bound: int | None,
     per_edge: bool,
+    every_edge: bool,
     credit: CreditSpec | None,
     config: Path | None,
     edge_credit: tuple[tuple[str, str, CreditSpec], ...],
@@ -459,14 +480,18 @@ def synth(
 ) -> None:
     """Synthesise credits for GRAPH with Z3 Optimize: the smallest InitialCredit for
     deadlock freedom, or the largest one keeping every mailbox within --bound, each
-    edge keeping its MoreCreditAfter. The answer is proved; the counterexample one
-    step beyond it is written as an ITF trace.
+    edge keeping its MoreCreditAfter. By default the I of credit_flow_default_credit is
+    synthesised over the edges that use it and the msg_store edges keep their own
+    msg_store_credit_disc_bound; the output says what was synthesised, over which edges.
+    The answer is proved; the counterexample one step beyond it is written as an ITF
+    trace.
 
     Exit codes: 0 an answer was found and proved, 10 (deadlock-free) / 12 (mailbox)
     no I in range works, 4 undecided, 2 bad input.
 
     \b
     Examples:
+      creditflow synth rabbitmq-publish
       creditflow synth rabbitmq-publish --per-edge
       creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
     """
@@ -475,6 +500,8 @@ def synth(
         fail("--goal mailbox needs --bound B")
     if goal == "mailbox" and per_edge:
         fail("--per-edge is for --goal deadlock-free")
+    if per_edge and every_edge:
+        fail("--per-edge and --every-edge exclude each other")
     try:
         flow_graph, credit, read_credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
@@ -486,6 +513,7 @@ def synth(
                     goal=goal,
                     bound=bound,
                     per_edge=per_edge,
+                    every_edge=every_edge,
                     max_credit=max_credit,
                     prove=ProveOptions(
                         credit=credit,
@@ -520,6 +548,8 @@ def synth(
         for edge, spec in result.credits.items():
             click.echo(f"  {edge}: {spec}")
         click.echo(f"  {result.explanation}")
+        if result.minimised is not None and result.method != "condition":
+            click.echo(f"  synthesised: {result.minimised.words()}")
         if result.proof is not None:
             click.echo(f"  proof of the answer (creditflow prove): {result.proof.result}")
         if result.beyond is not None:

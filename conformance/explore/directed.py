@@ -62,22 +62,33 @@ class DirectedRun:
     reads: dict[str, int]
 
 
-def directed_run(graph: FlowGraph, target: str, max_steps: int) -> DirectedRun | None:
+def directed_run(
+    graph: FlowGraph, target: str, max_steps: int, starve: bool = False
+) -> DirectedRun | None:
     """EXP-DIRECTED toward ``target`` on the acyclic ``graph``; ``None`` when no
-    deadlock is reached within ``max_steps`` steps (or the run ends with nothing pending)."""
+    deadlock is reached within ``max_steps`` steps (or the run ends with nothing pending
+    and nobody blocked). With ``starve`` (EXP-DIRECTED-STARVE) the sources read nothing
+    more once ``target`` is blocked: the supply is then exactly what was read, and a
+    target whose receiver never grants again stays blocked in the terminal state."""
     unbounded = graph.with_supplies({n.name: UNBOUNDED_SUPPLY for n in graph.sources})
     system = CheckedNetwork(unbounded, count_consumed=False)
     net = system.network
     certify = system.stuck_certificate
-    upstream, downstream, grants = _action_classes(net, net.node_index[target])
+    node = net.node_index[target]
+    upstream, downstream, grants = _action_classes(net, node)
     state = net.initial()
     actions: list[int] = []
+    starving = False
     for _ in range(max_steps):
         stuck = certify(state)
         if stuck:
             return _finish(net, target, actions)
-        action = _choose(net, state, upstream, downstream, grants)
+        starving = starving or (starve and net.is_blocked(state, node))
+        action = _choose(net, state, upstream, downstream, grants, no_reads=starving)
         if action is None:
+            if starving:  # the unbounded supply is pending work; the exact one is not
+                run = _finish(net, target, actions)
+                return run if _ends_blocked(graph, run, node) else None
             if net.pending_work(state):
                 return _finish(net, target, actions)
             return None
@@ -92,21 +103,33 @@ def _choose(
     upstream: list[int],
     downstream: list[int],
     grants: list[tuple[int, int]],
+    no_reads: bool = False,
 ) -> int | None:
-    """The first enabled action in EXP-DIRECTED's priority."""
+    """The first enabled action in EXP-DIRECTED's priority (no read with ``no_reads``)."""
     for action in upstream:
-        if net.is_enabled(state, action):
+        if net.is_enabled(state, action) and not (no_reads and action >> ACTION_SHIFT == READ):
             return action
     for action, sender in grants:
         if sender >= 0 and net.is_blocked(state, sender) and net.is_enabled(state, action):
             return action
     for action in downstream:
-        if net.is_enabled(state, action):
+        if net.is_enabled(state, action) and not (no_reads and action >> ACTION_SHIFT == READ):
             return action
     for action, _ in grants:
         if net.is_enabled(state, action):
             return action
     return None
+
+
+def _ends_blocked(graph: FlowGraph, run: DirectedRun, node: int) -> bool:
+    """EXP-DIRECTED-STARVE: whether ``node`` is still blocked at the end of ``run`` on the
+    graph with exactly the supply the run read (a source with nothing left to read is
+    not blocked)."""
+    net = CheckedNetwork(graph.with_supplies(run.reads), count_consumed=False).network
+    state = net.initial()
+    for action in run.actions:
+        state = net.apply(state, action)
+    return net.is_blocked(state, node)
 
 
 def _finish(net: CreditNetwork, target: str, actions: list[int]) -> DirectedRun:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 import z3
@@ -195,6 +195,7 @@ class ProveRun:
     seconds: float = 0.0
     every_supply: bool = False
     own_outside: dict[str, CreditSpec] = field(default_factory=dict)
+    own_credits: Verdict | None = None
     step_bound: int | None = None
 
     def report(self) -> ProveReport:
@@ -217,6 +218,7 @@ class ProveRun:
             seconds=self.seconds,
             every_supply=self.every_supply,
             own_outside=dict(self.own_outside),
+            own_credits=self.own_credits,
             step_bound=self.step_bound,
         )
 
@@ -259,6 +261,9 @@ class ProveReport:
     #: Z3-OWN-CREDITS (symbolic mode): the edges whose own spec in the graph falls
     #: outside the derived condition, with that spec
     own_outside: dict[str, CreditSpec] = field(default_factory=dict)
+    #: Z3-OWN-CREDITS (symbolic mode): PROP-NO-DEADLOCK decided for the graph's own
+    #: credits (every supply) when some fall outside the condition (``None``: all inside)
+    own_credits: Verdict | None = None
     #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
     #: EXP-DIRECTED; ``None`` when not computed)
     step_bound: int | None = None
@@ -276,7 +281,10 @@ class ProveReport:
         ``unknown`` (nothing violated, not every property proved)."""
         if self.counterexamples:
             return "counterexample"
-        if all(self.established(v) for v in self.verdicts.values()):
+        own = self.own_credits  # Z3-OWN-CREDITS: a proof must cover the graph's own credits
+        if all(self.established(v) for v in self.verdicts.values()) and (
+            own is None or self.established(own)
+        ):
             return "proved"
         return "unknown"
 
@@ -442,6 +450,8 @@ def _directed_deadlock(report: ProveRun, options: ProveOptions) -> None:
             continue
         tried.add(sender)
         run = directed_run(graph, sender, 2 * least + DIRECTED_SLACK)
+        if run is None:  # EXP-DIRECTED-STARVE: the supply that leaves the sender blocked
+            run = directed_run(graph, sender, 2 * least + DIRECTED_SLACK, starve=True)
         if run is None:
             continue
         system, finding = replayed_finding(graph, run, options.mailbox_bound)
@@ -625,12 +635,18 @@ def _settle_by_search(
                 pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
             )
         else:
+            # Z3-BMC-STEPS: a deadlock counts up to its certificate, not to the first state
+            # where the explorer sees somebody blocked forever
+            certified = (
+                " (no dead set or bad terminal state; Z3-BMC-STEPS)" if pid == NO_DEADLOCK else ""
+            )
             report.verdicts[pid] = Verdict(
                 pid,
                 NONE_FOUND,
                 "bmc",
                 f"no counterexample within {bmc.searched} steps"
-                + (" for any supply" if every else " with the graph's supply"),
+                + (" for any supply" if every else " with the graph's supply")
+                + certified,
                 every_supply=every,
             )
 
@@ -682,6 +698,11 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveRun:
         deadlock = prove_deadlock_freedom(enc, inv_c, None, condition, options.timeout_ms)
         report.condition = "every edge: I <= 0 (no edge ever blocks)"
         outside = [("", z3.And(z3.Not(condition), small))]
+        report.own_outside = {
+            name: e.credit
+            for name, e in zip(enc.edge_names, graph.edges, strict=True)
+            if e.credit.initial > 0
+        }
     report.deadlock = deadlock
     if deadlock.proved:
         report.verdicts[NO_DEADLOCK] = Verdict(
@@ -705,7 +726,23 @@ def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveRun:
     if not report.backlog.applicable:
         report.backlog = None
     report.verdicts = {pid: report.verdicts[pid] for pid in PROPERTY_IDS}
+    if report.own_outside:
+        _decide_own_credits(report, options)
     return report
+
+
+def _decide_own_credits(report: ProveRun, options: ProveOptions) -> None:
+    """Z3-OWN-CREDITS: the condition does not cover the graph's own credits:
+    PROP-NO-DEADLOCK is decided for them, for every supply, by the
+    concrete route (rules, EXP-DIRECTED, BMC, k-induction); a deadlock found becomes the
+    report's counterexample (exit 10), anything short of a proof keeps the result from
+    being "proved" (exit 4)."""
+    own = _prove_concrete(
+        report.graph, replace(options, symbolic=False, credit=None, every_supply=True)
+    )
+    report.own_credits = own.verdicts[NO_DEADLOCK]
+    if NO_DEADLOCK in own.counterexamples:
+        report.counterexamples[NO_DEADLOCK] = own.counterexamples[NO_DEADLOCK]
 
 
 def _just_outside(

@@ -142,6 +142,8 @@ class ProveResult:
     condition_exact: bool
     #: Z3-OWN-CREDITS: the graph's own specs outside the derived condition
     own_credits_outside: dict[str, list[int]]
+    #: Z3-OWN-CREDITS: PROP-NO-DEADLOCK for the graph's own credits when some fall outside
+    own_credits: PropertyVerdict | None
     invariant: tuple[str, ...]
     invariant_dropped: dict[str, str]
     #: Z3-RANK: the ranking function and the most steps of any run, when proved
@@ -179,6 +181,7 @@ class ProveResult:
             "condition": self.condition,
             "condition_exact": self.condition_exact,
             "own_credits_outside": self.own_credits_outside,
+            "own_credits": self.own_credits.to_json() if self.own_credits is not None else None,
             "invariant": list(self.invariant),
             "invariant_dropped": self.invariant_dropped,
             "ranking": self.ranking,
@@ -242,6 +245,14 @@ def prove_result(report: ProveReport) -> ProveResult:
         condition=report.condition,
         condition_exact=report.condition_exact,
         own_credits_outside={k: list(v) for k, v in report.own_outside.items()},
+        own_credits=None
+        if report.own_credits is None
+        else PropertyVerdict(
+            report.own_credits.status,
+            report.own_credits.method,
+            report.own_credits.detail,
+            report.own_credits.every_supply,
+        ),
         invariant=tuple(sorted(report.invariant.lemmas)),
         invariant_dropped=dict(sorted(report.invariant.dropped.items())),
         ranking=termination.rank if termination else None,

@@ -37,6 +37,11 @@ from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import FORGOTTEN, MAILBOX_BOUND
 from creditflow.conformance.inputs.credit_sources import CreditsInEffect
+from creditflow.conformance.inputs.rabbitmq_config import (
+    DEFAULT_CREDIT_KEY,
+    MSG_STORE_CREDIT_KEY,
+    is_msg_store,
+)
 from creditflow.conformance.symbolic.backlog import prove_stalled_backlog, stalled_chain
 from creditflow.conformance.symbolic.bmc import BmcOptions, bounded_check
 from creditflow.conformance.symbolic.encoding import Credits, NetworkEncoding
@@ -48,6 +53,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveOptions,
     ProveReport,
     prove_graph,
+    within_condition,
 )
 from creditflow.conformance.symbolic.prove_result import WrittenTrace
 from creditflow.conformance.symbolic.witness import finding_from_witness
@@ -80,9 +86,57 @@ class SynthesisOptions:
     goal: SynthesisGoal = DEADLOCK_FREE
     bound: int | None = None
     per_edge: bool = False
+    #: Z3-SYNTH-SETTINGS: one I for every edge, the msg_store edges included (default:
+    #: the edges that use credit_flow_default_credit; the others keep their own spec)
+    every_edge: bool = False
     max_credit: int | None = None
     max_rounds: int = 12
     prove: ProveOptions = ProveOptions()
+
+
+@dataclass(frozen=True, slots=True)
+class Minimised:
+    """Z3-SYNTH-SETTINGS: the setting whose ``I`` is synthesised (``one I``, ``one I per
+    edge`` or a RabbitMQ key), the edges it applies to, and the edges that keep their own
+    spec."""
+
+    setting: str
+    edges: tuple[str, ...]
+    kept: dict[str, CreditSpec] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "setting": self.setting,
+            "edges": list(self.edges),
+            "kept": {k: [v.initial, v.more_after] for k, v in self.kept.items()},
+        }
+
+    def words(self) -> str:
+        """What was synthesised, over which edges, in words."""
+        kept = "; ".join(f"{k} keeps {MSG_STORE_CREDIT_KEY} {v}" for k, v in self.kept.items())
+        return f"{self.setting} on {', '.join(self.edges)}" + (f"; {kept}" if kept else "")
+
+
+def minimised_edges(graph: FlowGraph, options: SynthesisOptions) -> Minimised:
+    """Z3-SYNTH-SETTINGS: the edges whose ``I`` is synthesised. By default those that
+    follow ``credit_flow_default_credit`` (IN-CREDIT-ROLES: every edge not into a message
+    store); the msg_store edges keep their own spec (``msg_store_credit_disc_bound``).
+    Every edge with ``per_edge``, ``every_edge``, a ``--credit`` given for every edge, or
+    when no edge follows the default credit."""
+    names = [_edge_name(e) for e in graph.edges]
+    if options.per_edge:
+        return Minimised("one I per edge", tuple(names))
+    if options.every_edge or options.prove.credit is not None:
+        return Minimised("one I", tuple(names))
+    store = {_edge_name(e) for e in graph.edges if is_msg_store(graph.node(e.receiver))}
+    default = tuple(n for n in names if n not in store)
+    if not store or not default:
+        return Minimised("one I", tuple(names))
+    return Minimised(
+        DEFAULT_CREDIT_KEY,
+        default,
+        {_edge_name(e): e.credit for e in graph.edges if _edge_name(e) in store},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +158,8 @@ class SynthesisResult:
     #: the graph and the mailbox bound asked about
     graph: str = ""
     bound: int | None = None
+    #: Z3-SYNTH-SETTINGS: what was minimised (or maximised), over which edges
+    minimised: Minimised | None = None
     #: added by the CLI: the graph as named, and the trace one step beyond as written
     source: str | None = None
     beyond_written: WrittenTrace | None = None
@@ -135,6 +191,7 @@ class SynthesisResult:
             "method": self.method,
             "credits": {k: [v.initial, v.more_after] for k, v in self.credits.items()},
             "explanation": self.explanation,
+            "minimised": self.minimised.to_json() if self.minimised else None,
             "proof": self.proof.result if self.proof else None,
             "beyond": {k: [v.initial, v.more_after] for k, v in self.beyond_credits.items()},
             "rounds": self.rounds,
@@ -206,29 +263,42 @@ def _deadlock_free(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResu
     opt.set("timeout", options.prove.timeout_ms)
     names = enc.edge_names
     shared = z3.Int("I")
+    which = minimised_edges(graph, options)
     for e, t in enumerate(enc.edge_terms):
         opt.add(t.more_after == graph.edges[e].credit.more_after)
+        opt.add(safe_condition(t.initial, t.more_after, t.debits))
+        if names[e] not in which.edges:  # Z3-SYNTH-SETTINGS: keeps its own spec
+            opt.add(t.initial == graph.edges[e].credit.initial)
+            continue
         opt.add(t.initial >= 1)
         if options.max_credit is not None:
             opt.add(t.initial <= options.max_credit)
-        opt.add(safe_condition(t.initial, t.more_after, t.debits))
         if not options.per_edge:
             opt.add(t.initial == shared)
-    opt.minimize(z3.Sum([t.initial for t in enc.edge_terms]))
+    opt.minimize(
+        z3.Sum([t.initial for e, t in enumerate(enc.edge_terms) if names[e] in which.edges])
+    )
     verdict = opt.check()
     if verdict == z3.unknown:
         return SynthesisResult(DEADLOCK_FREE, UNKNOWN, "condition", explanation="Z3 gave up")
     if verdict == z3.unsat:
         bad = [n for n, e in zip(names, graph.edges, strict=True) if e.credit.more_after <= 0]
+        outside = [
+            _edge_name(e)
+            for e in graph.edges
+            if _edge_name(e) in which.kept and not within_condition(e.credit, e.sends_per_message)
+        ]
         return SynthesisResult(
             DEADLOCK_FREE,
             NONE,
             "condition",
             explanation=(
-                f"no I in [1, {options.max_credit or 'oo'}] satisfies the condition "
-                f"{conditions[0].text}"
+                f"no I in [1, {options.max_credit or 'oo'}] for {which.words()} satisfies "
+                f"the condition {conditions[0].text}"
                 + (f"; {', '.join(bad)} never grant (M <= 0)" if bad else "")
+                + (f"; {', '.join(outside)} outside it with its own spec" if outside else "")
             ),
+            minimised=which,
         )
     model = opt.model()
     initials = {
@@ -240,18 +310,22 @@ def _deadlock_free(graph: FlowGraph, options: SynthesisOptions) -> SynthesisResu
         FOUND,
         "condition",
         credits={_edge_name(e): e.credit for e in chosen.edges},
-        explanation=f"smallest I satisfying {conditions[0].text} on "
-        + ("each edge" if options.per_edge else "every edge (one I)"),
+        explanation=f"smallest I satisfying {conditions[0].text}, minimised: {which.words()}",
         proof=prove_graph(chosen, replace(options.prove, credit=None, symbolic=False)),
+        minimised=which,
     )
-    lower = {n: v - 1 for n, v in initials.items()} if not options.per_edge else None
+    lower = (
+        {n: v - 1 if n in which.edges else v for n, v in initials.items()}
+        if not options.per_edge
+        else None
+    )
     if options.per_edge:
         for n, v in initials.items():
             if v > 1:
                 lower = dict(initials)
                 lower[n] = v - 1
                 break
-    if lower is not None and all(v >= 1 for v in lower.values()):
+    if lower is not None and all(v >= 1 for n, v in lower.items() if n in which.edges):
         below = _with_initials(graph, lower)
         result = replace(
             result,
@@ -322,6 +396,12 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
     edges), ``prove`` (the graph's supply) proves or refutes it."""
     goal: SynthesisGoal = DEADLOCK_FREE if lowest else MAILBOX
     names = [_edge_name(e) for e in graph.edges]
+    which = (  # Z3-SYNTH-SETTINGS (one I in this loop, also with per_edge)
+        minimised_edges(graph, replace(options, per_edge=False))
+        if lowest
+        else Minimised("one I", tuple(names))
+    )
+    own = {_edge_name(e): e.credit.initial for e in graph.edges}
     i = z3.Int("I")
     top = options.max_credit or LOOP_MAX_CREDIT
     opt = z3.Optimize()
@@ -344,13 +424,16 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
                 goal,
                 NONE,
                 "cegis",
+                minimised=which,
                 rounds=rounds,
                 beyond=beyond,
                 beyond_credits=beyond_credits,
                 explanation=f"every I in [1, {top}] was refuted",
             )
         candidate = opt.model()[i].as_long()
-        chosen = _with_initials(graph, dict.fromkeys(names, candidate))
+        chosen = _with_initials(
+            graph, {n: candidate if n in which.edges else own[n] for n in names}
+        )
         report = prove_graph(chosen, prove_options)
         wanted = NO_DEADLOCK if lowest else MAILBOX_BOUND
         verdict = report.verdicts[wanted].status
@@ -359,6 +442,7 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
                 goal,
                 FOUND,
                 "cegis",
+                minimised=which,
                 credits={_edge_name(e): e.credit for e in chosen.edges},
                 explanation=("smallest" if lowest else "largest") + " I not refuted, proved "
                 "for the graph's supply",
@@ -374,6 +458,7 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
                 goal,
                 NONE,
                 "cegis",
+                minimised=which,
                 rounds=rounds,
                 beyond=report.counterexamples[FORGOTTEN],
                 beyond_credits={_edge_name(e): e.credit for e in chosen.edges},
@@ -389,6 +474,7 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
             goal,
             UNKNOWN,
             "cegis",
+            minimised=which,
             rounds=rounds,
             beyond=beyond,
             beyond_credits=beyond_credits,
@@ -398,6 +484,7 @@ def _loop(graph: FlowGraph, options: SynthesisOptions, lowest: bool) -> Synthesi
         goal,
         UNKNOWN,
         "cegis",
+        minimised=which,
         rounds=options.max_rounds,
         beyond=beyond,
         beyond_credits=beyond_credits,
