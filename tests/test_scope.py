@@ -212,7 +212,7 @@ def test_a_million_credits_in_seconds():
     assert answer is not None and answer.counterexample is not None
     finding = answer.counterexample.finding
     assert finding.length == 1_000_000 and finding.processes == ("reader",)
-    assert answer.report.step_bound == 1_000_000
+    assert answer.step_bound == 1_000_000
 
 
 def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:
