@@ -115,10 +115,12 @@ class SupplyAnswer:
     @property
     def certain(self) -> bool:
         """SCOPE-RACE: the answer to "every supply?" whatever the exploration finds:
-        :attr:`decided`, or a counterexample certified shortest for every supply
-        (Z3-BMC with a symbolic supply, EXP-DIRECTED at Z3-STEP-BOUND)."""
+        :attr:`decided`, or a deadlock certified shortest for every supply (Z3-BMC with
+        a symbolic supply, EXP-DIRECTED at Z3-STEP-BOUND). Another violation is not: the
+        exploration may still find a deadlock, which takes precedence (exit 10)."""
         cex = self.counterexample
-        return self.decided or (cex is not None and cex.finding.shortest)
+        deadlock = cex is not None and cex.finding.property_id == NO_DEADLOCK
+        return self.decided or (deadlock and cex is not None and cex.finding.shortest)
 
 
 def supply_answer(report: ProveReport, seconds: float, mailbox_bound: int | None) -> SupplyAnswer:

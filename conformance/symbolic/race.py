@@ -147,8 +147,8 @@ class ProofProcess:
 
 def _child() -> None:
     """The child: one task from stdin, one reply on stdout."""
-    # the classes of the importable module (this one runs as ``__main__``), so that the
-    # parent can read the reply
+    # deferred: the classes of the importable module (this one runs as ``__main__``), so
+    # that the parent can read the reply
     from creditflow.conformance.symbolic import race
 
     task = pickle.loads(sys.stdin.buffer.read())
