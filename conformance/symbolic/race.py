@@ -147,8 +147,9 @@ class ProofProcess:
 
 def _child() -> None:
     """The child: one task from stdin, one reply on stdout."""
-    # deferred: the classes of the importable module (this one runs as ``__main__``), so
-    # that the parent can read the reply
+    # The classes of the importable module (this one runs as ``__main__``), so that the
+    # parent can read the reply.
+    # deferred: a module cannot import itself at its top
     from creditflow.conformance.symbolic import race
 
     task = pickle.loads(sys.stdin.buffer.read())
