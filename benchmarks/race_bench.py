@@ -39,7 +39,7 @@ def gnp_file(folder: Path, n: int, p: float, seed: int) -> Path:
     for v in sources:
         g.nodes[v].update(source=True, publishes=1)
     g.graph.update(name=f"gnp-{n}-{p}-{seed}", credit=[3, 2])
-    path = folder / f"gnp-{n}-{seed}.json"
+    path = folder / f"gnp-{n}-{p}-{seed}.json"
     path.write_text(json.dumps(nx.node_link_data(g, edges="links")))
     return path
 
@@ -60,9 +60,10 @@ def fault_file(folder: Path) -> Path:
     return path
 
 
-def run_prove(args: list[str], limit: float) -> dict:
+def run_prove(args: list[str], limit: float, folder: Path) -> dict:
     """One ``creditflow prove`` in its own process group: seconds, exit code, result."""
-    command = [sys.executable, "-m", "creditflow.conformance.cli", "prove", *args, "--json"]
+    trace = ["--trace-out", str(folder / "p.itf.json")]
+    command = [sys.executable, "-m", "creditflow.conformance.cli", "prove", *args, "--json", *trace]
     started = time.perf_counter()
     proc = subprocess.Popen(
         command,
@@ -88,15 +89,34 @@ def run_prove(args: list[str], limit: float) -> dict:
     }
 
 
+def _prove_args(cargs: list[str]) -> list[str]:
+    """``check``'s arguments for ``prove`` (which has no --max-states)."""
+    out, skip = [], False
+    for a in cargs:
+        if skip:
+            skip = False
+        elif a == "--max-states":
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
-    parser.add_argument("--n", type=int, default=7)
-    parser.add_argument("--p", type=float, default=0.3)
+    parser.add_argument(
+        "--graphs",
+        nargs="*",
+        default=["6:0.25:2", "6:0.25:6", "6:0.35:0", "6:0.25:5"],
+        help="G(n,p) graphs as N:P:SEED (the defaults deadlock with 1 publish)",
+    )
+    parser.add_argument(
+        "--max-states", type=int, default=20_000, help="the search's budget on G(n,p) cases"
+    )
     parser.add_argument("--limit", type=float, default=120.0)
     parser.add_argument("--old", help="also this commit's default")
     parser.add_argument("--no-fault", action="store_true")
@@ -104,7 +124,11 @@ def main() -> None:
     old = old_tree(args.old) if args.old else None
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        cases = [(gnp_file(folder, args.n, args.p, s), ["--publishes", "1"]) for s in args.seeds]
+        cases = []
+        for spec in args.graphs:
+            n, p, seed = spec.split(":")
+            budget = ["--publishes", "1", "--max-states", str(args.max_states)]
+            cases.append((gnp_file(folder, int(n), float(p), int(seed)), budget))
         if not args.no_fault:
             cases.append((fault_file(folder), []))
         print(
@@ -116,7 +140,7 @@ def main() -> None:
             cargs = [str(path), *question]
             default = run_check(None, cargs, args.limit, folder)
             search = run_check(None, [*cargs, "--no-prove"], args.limit, folder)
-            proof = run_prove(cargs, args.limit)
+            proof = run_prove(_prove_args(cargs), args.limit, folder)
             previous = run_check(old, cargs, args.limit, folder) if old else None
             alone = [s for s in (search["seconds"], proof["seconds"]) if s is not None]
             verdicts = "; ".join(

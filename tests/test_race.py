@@ -170,3 +170,21 @@ def test_no_progress_lines_by_default_in_a_short_run(tmp_path):
         main, ["check", "fanout", "--json", "--trace-out", str(tmp_path / "t")]
     )
     assert "still running" not in result.stderr
+
+
+def test_a_proof_child_that_dies_leaves_the_search_s_verdict(monkeypatch):
+    """SCOPE-RACE, SIG-CHILDREN: a proof child that ends without an answer (here it
+    cannot even start its module) is reaped, reported, and the verdict is the
+    exploration's, as with --no-prove; nothing claims a proof."""
+    from creditflow.conformance.symbolic import race
+
+    monkeypatch.setattr(race, "CHILD_MODULE", "creditflow.no_such_module")
+    before = set(children.live_pids())
+    graph = fault_broker()
+    options = CheckOptions(stop_at_deadlock=True)
+    failed = decide_check(graph, options)
+    alone = decide_check(graph, options, prove=False)
+    assert failed.proof_failed and "no_such_module" in failed.proof_failed
+    assert set(children.live_pids()) == before
+    assert _verdict(failed) == _verdict(alone)
+    assert failed.report.claim == alone.report.claim

@@ -264,6 +264,9 @@ def check(
         fail(str(exc))
         return
     report, system, primary = decision.report, decision.system, decision.primary
+    if decision.proof_failed:
+        # SCOPE-RACE: the verdict is the exploration's alone; say why the proof is missing
+        click.echo(printable_line(f"creditflow: warning: {decision.proof_failed}"), err=True)
     report = replace(report, source=graph)
     saver = Saver()
     doc = None

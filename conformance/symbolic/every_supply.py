@@ -228,6 +228,9 @@ class CheckDecision:
     primary: Finding | None
     answered_by: str = ""
     stopped: str | None = None
+    #: SCOPE-RACE: why the proof child gave no answer (it crashed or was killed); the
+    #: verdict is then the exploration's, as with ``--no-prove``
+    proof_failed: str | None = None
 
 
 class _ProofAnswered(BaseException):  # noqa: N818 - a stop, not an error
@@ -300,7 +303,7 @@ def _raced(
     the first final answer wins and the other engine is stopped (the child killed with
     its group and reaped; the exploration at its next progress report)."""
     # deferred: START-LAZY (the race module is only needed here)
-    from creditflow.conformance.symbolic.race import ProofProcess, ProofTask
+    from creditflow.conformance.symbolic.race import ProofFailed, ProofProcess, ProofTask
 
     task = ProofTask(graph, options, prove_seconds, search=every_supply and graph.has_faults)
     with ProofProcess(task) as proof:
@@ -322,17 +325,23 @@ def _raced(
             proof.stop()
             decision = _combined(graph, options, every_supply, True, prove_seconds, None, explored)
             return replace(decision, answered_by="exploration", stopped=stopped)
-        answer = proof.answer()
+        try:
+            answer = proof.answer()
+        except ProofFailed as exc:
+            # the exploration's answer, as --no-prove gives it (nothing proved)
+            decision = _combined(graph, options, every_supply, False, prove_seconds, None, explored)
+            return replace(decision, proof_failed=str(exc))
     return _combined(graph, options, every_supply, True, prove_seconds, answer, explored)
 
 
 def _answer_or_none(proof: ProofProcess) -> SupplyAnswer | None:
-    from creditflow.conformance.symbolic.race import ProofFailed  # deferred: START-LAZY
+    # deferred: START-LAZY (the race module is only needed here)
+    from creditflow.conformance.symbolic.race import ProofFailed
 
     try:
         return proof.answer()
     except ProofFailed:
-        return None  # reported when the answer is needed
+        return None  # the race goes on; decide_check reports the failure at the end
 
 
 def _combined(
