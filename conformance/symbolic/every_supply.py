@@ -148,8 +148,9 @@ def answer_every_supply(
     graph: FlowGraph, options: CheckOptions, seconds: float, search: bool = False
 ) -> SupplyAnswer | None:
     """SCOPE-ORDER: the proofs and EXP-DIRECTED for ``graph`` under ``options``'
-    overrides, for every supply; with ``search`` also Z3-BMC for every supply (SCOPE-RACE,
-    fault graphs); ``None`` above :data:`SETTLE_LIMIT` nodes plus edges."""
+    overrides, for every supply, within ``seconds``; with ``search`` also Z3-BMC for every
+    supply (SCOPE-RACE, fault graphs), within as many seconds again; ``None`` above
+    :data:`SETTLE_LIMIT` nodes plus edges."""
     if len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT:
         return None
     started = time.perf_counter()
@@ -161,7 +162,9 @@ def answer_every_supply(
             mailbox_bound=options.mailbox_bound,
             max_crashes=options.max_crashes,
             timeout_s=seconds,
-            deadline=time.monotonic() + seconds,
+            # SCOPE-RACE: Z3-BMC gets a budget of its own, as in `prove` (it runs beside
+            # the exploration, on the other core)
+            deadline=time.monotonic() + (2 * seconds if search else seconds),
             every_supply=True,
             search=search,
         ),
