@@ -86,10 +86,14 @@ def test_negative_more_after_is_like_zero():
 
 def test_a_bounded_question_proved_for_every_supply_is_not_explored():
     """SCOPE-BOUNDED-PROOF: every property proved for every supply holds for the supply
-    asked, so nothing is explored; --no-prove explores and agrees."""
+    asked; SCOPE-RACE: the proof and the search race, and whichever answers first the
+    verdict is the same as --no-prove's (a proof's answer explored nothing)."""
     code, report = check("rabbitmq-publish", "--publishes", "4")
-    assert code == exit_codes.OK and report["scope"] == {"supply": 4}
-    assert report["states"] == 0 and report["decided_by"]["PROP-NO-DEADLOCK"] == "edge-lemma"
+    assert code == exit_codes.OK and report["scope"]["supply"] == 4
+    if report["states"] == 0:
+        assert report["decided_by"]["PROP-NO-DEADLOCK"] == "edge-lemma"
+    else:
+        assert report["complete"]
     assert report["claim"] == "holds for 4 publishes per source"
     code, explored = check("rabbitmq-publish", "--publishes", "4", "--no-prove")
     assert code == exit_codes.OK and explored["states"] > 0 and explored["complete"]
@@ -212,7 +216,7 @@ def test_a_million_credits_in_seconds():
     assert answer is not None and answer.counterexample is not None
     finding = answer.counterexample.finding
     assert finding.length == 1_000_000 and finding.processes == ("reader",)
-    assert answer.report.step_bound == 1_000_000
+    assert answer.step_bound == 1_000_000
 
 
 def _with_supply(graph: FlowGraph, reads: dict[str, int]) -> FlowGraph:

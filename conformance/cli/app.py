@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -65,12 +67,25 @@ from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 from creditflow.model.network.properties import STATE_PROPERTIES
 
+#: OUT-PROGRESS: seconds between progress lines on a stderr that is not a terminal, with
+#: ``--progress`` and without either option (a CI log is never silent for long)
+PROGRESS_LINE_SECONDS = 10.0
+QUIET_LINE_SECONDS = 60.0
+
 
 @contextmanager
-def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
-    """A rich progress display on stderr (only when asked or stderr is a terminal)."""
-    if not enabled:
+def progress_bar(mode: bool | None, what: str) -> Iterator[Progress | None]:
+    """OUT-PROGRESS: progress on stderr. On a terminal (``--progress`` or no option) a
+    rich display; elsewhere one line every :data:`PROGRESS_LINE_SECONDS` with
+    ``--progress``, every :data:`QUIET_LINE_SECONDS` without either option; nothing with
+    ``--no-progress``."""
+    if mode is False:
         yield None
+        return
+    if not sys.stderr.isatty():
+        every = PROGRESS_LINE_SECONDS if mode else QUIET_LINE_SECONDS
+        with progress_lines(every, what) as update:
+            yield update
         return
     from rich.console import Console
     from rich.progress import Progress as RichProgress
@@ -91,6 +106,35 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
             bar.update(task, found=found, done=done)
 
         yield update
+
+
+@contextmanager
+def progress_lines(every: float, what: str) -> Iterator[Progress]:
+    """OUT-PROGRESS: a line on stderr every ``every`` seconds (from a watcher thread, so
+    also while Z3 or a phase without progress reports runs), with the latest counts."""
+    started = time.monotonic()
+    counts = [0, 0]
+    stop = threading.Event()
+
+    def update(found: int, done: int) -> None:
+        counts[:] = [found, done]
+
+    def tick() -> None:
+        while not stop.wait(every):
+            elapsed = time.monotonic() - started
+            click.echo(
+                f"{printable_line(what)}: {elapsed:,.0f} s, {counts[0]:,} states, "
+                f"{counts[1]:,} expanded (still running)",
+                err=True,
+            )
+
+    thread = threading.Thread(target=tick, name="creditflow-progress", daemon=True)
+    thread.start()
+    try:
+        yield update
+    finally:
+        stop.set()
+        thread.join()
 
 
 @click.command()
@@ -165,7 +209,8 @@ def progress_bar(enabled: bool, what: str) -> Iterator[Progress | None]:
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress display on stderr (default: when stderr is a terminal).",
+    help="Progress on stderr: a display on a terminal, else a line every 10 s "
+    "(default: the display on a terminal, else a line every 60 s; OUT-PROGRESS).",
 )
 def check(
     graph: str,
@@ -254,8 +299,7 @@ def check(
             partial_order=partial_order,
         )
         every_supply = publishes is None and not graph_supply
-        show = sys.stderr.isatty() if progress is None else progress
-        with progress_bar(show, f"checking {flow_graph.name}") as update:
+        with progress_bar(progress, f"checking {flow_graph.name}") as update:
             decision = decide_check(
                 flow_graph, options, every_supply, not no_prove, prove_timeout, update
             )
@@ -263,6 +307,9 @@ def check(
         fail(str(exc))
         return
     report, system, primary = decision.report, decision.system, decision.primary
+    if decision.proof_failed:
+        # SCOPE-RACE: the verdict is the exploration's alone; say why the proof is missing
+        click.echo(printable_line(f"creditflow: warning: {decision.proof_failed}"), err=True)
     report = replace(report, source=graph, credits_in_effect=credits)
     saver = Saver()
     doc = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import (
@@ -23,7 +24,7 @@ from creditflow.conformance.explore.check import (
     summary,
 )
 from creditflow.conformance.explore.counterexamples import Finding, deadlock_kind
-from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress
+from creditflow.conformance.explore.explorer import NO_DEADLOCK, ExplorationResult, Progress
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import CONSERVATION
 from creditflow.conformance.explore.results import (
@@ -32,9 +33,10 @@ from creditflow.conformance.explore.results import (
     SupplyDecision,
 )
 from creditflow.conformance.symbolic.prove import (
-    Counterexample,
     ProveOptions,
+    ProveOutcome,
     ProveReport,
+    Verdict,
     prove_graph,
     supply_value,
 )
@@ -45,23 +47,58 @@ from creditflow.conformance.symbolic.settle import (
 )
 from creditflow.model.network.graph import FlowGraph
 
+if TYPE_CHECKING:
+    from creditflow.conformance.symbolic.race import ProofProcess
+
+
+@dataclass(frozen=True)
+class ProofCounterexample:
+    """A replayed counterexample of the proofs, without Z3 (so that it crosses from the
+    proof child, SCOPE-RACE): the graph with the supply it ran on, the finding and the
+    mailbox bound; the system is rebuilt from them (Z3-WITNESS, EXP-DIRECTED build it so)."""
+
+    graph: FlowGraph
+    finding: Finding
+    mailbox_bound: int | None = None
+
+    @property
+    def system(self) -> CheckedNetwork:
+        return CheckedNetwork(self.graph, mailbox_bound=self.mailbox_bound)
+
+    @property
+    def publishes(self) -> dict[str, int]:
+        return {n.name: n.publishes for n in self.graph.nodes if n.source}
+
 
 @dataclass(frozen=True)
 class SupplyAnswer:
-    """What Z3-PROVE (without search) and EXP-DIRECTED established for every supply:
-    ``proved`` (every property), or a replayed ``counterexample``; ``report`` is the
-    proof report either way."""
+    """What Z3-PROVE (without search, or with Z3-BMC for every supply on a fault graph)
+    and EXP-DIRECTED established for every supply: ``result`` ``proved`` (every property)
+    or ``counterexample`` (replayed) or ``unknown``, per property ``verdicts``, and
+    Z3-STEP-BOUND. Frozen and free of Z3 objects (SCOPE-RACE sends it between processes)."""
 
-    report: ProveReport
+    graph_name: str
+    result: ProveOutcome
+    verdicts: dict[str, Verdict]
+    counterexamples: dict[str, ProofCounterexample]
+    step_bound: int | None
     seconds: float
 
     @property
     def proved(self) -> bool:
-        return self.report.result == "proved"
+        return self.result == "proved"
 
     @property
-    def counterexample(self) -> Counterexample | None:
-        return self.report.primary()
+    def counterexample(self) -> ProofCounterexample | None:
+        """The deadlock if there is one, else the shortest other violation."""
+        if NO_DEADLOCK in self.counterexamples:
+            return self.counterexamples[NO_DEADLOCK]
+        if not self.counterexamples:
+            return None
+        return min(
+            self.counterexamples.values(),
+            key=lambda c: (c.finding.length, c.finding.property_id),
+        )
 
     @property
     def decided(self) -> bool:
@@ -72,15 +109,48 @@ class SupplyAnswer:
         cex = self.counterexample
         return cex is not None and all(
             v.status in ("proved", "not-checked") or pid == cex.finding.property_id
-            for pid, v in self.report.verdicts.items()
+            for pid, v in self.verdicts.items()
         )
+
+    @property
+    def certain(self) -> bool:
+        """SCOPE-RACE: the answer to "every supply?" whatever the exploration finds:
+        :attr:`decided`, or a deadlock certified shortest for every supply (Z3-BMC with
+        a symbolic supply, EXP-DIRECTED at Z3-STEP-BOUND). Another violation is not: the
+        exploration may still find a deadlock, which takes precedence (exit 10)."""
+        cex = self.counterexample
+        deadlock = cex is not None and cex.finding.property_id == NO_DEADLOCK
+        return self.decided or (deadlock and cex is not None and cex.finding.shortest)
+
+
+def supply_answer(report: ProveReport, seconds: float, mailbox_bound: int | None) -> SupplyAnswer:
+    """``report`` as a :class:`SupplyAnswer`. A Z3-BMC counterexample for every supply
+    that the solver proved shortest is certified so (SCOPE-SHORTEST): BMC deepens one
+    step at a time over every supply."""
+    bmc = report.bmc
+    counterexamples = {}
+    for pid, cex in report.counterexamples.items():
+        finding = cex.finding
+        if report.verdicts[pid].method == "bmc" and bmc is not None and bmc.shortest.get(pid):
+            finding.shortest = True
+        counterexamples[pid] = ProofCounterexample(cex.system.graph, finding, mailbox_bound)
+    return SupplyAnswer(
+        graph_name=report.graph.name,
+        result=report.result,
+        verdicts=dict(report.verdicts),
+        counterexamples=counterexamples,
+        step_bound=report.step_bound,
+        seconds=seconds,
+    )
 
 
 def answer_every_supply(
-    graph: FlowGraph, options: CheckOptions, seconds: float
+    graph: FlowGraph, options: CheckOptions, seconds: float, search: bool = False
 ) -> SupplyAnswer | None:
     """SCOPE-ORDER: the proofs and EXP-DIRECTED for ``graph`` under ``options``'
-    overrides, for every supply; ``None`` above :data:`SETTLE_LIMIT` nodes plus edges."""
+    overrides, for every supply, within ``seconds``; with ``search`` also Z3-BMC for every
+    supply (SCOPE-RACE, fault graphs), within as many seconds again; ``None`` above
+    :data:`SETTLE_LIMIT` nodes plus edges."""
     if len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT:
         return None
     started = time.perf_counter()
@@ -92,24 +162,25 @@ def answer_every_supply(
             mailbox_bound=options.mailbox_bound,
             max_crashes=options.max_crashes,
             timeout_s=seconds,
-            deadline=time.monotonic() + seconds,
+            # SCOPE-RACE: Z3-BMC gets a budget of its own, as in `prove` (it runs beside
+            # the exploration, on the other core)
+            deadline=time.monotonic() + (2 * seconds if search else seconds),
             every_supply=True,
-            search=False,
+            search=search,
         ),
     )
-    return SupplyAnswer(report, time.perf_counter() - started)
+    return supply_answer(report, time.perf_counter() - started, options.mailbox_bound)
 
 
 def answer_summary(answer: SupplyAnswer) -> CheckResult:
     """``check``'s result for an answer decided without exploring (SCOPE-ORDER): no
     state was enumerated."""
-    report = answer.report
     cex = answer.counterexample
     finding = cex.finding if cex is not None else None
-    violated = {finding.property_id} if finding is not None else set()
+    violated = set(answer.counterexamples)
     deadlock = finding if finding is not None and finding.property_id == NO_DEADLOCK else None
     return CheckResult(
-        graph=report.graph.name,
+        graph=answer.graph_name,
         complete=True,
         stopped_at_deadlock=False,
         deadlock=deadlock is not None,
@@ -119,12 +190,12 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
         conservation=CONSERVATION not in violated,
         properties={
             pid: False if pid in violated else True if v.status == "proved" else None
-            for pid, v in report.verdicts.items()
+            for pid, v in answer.verdicts.items()
             if v.status != "not-checked"
         },
         # SCOPE-NOT-CHECKED: asked about nothing, so neither proved nor undecided
         not_checked={
-            pid: v.detail for pid, v in report.verdicts.items() if v.status == "not-checked"
+            pid: v.detail for pid, v in answer.verdicts.items() if v.status == "not-checked"
         },
         states=0,
         transitions=0,
@@ -136,15 +207,19 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
         shortest_counterexample_length=finding.length if finding is not None else None,
         # EXP-SHORTEST, SCOPE-SHORTEST: whether that length is certified as the least one
         shortest_certified=finding.shortest if finding is not None else None,
-        counterexample_lengths={finding.property_id: finding.length} if finding else {},
+        counterexample_lengths={
+            pid: c.finding.length for pid, c in sorted(answer.counterexamples.items())
+        },
         exit_code=exit_codes.DEADLOCK
+        if deadlock is not None
+        else exit_codes.VIOLATION
         if finding is not None
         else exit_codes.OK
         if answer.proved
         else exit_codes.INCOMPLETE,
         decision=SupplyDecision(
-            decided_by={pid: v.method for pid, v in report.verdicts.items()},
-            step_bound=report.step_bound,
+            decided_by={pid: v.method for pid, v in answer.verdicts.items()},
+            step_bound=answer.step_bound,
         ),
     )
 
@@ -152,11 +227,51 @@ def answer_summary(answer: SupplyAnswer) -> CheckResult:
 @dataclass(frozen=True)
 class CheckDecision:
     """One ``check``: its typed result (with SCOPE-JSON), the system and finding of the
-    counterexample to write (``None`` when nothing is violated)."""
+    counterexample to write (``None`` when nothing is violated), and SCOPE-RACE's
+    ``answered_by`` (``proof``, ``exploration`` or both, ``proof+exploration``) and
+    ``stopped`` (the engine stopped because the other had answered, or ``None``)."""
 
     report: CheckResult
     system: CheckedNetwork | None
     primary: Finding | None
+    answered_by: str = ""
+    stopped: str | None = None
+    #: SCOPE-RACE: why the proof child gave no answer (it crashed or was killed); the
+    #: verdict is then the exploration's, as with ``--no-prove``
+    proof_failed: str | None = None
+
+
+class _ProofAnswered(BaseException):  # noqa: N818 - a stop, not an error
+    """SCOPE-RACE: the proof child's answer is certain; the exploration stops."""
+
+
+def races(graph: FlowGraph, every_supply: bool) -> bool:
+    """SCOPE-RACE: whether ``check`` races the proofs (a child process) against the
+    exploration: for a bounded question (SCOPE-BOUNDED-PROOF), and for the default
+    question on a fault graph (whose proofs then include Z3-BMC for every supply). The
+    default question on a graph without faults asks the proofs first, in process
+    (SCOPE-ORDER: they are cheap where they decide, and the exploration cannot win)."""
+    return not every_supply or graph.has_faults
+
+
+def final_answer(answer: SupplyAnswer | None, every_supply: bool) -> bool:
+    """SCOPE-RACE: whether the proofs' ``answer`` is the verdict whatever the exploration
+    would find: "proved for every supply" (either question), or for the default question
+    :attr:`SupplyAnswer.certain` (a counterexample of a bounded question may use another
+    supply than the one asked, SCOPE-BOUNDED-PROOF)."""
+    if answer is None:
+        return False
+    return answer.proved or (every_supply and answer.certain)
+
+
+def final_exploration(result: ExplorationResult, every_supply: bool) -> bool:
+    """SCOPE-RACE: whether the exploration's ``result`` is the verdict whatever the
+    proofs find: for a bounded question a complete search, a certain deadlock or any
+    violation (none of which a proof for every supply can contradict); never for the
+    default question (a certain answer of the proofs takes precedence)."""
+    return not every_supply and (
+        result.complete or result.stopped_at_deadlock or bool(result.findings)
+    )
 
 
 def decide_check(
@@ -168,28 +283,107 @@ def decide_check(
     progress: Progress | None = None,
 ) -> CheckDecision:
     """``check`` of ``graph``: SCOPE-ORDER for the default question (every supply); for a
-    bounded supply (SCOPE-BOUNDED-PROOF) the same proofs first, then an exploration of the
-    supply asked (with EXP-SETTLE when its budget runs out); the verdict scoped
-    (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved for every supply where the
-    invariant and k-induction decide it (Z3-FAULTS); else its example supply is explored
-    and "holds" is then not established for every supply (SCOPE-EXIT: ask with
+    bounded supply (SCOPE-BOUNDED-PROOF) the same proofs, raced against an exploration of
+    the supply asked (SCOPE-RACE; EXP-SETTLE when the budget runs out); the verdict
+    scoped (SCOPE-JSON, SCOPE-EXIT). A graph with faults is proved for every supply where
+    the invariant and k-induction decide it (Z3-FAULTS), refuted where Z3-BMC finds a
+    shortest counterexample for every supply (SCOPE-RACE); else its example supply is
+    explored and "holds" is then not established for every supply (SCOPE-EXIT: ask with
     --graph-supply)."""
+    too_big = len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT
+    if prove and not too_big and races(graph, every_supply):
+        return _raced(graph, options, every_supply, prove_seconds, progress)
     answer = answer_every_supply(graph, options, prove_seconds) if prove else None
+    explored = None
+    if not final_answer(answer, every_supply):
+        explored = check_graph(graph, options, progress)
+    return _combined(graph, options, every_supply, prove, prove_seconds, answer, explored)
+
+
+def _raced(
+    graph: FlowGraph,
+    options: CheckOptions,
+    every_supply: bool,
+    prove_seconds: float,
+    progress: Progress | None,
+) -> CheckDecision:
+    """SCOPE-RACE: the proofs in a child process (SIG-CHILDREN), the exploration here;
+    the first final answer wins and the other engine is stopped (the child killed with
+    its group and reaped; the exploration at its next progress report)."""
+    # deferred: START-LAZY (the race module is only needed here)
+    from creditflow.conformance.symbolic.race import ProofFailed, ProofProcess, ProofTask
+
+    task = ProofTask(graph, options, prove_seconds, search=every_supply and graph.has_faults)
+    with ProofProcess(task) as proof:
+
+        def watch(found: int, done: int) -> None:
+            if progress is not None:
+                progress(found, done)
+            if proof.done() and final_answer(_answer_or_none(proof), every_supply):
+                raise _ProofAnswered
+
+        try:
+            explored = check_graph(graph, options, watch)
+        except _ProofAnswered:
+            answer = proof.answer()
+            decision = _combined(graph, options, every_supply, True, prove_seconds, answer, None)
+            return replace(decision, answered_by="proof", stopped="exploration")
+        if final_exploration(explored[1], every_supply):
+            stopped = None if proof.done() else "proof"
+            proof.stop()
+            decision = _combined(graph, options, every_supply, True, prove_seconds, None, explored)
+            return replace(decision, answered_by="exploration", stopped=stopped)
+        try:
+            answer = proof.answer()
+        except ProofFailed as exc:
+            # the exploration's answer, as --no-prove gives it (nothing proved)
+            decision = _combined(graph, options, every_supply, False, prove_seconds, None, explored)
+            return replace(decision, proof_failed=str(exc))
+    return _combined(graph, options, every_supply, True, prove_seconds, answer, explored)
+
+
+def _answer_or_none(proof: ProofProcess) -> SupplyAnswer | None:
+    # deferred: START-LAZY (the race module is only needed here)
+    from creditflow.conformance.symbolic.race import ProofFailed
+
+    try:
+        return proof.answer()
+    except ProofFailed:
+        return None  # the race goes on; decide_check reports the failure at the end
+
+
+def _combined(
+    graph: FlowGraph,
+    options: CheckOptions,
+    every_supply: bool,
+    prove: bool,
+    prove_seconds: float,
+    answer: SupplyAnswer | None,
+    explored: tuple[CheckedNetwork, ExplorationResult] | None,
+) -> CheckDecision:
+    """The verdict from the proofs' ``answer`` and the exploration's result (either
+    may be missing: not run, or stopped by SCOPE-RACE), the same whichever finished
+    first: a final answer of the proofs, else the exploration's finding, else the proofs'
+    counterexample (SCOPE-ORDER), else the exploration (with EXP-SETTLE when its budget
+    ran out and the proofs did not run)."""
     if answer is not None and not every_supply and not answer.proved:
         # SCOPE-BOUNDED-PROOF: only "proved for every supply" carries over to the supply
         # asked; a counterexample may need another supply, so the asked one is explored
         answer = None
-    if answer is not None and answer.decided:
-        report = answer_summary(answer)
+    if final_answer(answer, every_supply) or explored is None:
+        assert answer is not None
         cex = answer.counterexample
+        report = answer_summary(answer)
         system, primary = (cex.system, cex.finding) if cex else (None, None)
+        answered_by = "proof"
     else:
-        system, result = check_graph(graph, options, progress)
-        report = summary(system, result)
+        system_explored, result = explored
+        report = summary(system_explored, result)
         if prove and answer is None:
             report = settle_open_check(report, graph, options, prove_seconds)
-        primary = result.primary()
+        system, primary = system_explored, result.primary()
         cex = answer.counterexample if answer is not None else None
+        answered_by = "exploration" if answer is None else "proof+exploration"
         if primary is None and cex is not None and answer is not None:
             # SCOPE-ORDER: the example supply showed nothing, the proof's run stands
             report = replace(
@@ -199,7 +393,7 @@ def decide_check(
             system, primary = cex.system, cex.finding
     report = scoped(report, graph, options, every_supply, answer)
     report = replace(report, graph=report.graph or graph.name)
-    return CheckDecision(report, system, primary)
+    return CheckDecision(report, system, primary, answered_by)
 
 
 def scoped(
@@ -215,7 +409,7 @@ def scoped(
     established."""
     supplies = {n.name: n.publishes for n in prepare_graph(graph, options).nodes if n.source}
     example = supply_value(supplies)
-    decided = answer is not None and answer.decided
+    decided = answer is not None and answer.certain
     scope = (
         CheckScope(supply="every" if every_supply else example)
         if decided
