@@ -10,6 +10,8 @@ named in :data:`ELSEWHERE`).
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,12 @@ from creditflow.conformance.symbolic import prove as prove_engine
 from tests.json_schemas import documents, schema_name, validate
 from tests.observe_traces import generate
 from tests.test_json_schemas import CORPUS, MUTANT, json_commands
+
+#: an accounts adapter that diverges (tests/test_accounts_adapter.py's mutant)
+ACCOUNTS_MUTANT = shlex.join(
+    [sys.executable, "-m", "creditflow.adapters.reference.accounts", "--mutant", "strict-check"]
+)
+
 
 #: (schema, exit code, what it shows) -> the command line (without --json)
 RUNS: dict[tuple[str, int, str], list[str]] = {
@@ -71,7 +79,13 @@ RUNS: dict[tuple[str, int, str], list[str]] = {
     ("accounts-check", 4, "--max-states budget"): [
         *("accounts", "check", "seed", "--max-states", "10"),
     ],
+    ("accounts-check", 10, "blocked forever"): ["accounts", "check", "slow-consumer"],
     ("accounts-check", 12, "naive bound"): ["accounts", "check", "seed", "--naive-bound"],
+    ("accounts-conform", 1, "divergence"): [
+        *("accounts", "conform", "--adapter-cmd", ACCOUNTS_MUTANT, "--runs", "20"),
+    ],
+    ("paging", 12, "violation (model broken on purpose)"): ["paging", "embed-boundary"],
+    ("alarms-run", 12, "violation (model broken on purpose)"): ["alarms", "run", "two-sources"],
     ("accounts-compare", 0, "rows"): ["accounts", "compare"],
     ("accounts-conform", 0, "conformant"): [
         *("accounts", "conform", "--adapter", "reference", "--runs", "3"),
@@ -80,6 +94,28 @@ RUNS: dict[tuple[str, int, str], list[str]] = {
     ("alarms-run", 0, "timeline"): ["alarms", "run", "two-sources"],
     ("observe-validate", 0, "valid"): ["observe", "validate", "good.json"],
     ("observe-validate", 1, "divergence"): ["observe", "validate", "bad.json"],
+}
+
+
+def _broken_paging(monkeypatch: pytest.MonkeyPatch) -> None:
+    from creditflow.conformance.cli import paging as cli_paging
+
+    monkeypatch.setattr(
+        cli_paging, "check", lambda profile, st, reports=(): {"PROP-PG-ORDER": "broken"}
+    )
+
+
+def _broken_alarms(monkeypatch: pytest.MonkeyPatch) -> None:
+    from creditflow.model.alarms.properties import AlarmProperties
+
+    monkeypatch.setattr(AlarmProperties, "step_violations", lambda *args: ("AL1",))
+
+
+#: verdicts no shipped input reaches (the models hold their properties): a model broken
+#: on purpose, as the commands' own tests do
+BROKEN = {
+    ("paging", 12, "violation (model broken on purpose)"): _broken_paging,
+    ("alarms-run", 12, "violation (model broken on purpose)"): _broken_alarms,
 }
 
 #: commands whose verdicts need what this suite does not start, and the suite that runs
@@ -120,6 +156,8 @@ def test_every_verdict_exit_code_prints_its_document(
     name, code, _ = case
     monkeypatch.chdir(tmp_path)
     _traces(tmp_path)
+    if case in BROKEN:
+        BROKEN[case](monkeypatch)
     args = [*RUNS[case], "--json"]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == code, (result.stdout, result.stderr)
