@@ -103,6 +103,7 @@ CASES: list[tuple[str, str, Any]] = [
     *(("timeline", f, v) for f in TIMELINE_FLAGS for v in BAD),
     *(("paging", w, v) for w in _paging_cases() for v in BAD),
     *(("sweep", f"{k}.{p}", v) for k, p in _sweep_cases() for v in BAD if v is not None),
+    *(("sweep-settings", "random.per_edge", v) for v in BAD if v is not None),
 ]
 
 
@@ -127,6 +128,14 @@ def test_a_non_boolean_is_refused_naming_file_and_place(
         path = tmp_path / "p.json"
         path.write_text(json.dumps(_paging(attr, value)))
         args, place = ["paging", str(path)], attr.split(".")[-1]
+    elif kind == "sweep-settings":
+        path = tmp_path / "s.toml"
+        path.write_text(
+            'name = "s"\nseed = 1\n[settings]\ncredits = { random = { count = 2, '
+            f"initial = [1, 3], more_after = [1, 2], per_edge = {_toml(value)} }} }}\n"
+            '[[family]]\nkind = "broker"\nname = "f"\n'
+        )
+        args, place = ["sweep", str(path), "--out", str(tmp_path / "out"), "--dry-run"], attr
     else:
         family, param = attr.split(".")
         path = tmp_path / "s.toml"
