@@ -196,3 +196,24 @@ def test_prove_timeout_keeps_what_was_proved(
     text = CliRunner().invoke(main, args[:-1], catch_exceptions=False)
     assert text.exit_code == 4
     assert "PROP-CONSERVATION" in text.stdout and "proved" in text.stdout
+
+
+def test_prove_timeout_after_every_proof_is_still_not_established(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OUT-JSON-TIMEOUT: --timeout running out after every property was proved (the
+    boundary of the symbolic condition not yet found) is exit 4, never 0."""
+    monkeypatch.chdir(tmp_path)
+
+    def out_of_time(*args: object, **kwargs: object) -> None:
+        raise OutOfTime
+
+    monkeypatch.setattr(prove_engine, "_boundary", out_of_time)
+    args = ["prove", "fanout", "--symbolic", "--json"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 4, result.stdout
+    doc = json.loads(result.stdout)
+    assert doc["result"] == "unknown" and doc["exit_code"] == 4
+    assert doc["properties"]["PROP-CONSERVATION"]["status"] == "proved"
+    text = CliRunner().invoke(main, args[:-1], catch_exceptions=False)
+    assert text.exit_code == 4 and "not established" in text.stdout

@@ -285,6 +285,8 @@ def scope_text(report: ProveReport) -> str:
         return f"holds for {asked} and every credit spec satisfying the condition"
     if report.result == "proved":
         return f"holds for {asked}"
+    if report.timed_out:
+        return f"not established for {asked}: --timeout ran out (OUT-JSON-TIMEOUT)"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
     why = "; ".join(sorted({f"{v.property_id}: {v.detail or v.status}" for v in open_verdicts}))
     return f"not established for {asked}: {why}"

@@ -194,6 +194,7 @@ class ProveRun:
     every_supply: bool = False
     own_outside: dict[str, CreditSpec] = field(default_factory=dict)
     step_bound: int | None = None
+    timed_out: bool = False
 
     def report(self) -> ProveReport:
         """What the proof established, frozen (OUT-TYPED-RESULT)."""
@@ -216,6 +217,7 @@ class ProveRun:
             every_supply=self.every_supply,
             own_outside=dict(self.own_outside),
             step_bound=self.step_bound,
+            timed_out=self.timed_out,
         )
 
 
@@ -260,6 +262,8 @@ class ProveReport:
     #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
     #: EXP-DIRECTED; ``None`` when not computed)
     step_bound: int | None = None
+    #: OUT-JSON-TIMEOUT: the command's budget stopped the proof (never ``proved``)
+    timed_out: bool = False
 
     def established(self, verdict: Verdict) -> bool:
         """SCOPE-EXIT: whether ``verdict`` is a proof for the question asked."""
@@ -271,7 +275,7 @@ class ProveReport:
         ``unknown`` (nothing violated, not every property proved)."""
         if self.counterexamples:
             return "counterexample"
-        if all(self.established(v) for v in self.verdicts.values()):
+        if not self.timed_out and all(self.established(v) for v in self.verdicts.values()):
             return "proved"
         return "unknown"
 
@@ -365,6 +369,7 @@ def timed_out_report(
     run = ProveRun(graph, options.symbolic, verdicts, InvariantProof({}))
     run.every_supply = options.every_supply or options.symbolic
     run.seconds = seconds
+    run.timed_out = True  # what the stopped stages would have added is missing
     return run.report()
 
 
