@@ -42,10 +42,18 @@ def _lonely(doc) -> None:
 JSON_ATTACKS = [
     ("typo.json", _node(3, may_crsh=True), ("node 'mirror'", "unknown attribute 'may_crsh'")),
     ("unknown.json", _node(3, crash_after=3), ("node 'mirror'", "unknown attribute")),
-    ("crash-str.json", _node(3, may_crash="sometimes"), ("node 'mirror' may_crash",)),
-    ("crash-int.json", _node(3, may_crash=2), ("node 'mirror' may_crash",)),
-    ("crash-null.json", _node(3, may_crash=None), ("node 'mirror' may_crash",)),
-    ("crash-list.json", _node(3, may_crash=[True]), ("node 'mirror' may_crash",)),
+    (
+        "crash-str.json",
+        _node(3, may_crash="sometimes"),
+        ("nodes[3].may_crash", "must be true or false"),
+    ),
+    ("crash-int.json", _node(3, may_crash=2), ("nodes[3].may_crash", "must be true or false")),
+    ("crash-null.json", _node(3, may_crash=None), ("nodes[3].may_crash", "must be true or false")),
+    (
+        "crash-list.json",
+        _node(3, may_crash=[True]),
+        ("nodes[3].may_crash", "must be true or false"),
+    ),
     ("handler-str.json", _node(1, on_peer_down="later"), ("node 'channel' on_peer_down",)),
     ("handler-int.json", _node(1, on_peer_down=1), ("node 'channel' on_peer_down",)),
     ("handler-list.json", _node(1, on_peer_down=["ignore"]), ("node 'channel' on_peer_down",)),

@@ -85,7 +85,10 @@ def test_deliveries_follow_the_client_order():
         ({"steps": [{"op": "publish"}]}, "give exactly one of 'size' or 'sizes'"),
         ({"steps": [{"op": "publish", "size": "big"}]}, "size must be int"),
         ({"steps": [{"op": "publish", "size": 1, "count": 0}]}, "count must be >= 1"),
-        ({"steps": [{"op": "publish", "size": 1, "persistent": 1}]}, "persistent must be bool"),
+        (
+            {"steps": [{"op": "publish", "size": 1, "persistent": 1}]},
+            "persistent must be true or false",
+        ),
         ({"steps": [{"op": "ack", "from": "middle"}]}, "from must be 'oldest' or 'newest'"),
         ({"steps": [{"op": "target", "duration": -1}]}, "duration must be a number in"),
         ({"steps": [{"op": "target", "duration": 1, "extra": 2}]}, "unknown field(s) extra"),

@@ -163,7 +163,7 @@ def _print_accounts(report: AccountsCheckResult, primary: Any) -> None:
     for name, a in report.accounts.items():
         tight = {True: "tight", False: "not reached", None: "undecided"}[a.tight]
         click.echo(
-            f"  account {name}: max debt {a.max_debt}, bound {a.bound} ({tight}), "
+            f"  account {printable(name)}: max debt {a.max_debt}, bound {a.bound} ({tight}), "
             f"limit {report.limit}, naive bound {a.naive_bound}"
         )
     click.echo(

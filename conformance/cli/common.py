@@ -33,8 +33,9 @@ DEFAULT_FOLDER = Path("counterexamples")
 
 
 def fail(message: str, code: int = exit_codes.USAGE) -> NoReturn:
-    """One line on stderr, ``creditflow: error: …``, and exit with ``code``."""
-    click.echo(f"creditflow: error: {message}", err=True)
+    """One line on stderr, ``creditflow: error: …``, and exit with ``code``; the names
+    from inputs in ``message`` are escaped by the one output mechanism (OUT-TEXT)."""
+    click.echo(f"creditflow: error: {streams.printable(message)}", err=True)
     sys.exit(code)
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import click
 
-from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
@@ -44,8 +43,10 @@ from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
     ProveReport,
+    Verdict,
     prove_graph,
     supply_value,
+    timed_out_report,
 )
 from creditflow.conformance.symbolic.prove_result import (
     ProveResult,
@@ -53,7 +54,12 @@ from creditflow.conformance.symbolic.prove_result import (
     prove_result,
     prove_scope,
 )
-from creditflow.conformance.symbolic.synthesis import SynthesisGoal, SynthesisOptions, synthesize
+from creditflow.conformance.symbolic.synthesis import (
+    SynthesisGoal,
+    SynthesisOptions,
+    SynthesisResult,
+    synthesize,
+)
 from creditflow.conformance.traces.network import network_trace, trace_too_long
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -200,6 +206,9 @@ def prove(
         fail("--symbolic and --credit exclude each other")
     if symbolic and (config is not None or edge_credit or role_credit):
         fail("--symbolic makes every credit symbolic; it excludes --config and the overrides")
+    progress: dict[str, Verdict] = {}
+    started = time.perf_counter()
+    timed_out = False
     try:
         read = load_graph(graph)
         warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
@@ -208,32 +217,27 @@ def prove(
         flow_graph, credit, credits = credits_in_effect(
             read, credit, config, edge_credit, role_credit
         )
+        options = ProveOptions(
+            credit=credit,
+            symbolic=symbolic,
+            publishes=publishes,
+            all_check_blocked=all_check_blocked,
+            mailbox_bound=mailbox_bound,
+            max_crashes=max_crashes,
+            depth=depth,
+            timeout_s=timeout_s,
+            deadline=time.monotonic() + timeout_s,
+            every_supply=publishes is None and not graph_supply,
+        )
         with wall_clock(timeout_s):
-            report = prove_graph(
-                flow_graph,
-                ProveOptions(
-                    credit=credit,
-                    symbolic=symbolic,
-                    publishes=publishes,
-                    all_check_blocked=all_check_blocked,
-                    mailbox_bound=mailbox_bound,
-                    max_crashes=max_crashes,
-                    depth=depth,
-                    timeout_s=timeout_s,
-                    deadline=time.monotonic() + timeout_s,
-                    every_supply=publishes is None and not graph_supply,
-                ),
-            )
+            report = prove_graph(flow_graph, options, progress)
     except (GraphFileError, GraphError) as exc:
         fail(str(exc))
         return
     except OutOfTime:
-        fail(
-            f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
-            "--timeout or a smaller --depth",
-            exit_codes.INCOMPLETE,
-        )
-        return
+        # OUT-JSON-TIMEOUT: the document (or table) with what was proved, exit 4
+        timed_out = True
+        report = timed_out_report(flow_graph, options, progress, time.perf_counter() - started)
     kinds = {re.sub(r"\[.*\]$", "", n) for n in report.invariant.lemmas}
     trace_path = output_path(trace_out, DEFAULT_FOLDER, report.graph.name, ".prove.itf.json")
     primary = report.primary()
@@ -270,6 +274,14 @@ def prove(
         if primary is not None:
             print_witness_steps(primary.system, primary.finding, graph)
         saver.show_unsaved()
+    if timed_out:
+        click.echo(
+            printable_line(
+                f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a "
+                "larger --timeout or a smaller --depth"
+            ),
+            err=True,
+        )
     saver.exit(out.exit_code)
 
 
@@ -285,6 +297,8 @@ def scope_text(report: ProveReport) -> str:
         return f"holds for {asked} and every credit spec satisfying the condition{covered}"
     if report.result == "proved":
         return f"holds for {asked}"
+    if report.timed_out:
+        return f"not established for {asked}: --timeout ran out (OUT-JSON-TIMEOUT)"
     open_verdicts = [v for v in report.verdicts.values() if not report.established(v)]
     if report.own_credits is not None and not report.established(report.own_credits):
         own = report.own_credits
@@ -502,6 +516,7 @@ def synth(
         fail("--per-edge is for --goal deadlock-free")
     if per_edge and every_edge:
         fail("--per-edge and --every-edge exclude each other")
+    started = time.perf_counter()
     try:
         flow_graph, credit, read_credits = credits_in_effect(
             load_graph(graph), credit, config, edge_credit, role_credit
@@ -529,12 +544,17 @@ def synth(
         fail(str(exc))
         return
     except OutOfTime:
-        fail(
-            f"{graph}: no answer within --timeout {timeout_s:g} s (IN-WORK); give a larger "
-            "--timeout",
-            exit_codes.INCOMPLETE,
+        # OUT-JSON-TIMEOUT: an undecided answer is still a verdict with its document
+        result = SynthesisResult(
+            goal=goal,
+            status="unknown",
+            method="timeout",
+            explanation=f"no answer within --timeout {timeout_s:g} s (IN-WORK); give a "
+            "larger --timeout",
+            seconds=time.perf_counter() - started,
+            graph=flow_graph.name,
+            bound=bound,
         )
-        return
     saver = Saver()
     if result.beyond is not None:
         path = output_path(trace_out, DEFAULT_FOLDER, flow_graph.name, ".synth.itf.json")

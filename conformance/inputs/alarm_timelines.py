@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.schemas import boolean
 from creditflow.model.alarms.properties import AlarmProperties
 from creditflow.model.alarms.rules import (
     DISK,
@@ -199,9 +200,10 @@ def parse_timeline(data: Any, source: str) -> Timeline:
         flags = {}
         for flag in ("capability", "empty_body", "complies"):
             if flag in c:
-                if not isinstance(c[flag], bool):
-                    raise _fail(source, f"connection {c['name']}: {flag} must be true or false")
-                flags[flag] = c[flag]
+                try:
+                    flags[flag] = boolean(c[flag])  # IN-BOOL
+                except ValueError as exc:
+                    raise _fail(source, f"connection {c['name']}: {flag} {exc}") from None
         # The supply is what the timeline publishes; a consume step makes a consumer
         # that starts when told.
         publishes = sum(

@@ -91,7 +91,7 @@ def networkx_from_node_link(data: object, where: str = "graph") -> nx.DiGraph:
         if name in ids:
             raise GraphError(f"nodes[{i}].id: {node.id!r} appears twice (IN-DUPLICATE)")
         ids[name] = node.id
-        g.add_node(node.id, **(node.model_extra or {}))
+        g.add_node(node.id, **node.attributes())
     for i, edge in enumerate(edges):
         for end, value in (("source", edge.source), ("target", edge.target)):
             if str(value) not in ids or ids[str(value)] != value:

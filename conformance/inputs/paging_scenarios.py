@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.schemas import boolean
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import MAX_NAME_LENGTH
 from creditflow.model.paging import operations as paging
@@ -163,6 +164,12 @@ def _fail(source: str, message: str) -> ScenarioError:
 
 def _check_type(source: str, where: str, value: Any, kind: type | tuple[type, ...]) -> None:
     kinds = kind if isinstance(kind, tuple) else (kind,)
+    if kinds == (bool,):
+        try:
+            boolean(value)  # IN-BOOL
+        except ValueError as exc:
+            raise _fail(source, f"{where} {exc}") from None
+        return
     if isinstance(value, bool) and bool not in kinds:
         raise _fail(source, f"{where} must be {' or '.join(k.__name__ for k in kinds)}")
     if not isinstance(value, kinds):
@@ -228,8 +235,7 @@ def _parse_step(source: str, index: int, raw: Any) -> ScenarioStep:
                 )
             params[name] = float(params[name])
     settle = raw.get("settle", op not in MODEL_ONLY_OPS)
-    if not isinstance(settle, bool):
-        raise _fail(source, f"{where}: settle must be true or false")
+    _check_type(source, f"{where}: settle", settle, bool)
     return ScenarioStep(op, params, settle)
 
 
@@ -299,8 +305,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     if not isinstance(queue, dict) or set(queue) - {"durable"}:
         raise _fail(source, "queue must be an object with at most 'durable'")
     durable = queue.get("durable", True)
-    if not isinstance(durable, bool):
-        raise _fail(source, "queue.durable must be true or false")
+    _check_type(source, "queue.durable", durable, bool)
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
         raise _fail(source, "steps must be a non-empty list")

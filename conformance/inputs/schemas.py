@@ -51,6 +51,28 @@ def _kind(value: Any) -> str:
 
 NodeId = Annotated[Any, BeforeValidator(_node_id)]
 
+#: IN-BOOL: the node attributes that are booleans, in process graphs (NET-NODE) and actor
+#: graphs (AC-GRAPH); both are read as node-link JSON by :class:`NodeLinkNode`
+BOOLEAN_NODE_ATTRIBUTES = ("source", "checks_blocked", "stalled", "may_crash")
+
+
+def boolean(value: Any) -> bool:
+    """IN-BOOL: a boolean of a JSON (or TOML) input is a real ``true`` or ``false``: the
+    string ``"true"``, the numbers ``0`` and ``1``, ``null`` are refused (``ValueError``
+    whose message the caller prefixes with the file and the place). The one check every
+    reader of booleans uses: graphs, actor graphs, alarm timelines, paging scenarios,
+    sweep files."""
+    if not isinstance(value, bool):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+        raise ValueError(
+            f"must be true or false, got {_kind(value)}"
+            + (f" {shown}" if isinstance(value, (str, int, float)) else "")
+        )
+    return value
+
+
+Boolean = Annotated[Any, BeforeValidator(boolean)]
+
 
 class _Doc(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
@@ -60,6 +82,15 @@ class NodeLinkNode(_Doc):
     """One ``nodes[i]``: an ``id`` plus attributes (their meaning: NET-NODE)."""
 
     id: NodeId
+    source: Boolean = None
+    checks_blocked: Boolean = None
+    stalled: Boolean = None
+    may_crash: Boolean = None
+
+    def attributes(self) -> dict[str, Any]:
+        """Every attribute given but the id (IN-BOOL: the booleans already checked)."""
+        given = {k: getattr(self, k) for k in BOOLEAN_NODE_ATTRIBUTES if k in self.model_fields_set}
+        return given | (self.model_extra or {})
 
 
 class NodeLinkEdge(_Doc):

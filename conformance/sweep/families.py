@@ -27,6 +27,7 @@ from typing import Any
 
 import networkx as nx
 
+from creditflow.conformance.inputs.schemas import boolean
 from creditflow.model.network.graph import MAX_NODES, ON_PEER_DOWN
 
 Params = Mapping[str, Any]
@@ -103,9 +104,10 @@ def _probability(value: Any) -> float:
 
 
 def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ParamError(f"must be true or false, got {value!r}")
-    return value
+    try:
+        return boolean(value)  # IN-BOOL: the input layer's one check
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
 
 
 def _routes(value: Any) -> int | str:

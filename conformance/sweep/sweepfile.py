@@ -16,6 +16,7 @@ from typing import Any
 
 from creditflow.conformance.inputs.plugins import CHECKER_GROUP, PluginError, check_plugin
 from creditflow.conformance.inputs.reading import InputError, parse_toml, read_text
+from creditflow.conformance.inputs.schemas import boolean
 from creditflow.conformance.sweep.checkers import (
     BUILTIN,
     CheckerError,
@@ -242,9 +243,10 @@ def _credits(value: Any, what: str) -> CreditChoices:
         for key in ("count", "initial", "more_after"):
             if key not in r:
                 raise _Invalid(f"{what}.random needs {key}")
-        per_edge = r.get("per_edge", False)
-        if not isinstance(per_edge, bool):
-            raise _Invalid(f"{what}.random.per_edge must be true or false")
+        try:
+            per_edge = boolean(r.get("per_edge", False))  # IN-BOOL
+        except ValueError as exc:
+            raise _Invalid(f"{what}.random.per_edge {exc}") from None
         random_credits = RandomCredits(
             count=_int(r["count"], f"{what}.random.count", 1, MAX_RANDOM_COUNT),
             initial=_range(r["initial"], f"{what}.random.initial"),

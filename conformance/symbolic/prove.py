@@ -197,6 +197,7 @@ class ProveRun:
     own_outside: dict[str, CreditSpec] = field(default_factory=dict)
     own_credits: Verdict | None = None
     step_bound: int | None = None
+    timed_out: bool = False
 
     def report(self) -> ProveReport:
         """What the proof established, frozen (OUT-TYPED-RESULT)."""
@@ -220,6 +221,7 @@ class ProveRun:
             own_outside=dict(self.own_outside),
             own_credits=self.own_credits,
             step_bound=self.step_bound,
+            timed_out=self.timed_out,
         )
 
 
@@ -267,6 +269,8 @@ class ProveReport:
     #: Z3-STEP-BOUND: no run blocks anybody in fewer steps (DAG deadlocks found by
     #: EXP-DIRECTED; ``None`` when not computed)
     step_bound: int | None = None
+    #: OUT-JSON-TIMEOUT: the command's budget stopped the proof (never ``proved``)
+    timed_out: bool = False
 
     def established(self, verdict: Verdict) -> bool:
         """SCOPE-EXIT: whether ``verdict`` is a proof for the question asked (a property
@@ -282,7 +286,7 @@ class ProveReport:
         if self.counterexamples:
             return "counterexample"
         own = self.own_credits  # Z3-OWN-CREDITS: a proof must cover the graph's own credits
-        if all(self.established(v) for v in self.verdicts.values()) and (
+        if not self.timed_out and all(self.established(v) for v in self.verdicts.values()) and (
             own is None or self.established(own)
         ):
             return "proved"
@@ -313,11 +317,18 @@ def refuse_faults(graph: FlowGraph, command: str, why: str) -> None:
         )
 
 
-def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> ProveReport:
+def prove_graph(
+    graph: FlowGraph,
+    options: ProveOptions = ProveOptions(),
+    progress: dict[str, Verdict] | None = None,
+) -> ProveReport:
     """Prove or refute every PROP-* property of ``graph`` (after the overrides); on a
     graph with faults also PROP-FAULT-FORGET and PROP-RECOVERY (Z3-FAULTS), with
-    concrete credits only (Z3-FAULTS-REFUSED)."""
+    concrete credits only (Z3-FAULTS-REFUSED). Each verdict is also put in
+    ``progress`` as soon as it is reached, so that a command stopped by its budget can
+    still report what was proved (:func:`timed_out_report`, OUT-JSON-TIMEOUT)."""
     started = time.perf_counter()
+    verdicts = {} if progress is None else progress
     graph = prepare_graph(
         graph,
         CheckOptions(
@@ -335,11 +346,44 @@ def prove_graph(graph: FlowGraph, options: ProveOptions = ProveOptions()) -> Pro
             "the credit condition is derived without faults; prove its credits "
             "without --symbolic, or give --max-crashes 0",
         )
-        report = _prove_symbolic(graph, options)
+        report = _prove_symbolic(graph, options, verdicts)
     else:
-        report = _prove_concrete(graph, options)
+        report = _prove_concrete(graph, options, verdicts)
     report.seconds = time.perf_counter() - started
     return report.report()
+
+
+def timed_out_report(
+    graph: FlowGraph, options: ProveOptions, progress: dict[str, Verdict], seconds: float
+) -> ProveReport:
+    """OUT-JSON-TIMEOUT: what :func:`prove_graph` had proved when the command's budget
+    (``--timeout``, IN-WORK) stopped it: the properties proved so far keep their proof,
+    every other one is ``unknown`` (a violation without its replayed counterexample is
+    not reported), so the result is ``unknown`` and the exit code 4 (SCOPE-EXIT)."""
+    graph = prepare_graph(
+        graph,
+        CheckOptions(
+            credit=options.credit,
+            publishes=options.publishes,
+            all_check_blocked=options.all_check_blocked,
+            mailbox_bound=options.mailbox_bound,
+            max_crashes=options.max_crashes,
+        ),
+    )
+    why = f"--timeout {options.timeout_s:g} s ran out before it was settled (IN-WORK)"
+    verdicts = {
+        pid: (
+            progress[pid]
+            if pid in progress and progress[pid].status == PROVED
+            else Verdict(pid, UNKNOWN, "timeout", why)
+        )
+        for pid in (PROPERTY_IDS if options.symbolic else property_ids(graph))
+    }
+    run = ProveRun(graph, options.symbolic, verdicts, InvariantProof({}))
+    run.every_supply = options.every_supply or options.symbolic
+    run.seconds = seconds
+    run.timed_out = True  # what the stopped stages would have added is missing
+    return run.report()
 
 
 def never_blocked_candidates(enc: NetworkEncoding) -> dict[str, z3.BoolRef]:
@@ -363,14 +407,16 @@ def _state_properties_by_invariant(
     return verdicts
 
 
-def _prove_concrete(graph: FlowGraph, options: ProveOptions) -> ProveRun:
+def _prove_concrete(
+    graph: FlowGraph, options: ProveOptions, verdicts: dict[str, Verdict]
+) -> ProveRun:
     enc_all = NetworkEncoding(graph, Credits.CONCRETE, symbolic_supply=True)
     inv = houdini(
         enc_all,
         enc_all.lemmas() | never_blocked_candidates(enc_all),
         timeout_ms=options.timeout_ms,
     )
-    verdicts = _state_properties_by_invariant(enc_all, inv, options, "for every supply")
+    verdicts.update(_state_properties_by_invariant(enc_all, inv, options, "for every supply"))
     termination = prove_termination(enc_all, inv, options.timeout_ms)
     faults = graph.has_faults
     deadlock = None
@@ -651,11 +697,13 @@ def _settle_by_search(
             )
 
 
-def _prove_symbolic(graph: FlowGraph, options: ProveOptions) -> ProveRun:
+def _prove_symbolic(
+    graph: FlowGraph, options: ProveOptions, verdicts: dict[str, Verdict]
+) -> ProveRun:
     enc = NetworkEncoding(graph, Credits.PER_EDGE, symbolic_supply=True)
     inv = houdini(enc, enc.lemmas(), timeout_ms=options.timeout_ms)
-    verdicts = _state_properties_by_invariant(
-        enc, inv, options, "for all credit specs and all supplies"
+    verdicts.update(
+        _state_properties_by_invariant(enc, inv, options, "for all credit specs and all supplies")
     )
     termination = prove_termination(enc, inv, options.timeout_ms)
     report = ProveRun(graph, True, verdicts, inv, termination)
