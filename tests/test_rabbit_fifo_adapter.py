@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from creditflow.adapters.amqp.rabbit_fifo import NAME, RabbitFifoAdapter, locate_rabbit_ebin
-from creditflow.adapters.registry import AMQP_BUILTIN, amqp_adapter_factory
+from creditflow.adapters.registry import AMQP_BUILTIN, UnknownAdapter, amqp_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
 
 try:
@@ -45,7 +45,7 @@ def delivered(reply: Any, name: str = "c") -> list[int]:
 
 
 def test_hello_names_release_and_policy(fifo: RabbitFifoAdapter) -> None:
-    # AD-AMQ-FIFO-HELLO
+    # AD-AMQ-FIFO-HELLO, AD-AMQ-FIFO-POLICY
     assert NAME in AMQP_BUILTIN
     assert fifo.info["name"] == "rabbit-fifo"
     assert fifo.info["version"] == "3.10.8"
@@ -57,7 +57,7 @@ def test_hello_names_release_and_policy(fifo: RabbitFifoAdapter) -> None:
 
 
 def test_a_credited_consumer_gets_exactly_its_credit(fifo: RabbitFifoAdapter) -> None:
-    # AMQ-QQ-CREDITED, AMQ-QQ-CHECKOUT
+    # AMQ-QQ-CREDITED, AMQ-QQ-CHECKOUT; AD-AMQ-FIFO-REPLY, AD-AMQ-FIFO-EFFECTS, AD-AMQ-FIFO-STATE
     fifo.reset()
     for _ in range(10):
         fifo.apply("enqueue")
@@ -235,9 +235,12 @@ def test_discard_drops_and_gives_prefetch_credit_back(fifo: RabbitFifoAdapter) -
 
 
 def test_a_bad_ebin_is_one_line(tmp_path: Any) -> None:
-    # AD-AMQ-FIFO: --rabbitmq-ebin without rabbit_fifo.beam there or beside it
+    # AD-AMQ-FIFO: --rabbitmq-ebin without rabbit_fifo.beam there or beside it; a
+    # release is chosen by its ebin, not by NAME@VERSION
     with pytest.raises(AdapterFailure, match="no rabbit_fifo.beam"):
         amqp_adapter_factory(NAME, rabbitmq_ebin=tmp_path)()
+    with pytest.raises(UnknownAdapter):
+        amqp_adapter_factory(NAME + "@3.10.8")
 
 
 def test_the_rabbit_common_ebin_of_the_rabbitmq_adapter_also_works() -> None:

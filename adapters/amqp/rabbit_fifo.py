@@ -11,6 +11,7 @@ the Debian layout. ``ra`` and ``rabbit_common`` are loaded from the same plugins
 from __future__ import annotations
 
 import glob
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -50,8 +51,6 @@ def _rabbit_ebin(folder: Path) -> Path | None:
 def locate_rabbit_ebin(explicit: str | Path | None = None) -> Path:
     """The ebin holding ``rabbit_fifo.beam``; :class:`AdapterFailure` (missing) with the
     install hint otherwise."""
-    import os
-
     given = explicit if explicit is not None else os.environ.get(ENV_EBIN)
     if given:
         found = _rabbit_ebin(Path(given))

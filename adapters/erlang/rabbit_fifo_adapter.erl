@@ -129,6 +129,7 @@ answer(Id, Body) -> [credit_flow_adapter:enc(Body#{<<"id">> => Id}), $\n].
 -define(DEFAULT_CFG, #{<<"max_length">> => null, <<"max_bytes">> => null,
                        <<"overflow">> => <<"drop_head">>, <<"delivery_limit">> => null}).
 
+%% AD-AMQ-FIFO-HELLO
 request(#{<<"op">> := <<"hello">>}, St = #st{info = Info}) ->
     {ok, #{<<"name">> => <<"rabbit-fifo">>,
            <<"version">> => maps:get(version, Info),
@@ -227,6 +228,7 @@ consumer_id(Req, St) ->
     {P, St1} = pid(Name, St),
     {{Name, P}, St1}.
 
+%% AD-AMQ-FIFO-OPS: the command an op applies.
 command(<<"enqueue">>, Req, St) ->
     Body = <<"m">>,
     case maps:get(<<"enqueuer">>, Req, null) of
@@ -307,6 +309,7 @@ next_seqno(P, St = #st{fifo = Fifo}) ->
         E -> get(enqueuer, next_seqno, E, St)
     end.
 
+%% AD-AMQ-FIFO-REPLY: apply/3 with ra's metadata; the reply, the effects, the state.
 apply_cmd(Cmd, St = #st{fifo = Fifo0, index = Idx, log = Log}) ->
     Meta = #{index => Idx, term => 1, system_time => 1000 * Idx,
              machine_version => rabbit_fifo:version(), from => {self(), make_ref()}},
