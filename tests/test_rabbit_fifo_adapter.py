@@ -222,6 +222,23 @@ def test_enqueue_without_pid_and_out_of_sequence(fifo: RabbitFifoAdapter) -> Non
     assert r.state["enqueuers"]["p"]["next_seqno"] == 2
     r = fifo.apply("enqueue", enqueuer="p", seq=5)
     assert r.reply == "not_enqueued" and r.state["ready"] == 2
+    r = fifo.apply("enqueue", enqueuer="p", seq=1)  # a duplicate: ok, not enqueued again
+    assert r.reply == "ok" and r.state["ready"] == 2
+    assert r.state["enqueuers"]["p"]["next_seqno"] == 2
+
+
+def test_a_cancelled_consumer_keeps_its_messages_and_gets_no_more(
+    fifo: RabbitFifoAdapter,
+) -> None:
+    # AD-AMQ-FIFO-OPS: cancel
+    fifo.reset()
+    for _ in range(3):
+        fifo.apply("enqueue")
+    fifo.apply("checkout", consumer="c", mode="simple_prefetch", prefetch=2)
+    r = fifo.apply("cancel", consumer="c")
+    assert consumer(r)["status"] == "cancelled" and consumer(r)["checked_out"] == 2
+    r = fifo.apply("settle", consumer="c", count=1)
+    assert delivered(r) == [] and consumer(r)["credit"] == 0 and r.state["ready"] == 1
 
 
 def test_discard_drops_and_gives_prefetch_credit_back(fifo: RabbitFifoAdapter) -> None:
