@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from creditflow.adapters.amqp import versions as amqp_versions
+from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
+from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter
 from creditflow.adapters.amqp.reference import MUTANTS as amqp_mutants_table
 from creditflow.adapters.mutants import mutants
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
@@ -82,14 +84,21 @@ AMQP_BUILTIN = {
     "process over loopback",
     "amqp-reference": "the pure-Python AMQP reference (AD-AMQ-REFERENCE); "
     "amqp-reference:mutant:NAME for a mutant",
+    RABBIT_FIFO: "RabbitMQ's quorum-queue state machine rabbit_fifo from the installed beams "
+    "(or --rabbitmq-ebin DIR), driven by apply/3 in an Erlang VM (AD-AMQ-FIFO)",
 }
 AMQP_MUTANT_PREFIX = "amqp-reference:mutant:"
 
 
-def amqp_adapter_factory(name: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[[], AmqpAdapter]:
+def amqp_adapter_factory(
+    name: str, timeout: float = DEFAULT_TIMEOUT, *, rabbitmq_ebin: str | Path | None = None
+) -> Callable[[], AmqpAdapter]:
     """AD-AMQ-VERSION: a function that installs (on first use) and starts the named AMQP
     adapter; a release that cannot be installed is an :class:`AdapterFailure` (exit 3).
+    ``rabbit-fifo`` takes ``rabbitmq_ebin`` as ``--adapter rabbitmq`` does (AD-AMQ-FIFO).
     :class:`UnknownAdapter` at once if the library is unknown."""
+    if name == RABBIT_FIFO:
+        return lambda: RabbitFifoAdapter(rabbitmq_ebin, timeout=timeout)
     if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
         argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
         mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
@@ -101,7 +110,7 @@ def amqp_adapter_factory(name: str, timeout: float = DEFAULT_TIMEOUT) -> Callabl
             argv += ["--mutant", mutant]
         return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
     library, _version = amqp_versions.split_name(name)
-    if library not in AMQP_BUILTIN or library == "amqp-reference":
+    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO):
         raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
 
     def start() -> AmqpAdapter:

@@ -28,6 +28,8 @@
 -module(credit_flow_adapter).
 -mode(compile).
 -export([main/1]).
+%% The JSON codec, shared with rabbit_fifo_adapter.erl (one JSON Lines codec per VM).
+-export([decode/1, enc/1]).
 
 -define(DEFAULT_SPEC, {400, 200}).   % CF-DEFAULTS: RabbitMQ 3.10.8's default credit spec
 -define(OP_TIMEOUT, 10000).

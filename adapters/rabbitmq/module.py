@@ -106,9 +106,10 @@ def _cache_root() -> Path:
     return Path(base) / "creditflow" / "erlang"
 
 
-def compiled_module_dir(source: Path | None = None) -> Path | None:
-    """Compile the escript's module with ``erlc`` into a cache folder keyed by its
-    content (once); ``None`` when ``erlc`` is missing or fails (then run the escript)."""
+def compiled_module_dir(source: Path | None = None, module: str = MODULE) -> Path | None:
+    """Compile the escript's module (or ``module`` from ``source``) with ``erlc`` into a
+    cache folder keyed by its content (once); ``None`` when ``erlc`` is missing or fails
+    (then run the escript)."""
     source = source or escript_path()
     erlc = shutil.which("erlc")
     if erlc is None:
@@ -117,7 +118,7 @@ def compiled_module_dir(source: Path | None = None) -> Path | None:
     key = hashlib.sha256((text + erlc).encode()).hexdigest()[:16]
     for root in (_cache_root(), Path(tempfile.gettempdir()) / "creditflow-erlang"):
         target = root / key
-        if (target / f"{MODULE}.beam").is_file():
+        if (target / f"{module}.beam").is_file():
             return target
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -128,9 +129,9 @@ def compiled_module_dir(source: Path | None = None) -> Path | None:
         # numbers, and compile the rest as an ordinary module.
         lines = text.splitlines()
         lines = ["%%" if line.startswith(("#!", "%%!")) else line for line in lines[:2]] + lines[2:]
-        (work / f"{MODULE}.erl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (work / f"{module}.erl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         done = subprocess.run(
-            [erlc, "-o", str(work), str(work / f"{MODULE}.erl")], capture_output=True, text=True
+            [erlc, "-o", str(work), str(work / f"{module}.erl")], capture_output=True, text=True
         )
         if done.returncode != 0:
             shutil.rmtree(work, ignore_errors=True)
@@ -139,7 +140,7 @@ def compiled_module_dir(source: Path | None = None) -> Path | None:
             os.replace(work, target)
         except OSError:  # another process won the race: use its copy
             shutil.rmtree(work, ignore_errors=True)
-        if (target / f"{MODULE}.beam").is_file():
+        if (target / f"{module}.beam").is_file():
             return target
     return None
 
