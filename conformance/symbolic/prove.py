@@ -286,8 +286,10 @@ class ProveReport:
         if self.counterexamples:
             return "counterexample"
         own = self.own_credits  # Z3-OWN-CREDITS: a proof must cover the graph's own credits
-        if not self.timed_out and all(self.established(v) for v in self.verdicts.values()) and (
-            own is None or self.established(own)
+        if (
+            not self.timed_out
+            and all(self.established(v) for v in self.verdicts.values())
+            and (own is None or self.established(own))
         ):
             return "proved"
         return "unknown"
@@ -786,7 +788,9 @@ def _decide_own_credits(report: ProveRun, options: ProveOptions) -> None:
     report's counterexample (exit 10), anything short of a proof keeps the result from
     being "proved" (exit 4)."""
     own = _prove_concrete(
-        report.graph, replace(options, symbolic=False, credit=None, every_supply=True)
+        report.graph,
+        replace(options, symbolic=False, credit=None, every_supply=True),
+        {},  # its verdicts are the own credits', not the report's (OUT-JSON-TIMEOUT)
     )
     report.own_credits = own.verdicts[NO_DEADLOCK]
     if NO_DEADLOCK in own.counterexamples:
