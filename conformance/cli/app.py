@@ -34,12 +34,14 @@ from creditflow.conformance.cli.common import (
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
+from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
 from creditflow.conformance.explore.check import (
     CheckOptions,
 )
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
+from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_topology
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph, preset_names
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -51,6 +53,10 @@ from creditflow.conformance.traces.network import (
     write_network_trace,
 )
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
+from creditflow.model.amqp.system import LinkState as AmqpLinkState
+from creditflow.model.amqp.system import PublishState as AmqpPublishState
+from creditflow.model.amqp.system import State as AmqpState
+from creditflow.model.amqp.topology import Topology as AmqpTopology
 from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network.graph import GraphError
 
@@ -185,14 +191,42 @@ def check(
     about that supply only, and every reachable state of it is explored.
 
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
-    presets`). A violation is written as a counterexample trace (ITF JSON) and a
-    picture before it is reported. Exit 0 only when the claim asked for is established.
+    presets`). A JSON file with "family": "amqp", or an AMQP preset
+    (rabbitmq4-publish, rabbitmq4-consume, ...), is checked for PROP-AMQ-* by explicit
+    search of its supply (spec/amqp.md). For a NET graph a violation is written as a
+    counterexample trace (ITF JSON) and a picture before it is reported. Exit 0 only when
+    the claim asked for is established.
 
     \b
     Examples:
       creditflow check fanout --credit 3,1 --publishes 20
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
+    try:
+        amqp = find_amqp_topology(graph)
+    except AmqpTopologyError as exc:
+        fail(str(exc))
+        return
+    if amqp is not None:
+        net_only = {
+            "--credit": credit is not None,
+            "--config": config is not None,
+            "--edge-credit": bool(edge_credit),
+            "--role-credit": bool(role_credit),
+            "--all-check-blocked": all_check_blocked,
+            "--mailbox-bound": mailbox_bound is not None,
+            "--max-crashes": max_crashes is not None,
+            "--partial-order": partial_order,
+            "--json": as_json,
+            "--trace-out": trace_out is not None,
+            "--dot-out": dot_out is not None,
+        }
+        given = [name for name, set_ in net_only.items() if set_]
+        if given:
+            fail(f"{graph}: {given[0]} is not available for AMQP topologies (yet)")
+        result = check_amqp(amqp, publishes, publishes is None and not graph_supply, max_states)
+        _print_amqp(graph, amqp, result)
+        sys.exit(result.exit_code)
     try:
         flow_graph, credit = credits_from_options(
             load_graph(graph), credit, config, edge_credit, role_credit
@@ -313,6 +347,53 @@ def demo(out: Path) -> None:
         )
     console().print(table)
     saver.exit(exit_codes.OK)
+
+
+def _describe_amqp(state: AmqpState) -> str:
+    """One line per state: both ends' delivery-count and credit, the windows (rendering
+    of AMQ-LINK-STATE and AMQ-SESSION-STATE)."""
+    if isinstance(state, AmqpLinkState):
+        snd, rcv = state.sender, state.receiver
+        return (
+            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
+            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
+            f"wire {len(state.fwd)}> <{len(state.back)} | receiver dc={rcv.link.delivery_count} "
+            f"credit={rcv.link.credit} window={rcv.session.incoming_window} "
+            f"unsettled={len(rcv.unsettled)}"
+        )
+    if isinstance(state, AmqpPublishState):
+        snd, b = state.sender, state.broker
+        return (
+            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
+            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
+            f"wire {len(state.fwd)}> <{len(state.back)} | session dc={b.link.delivery_count} "
+            f"credit={b.link.credit} window={b.session.incoming_window} "
+            f"unconfirmed={len(b.unconfirmed)} | enqueuer {state.enqueuer.status} "
+            f"pending={len(state.enqueuer.pending)} | queue ready={state.ready} "
+            f"limit={state.overflow.limit}"
+        )
+    r, rcv = state.relay, state.receiver
+    return (
+        f"queue ready={state.msgs.ready} consumer dc={state.consumer.delivery_count} "
+        f"credit={state.consumer.credit} | relay client dc={r.client_dc} "
+        f"credit={r.client_credit} queue credit={r.queue_credit} in-flight={r.in_flight} | "
+        f"session remote-window={state.session.remote_incoming_window} | "
+        f"receiver dc={rcv.link.delivery_count} credit={rcv.link.credit} "
+        f"window={rcv.session.incoming_window} unsettled={len(rcv.unsettled)}"
+    )
+
+
+def _print_amqp(source: str, topology: AmqpTopology, result: AmqpCheckResult) -> None:
+    """The AMQP verdict and, for a violation, the shortest steps (SCOPE-EXIT)."""
+    click.echo(f"creditflow check {source}: AMQP {topology.shape} topology {topology.name}")
+    click.echo(result.claim)
+    violation = result.search.violation
+    if violation is None:
+        return
+    click.echo(f"violated: {', '.join(violation.props)}")
+    click.echo(f"   0. {'(start)':<13} {_describe_amqp(violation.states[0])}")
+    for i, (action, state) in enumerate(zip(violation.steps, violation.states[1:], strict=True)):
+        click.echo(f"{i + 1:4}. {action:<13} {_describe_amqp(state)}")
 
 
 def _print_report(report: CheckResult, primary: Finding | None) -> None:

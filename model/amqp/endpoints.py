@@ -1,0 +1,231 @@
+"""The client applications' endpoints: a sender with its session, a receiver with its
+session, credit policy and application (AMQ-LINK-*, AMQ-POL-CREDIT-*, AMQ-APP)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from creditflow.model.amqp import link, session
+from creditflow.model.amqp.frames import Flow, Transfer
+from creditflow.model.amqp.link import LinkEnd, LinkFlow
+from creditflow.model.amqp.policies import CreditPolicy, CreditWindow, SenderCredit, WindowPolicy
+from creditflow.model.amqp.session import SessionEnd
+
+
+class Sender(NamedTuple):
+    """A sending client (AMQ-LINK-STATE): its link end, session end, supply (what it
+    has ``available``), messages sent, and the history flag of PROP-AMQ-CREDIT."""
+
+    link: LinkEnd
+    session: SessionEnd
+    supply: int
+    sent: int
+    overrun: bool = False
+
+
+def sender_may_send(s: Sender) -> bool:
+    """A transfer needs supply, link credit (AMQ-LINK-TRANSFER) and remote incoming
+    window (AMQ-SESSION-SEND)."""
+    return s.supply > 0 and s.link.credit > 0 and session.can_send(s.session)
+
+
+def send(s: Sender) -> tuple[Sender, Transfer]:
+    """One transfer (AMQ-LINK-TRANSFER, AMQ-SESSION-SEND); records an overrun if the
+    caller let it go without credit or window (PROP-AMQ-CREDIT)."""
+    overrun = s.overrun or s.link.credit <= 0 or not session.can_send(s.session)
+    out = Transfer(s.sent)
+    return (
+        s._replace(
+            link=link.transferred(s.link),
+            session=session.sent(s.session),
+            supply=s.supply - 1,
+            sent=s.sent + 1,
+            overrun=overrun,
+        ),
+        out,
+    )
+
+
+def sender_on_flow(s: Sender, flow: Flow, policy: SenderCredit) -> tuple[Sender, tuple[Flow, ...]]:
+    """A FLOW from the receiver: session fields (AMQ-SESSION-FLOW), link fields
+    (AMQ-LINK-CREDIT-SND), and an answer to ``echo`` (AMQ-LINK-FLOW)."""
+    if flow.session is not None:
+        s = s._replace(session=session.on_flow(s.session, flow.session))
+    if flow.link is None:
+        return s, ()
+    s = s._replace(link=link.sender_on_flow(s.link, flow.link, policy))
+    if flow.link.echo:
+        return s, (Flow(None, link.echo_flow(s.link, s.supply)),)
+    return s, ()
+
+
+def sender_may_end_drain(s: Sender) -> bool:
+    """A draining sender with nothing available ends the drain (AMQ-LINK-DRAIN)."""
+    return s.link.drain and s.supply == 0
+
+
+def sender_end_drain(s: Sender) -> tuple[Sender, Flow]:
+    """AMQ-LINK-DRAIN on the sender."""
+    end, flow = link.drain_done(s.link)
+    return s._replace(link=end), Flow(None, flow)
+
+
+class Receiver(NamedTuple):
+    """A receiving client (AMQ-APP): link end, session end, the unsettled deliveries
+    ``(transfer id, message, held)`` oldest first, arrivals so far, arrivals since the
+    last grant (AMQ-POL-CREDIT-WINDOW ``since_grant``), hand grants and drains used,
+    messages settled, and ``drained``: a drain ended and the application has not
+    resumed yet (AMQ-LINK-DRAIN)."""
+
+    link: LinkEnd
+    session: SessionEnd
+    unsettled: tuple[tuple[int, int, bool], ...]
+    arrivals: int
+    since_grant: int
+    grants_used: int
+    drains_used: int
+    settled: int
+    drained: bool = False
+
+
+class ReceiverConfig(NamedTuple):
+    """The receiving client's parameters (AMQ-APP, AMQ-POL)."""
+
+    credit: CreditPolicy
+    window: WindowPolicy
+    holds: int
+    grants: tuple[int, ...]
+    drains: int
+
+
+def initial_receiver(
+    cfg: ReceiverConfig, initial: int, remote_window: int
+) -> tuple[Receiver, tuple[Flow, ...]]:
+    """After BEGIN and ATTACH; a window policy sends its first grant (AMQ-BEGIN-ATTACH)."""
+    ses = session.initial_session(cfg.window, initial, remote_window)
+    r = Receiver(LinkEnd(initial, 0), ses, (), 0, 0, 0, 0, 0)
+    if isinstance(cfg.credit, CreditWindow):
+        r = r._replace(link=r.link._replace(credit=cfg.credit.window))
+        return r, (_flow(r, LinkFlow(initial, cfg.credit.window)),)
+    return r, ()
+
+
+def _flow(r: Receiver, lf: LinkFlow | None) -> Flow:
+    return Flow(session.flow_fields(r.session), lf)
+
+
+def _renew(cfg: ReceiverConfig, r: Receiver, point: str) -> tuple[Receiver, LinkFlow | None]:
+    """AMQ-POL-CREDIT-WINDOW at a renewal point (``arrival``, ``settle``, ``resume``)."""
+    pol = cfg.credit
+    if not isinstance(pol, CreditWindow) or point not in (pol.renew_on, "resume"):
+        return r, None
+    if r.link.drain:
+        return r, None  # a draining receiver grants nothing new until it resumes
+    if pol.count == "credit":
+        due = r.link.credit <= pol.threshold
+    else:
+        due = r.since_grant >= pol.window - pol.threshold
+    if not due:
+        return r, None
+    new = pol.window if pol.renew_on == "arrival" else pol.window - len(r.unsettled)
+    if new <= r.link.credit:
+        return r, None
+    sent = new if pol.encoding == "absolute" else new - max(0, r.link.credit)
+    r = r._replace(link=r.link._replace(credit=new), since_grant=0, drained=False)
+    return r, LinkFlow(r.link.delivery_count, sent, r.link.drain)
+
+
+def _ids(r: Receiver) -> tuple[int, ...]:
+    return tuple(tid for tid, _, _ in r.unsettled)
+
+
+def receiver_on_frame(
+    cfg: ReceiverConfig, r: Receiver, frame: Transfer | Flow
+) -> tuple[Receiver, tuple[Flow, ...]]:
+    """The receiver takes the next frame: a transfer (AMQ-SESSION-RECV,
+    AMQ-LINK-TRANSFER, then its policies) or a sender's FLOW (AMQ-LINK-FLOW,
+    AMQ-LINK-DRAIN: a drain answer ends the drain; the application resumes in a step of
+    its own, :func:`receiver_resume`)."""
+    if isinstance(frame, Flow):
+        if frame.link is None:
+            return r, ()
+        was_draining = r.link.drain
+        r = r._replace(link=link.receiver_on_flow(r.link, frame.link))
+        if was_draining and not r.link.drain:
+            r = r._replace(drained=True)
+        return r, ()
+    held = r.arrivals < cfg.holds
+    entry = (r.session.next_incoming_id, frame.seq, held)
+    r = r._replace(
+        link=link.transferred(r.link),
+        unsettled=(*r.unsettled, entry),
+        arrivals=r.arrivals + 1,
+        since_grant=r.since_grant + 1,
+    )
+    if r.link.drain and r.link.credit <= 0:
+        # the transfers used up the credit: the drain is over (AMQ-LINK-DRAIN)
+        r = r._replace(link=r.link._replace(drain=False), drained=True)
+    ses, window_flow = session.received(cfg.window, r.session, _ids(r), len(r.unsettled))
+    r = r._replace(session=ses)
+    r, lf = _renew(cfg, r, "arrival")
+    if lf is not None or window_flow:
+        return r, (_flow(r, lf),)
+    return r, ()
+
+
+def receiver_may_settle(r: Receiver) -> bool:
+    """The application settles the oldest delivery it does not hold (AMQ-APP)."""
+    return any(not held for _, _, held in r.unsettled)
+
+
+def receiver_settle(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, int, tuple[Flow, ...]]:
+    """Settle the oldest delivery not held (AMQ-APP), then the window and credit
+    policies (AMQ-POL-WINDOW-RING, AMQ-POL-WINDOW-CAPACITY, AMQ-POL-CREDIT-WINDOW
+    ``renew_on = settle``). Returns the receiver, the message settled and FLOWs."""
+    i = next(i for i, (_, _, held) in enumerate(r.unsettled) if not held)
+    seq = r.unsettled[i][1]
+    r = r._replace(unsettled=r.unsettled[:i] + r.unsettled[i + 1 :], settled=r.settled + 1)
+    ses, window_flow = session.settled(cfg.window, r.session, _ids(r), len(r.unsettled))
+    r = r._replace(session=ses)
+    r, lf = _renew(cfg, r, "settle")
+    if lf is not None or window_flow:
+        return r, seq, (_flow(r, lf),)
+    return r, seq, ()
+
+
+def receiver_may_grant(cfg: ReceiverConfig, r: Receiver) -> bool:
+    """A hand grant is left in the script (AMQ-POL-CREDIT-MANUAL)."""
+    return r.grants_used < len(cfg.grants)
+
+
+def receiver_grant(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, Flow]:
+    """The next hand grant, absolute; it resets the ``since_grant`` count
+    (AMQ-POL-CREDIT-MANUAL)."""
+    n = cfg.grants[r.grants_used]
+    r = r._replace(
+        link=r.link._replace(credit=n), since_grant=0, grants_used=r.grants_used + 1, drained=False
+    )
+    return r, _flow(r, LinkFlow(r.link.delivery_count, n, r.link.drain))
+
+
+def receiver_may_drain(cfg: ReceiverConfig, r: Receiver) -> bool:
+    """The application may start a drain (AMQ-LINK-DRAIN) while it has credit."""
+    return r.drains_used < cfg.drains and not r.link.drain and r.link.credit > 0
+
+
+def receiver_drain(r: Receiver) -> tuple[Receiver, Flow]:
+    """Start a drain: a FLOW with ``drain = true`` (AMQ-LINK-DRAIN)."""
+    r = r._replace(link=r.link._replace(drain=True), drains_used=r.drains_used + 1)
+    return r, _flow(r, LinkFlow(r.link.delivery_count, r.link.credit, True))
+
+
+def receiver_may_resume(cfg: ReceiverConfig, r: Receiver) -> bool:
+    """After a drain the application resumes its window policy (AMQ-LINK-DRAIN,
+    AMQ-POL-CREDIT-WINDOW)."""
+    return r.drained and isinstance(cfg.credit, CreditWindow)
+
+
+def receiver_resume(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, tuple[Flow, ...]]:
+    """The application resumes after a drain: the window policy's renewal point."""
+    r, lf = _renew(cfg, r._replace(drained=False), "resume")
+    return r, ((_flow(r, lf),) if lf is not None else ())
