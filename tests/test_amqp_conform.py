@@ -27,7 +27,7 @@ from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.model.amqp.policies import CreditWindow, WindowFixed, WindowNever, WindowRing
 
 T, F1, F2, D1 = AmqpOp("transfer"), AmqpOp("flow", 1), AmqpOp("flow", 2), AmqpOp("drain", 1)
-DONE, S1, S1K1 = AmqpOp("drained"), AmqpOp("settle", count=1), AmqpOp("settle", count=1, keep=1)
+DONE, S1, S1K1 = AmqpOp("drained"), AmqpOp("settle", number=1), AmqpOp("settle", number=1, keep=1)
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +219,11 @@ def test_cli_net_phases_and_options_are_refused_for_amqp() -> None:
     assert code == 2 and "not a phase of AMQP adapters" in out
     code, out = conform("--adapter", "reference", "--skip-op", "drain")
     assert code == 2 and "AMQP adapters only" in out
+
+
+def test_cli_rhea_2_0_8_missing_drain_echo() -> None:
+    """rhea 2.0.8 from the version cache (AD-AMQ-VERSION): the drain echo is missing
+    there too (exit 1); its fixed 2048-slot ring is not offered as a size."""
+    code, out = conform("--adapter", "rhea@2.0.8", "--seed", "1", "--depth", "2")
+    assert code == 1, out
+    assert "(sizes: credit_window 0)" in out and "property drain-unanswered" in out

@@ -61,7 +61,7 @@ class AmqpOp(NamedTuple):
 
     op: str
     credit: int = 0
-    count: int = 0
+    number: int = 0
     keep: int = 0
 
     def request(self) -> dict[str, Any]:
@@ -69,14 +69,14 @@ class AmqpOp(NamedTuple):
         if self.op in ("flow", "drain"):
             req["credit"] = self.credit
         if self.op == "settle":
-            req.update(count=self.count, keep=self.keep)
+            req.update(count=self.number, keep=self.keep)
         return req
 
     def __str__(self) -> str:
         if self.op in ("flow", "drain"):
             return f"{self.op} {self.credit}"
         if self.op == "settle":
-            return f"settle {self.count}" + (f" keep {self.keep}" if self.keep else "")
+            return f"settle {self.number}" + (f" keep {self.keep}" if self.keep else "")
         return self.op
 
 
@@ -90,8 +90,8 @@ ALPHABET = (
     AmqpOp("flow", credit=2),
     AmqpOp("drain", credit=1),
     AmqpOp("drained"),
-    AmqpOp("settle", count=1),
-    AmqpOp("settle", count=1, keep=1),
+    AmqpOp("settle", number=1),
+    AmqpOp("settle", number=1, keep=1),
 )
 
 
@@ -204,7 +204,7 @@ class ModelLink:
                 return False  # credit by policy, not by hand
             return op.op == "flow" or (not r.link.drain and r.link.credit + op.credit > 0)
         if op.op == "settle":
-            return len(r.unsettled) >= op.keep + op.count
+            return len(r.unsettled) >= op.keep + op.number
         return op.op in ("transfer", "drained")
 
     def apply(self, op: AmqpOp) -> None:
@@ -232,7 +232,7 @@ class ModelLink:
             r = r._replace(
                 unsettled=tuple((t, m, True) for t, m, _ in held) + r.unsettled[op.keep :]
             )
-            for _ in range(op.count):
+            for _ in range(op.number):
                 r, _seq, flows = endpoints.receiver_settle(cfg, r)
                 self.back.extend(flows)
             kept = tuple((t, m, False) for t, m, _ in r.unsettled[: op.keep])
@@ -685,7 +685,8 @@ def run_amqp_conform(
 ) -> AmqpConformResult:
     """``conform`` for an AMQP adapter (AD-AMQ-CONFORM): the explorer's runs, then
     Hypothesis's, until the first failure."""
-    name, version, declared = "?", "?", {}
+    name, version = "?", "?"
+    declared: dict[str, Any] = {}
     phases: list[AmqpPhase] = []
     try:
         adapter = factory()
