@@ -227,3 +227,25 @@ def test_cli_rhea_2_0_8_missing_drain_echo() -> None:
     code, out = conform("--adapter", "rhea@2.0.8", "--seed", "1", "--depth", "2")
     assert code == 1, out
     assert "(sizes: credit_window 0)" in out and "property drain-unanswered" in out
+
+
+def test_rhea_held_delivery_pins_the_ring_and_the_model_agrees() -> None:
+    """rhea 3.0.5's held-delivery ring stall (amqp/rhea#452) as a property verdict
+    (AD-AMQ-CONFORM-PROPERTY): with credit by hand and a ring of 3, settling the second
+    delivery while the first is held frees no slot, 2 messages wait with credit 3; the
+    model's ring policy is in the same state (exit 12). proton with the same ops passes."""
+    ops = [F2, F2, F2, T, T, T, T, T, S1K1, S1K1]
+    rhea = amqp_adapter_factory("rhea@3.0.5")()
+    try:
+        run = run_ops(
+            rhea, {"session_buffer_size": 3, "outgoing_buffer_size": 64, "credit_window": 0}, ops
+        )
+    finally:
+        rhea.close()
+    assert run.verdict == "property" and not run.diffs and run.index == 8
+    assert [v.rule for v in run.violations] == ["stall"]
+    proton = amqp_adapter_factory("proton")()
+    try:
+        assert run_ops(proton, {}, ops).verdict == "pass"
+    finally:
+        proton.close()

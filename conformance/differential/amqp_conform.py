@@ -611,10 +611,9 @@ def _replays(
     adapter: AmqpAdapter, settings: Mapping[str, int]
 ) -> Callable[[list[AmqpOp]], int | None]:
     def fails(candidate: list[AmqpOp]) -> int | None:
+        """``shrink_sequence``'s oracle: the failing prefix's length, or None."""
         run = run_ops(adapter, settings, candidate)
-        if not run.failed or len(run.ops) != len(candidate[: len(run.ops)]):
-            return None
-        return None if run.index is None else _prefix(candidate, run)
+        return _prefix(candidate, run) if run.failed else None
 
     return fails
 
