@@ -8,6 +8,7 @@ import random
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -30,15 +31,11 @@ from creditflow.conformance.cli.common import (
     fail,
 )
 from creditflow.conformance.differential.adapter import Adapter
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.differential.amqp_protocol import (
     AMQP_PHASES,
     DEFAULT_AMQP_EXAMPLES,
     DEFAULT_AMQP_STEPS,
     DEFAULT_DEPTH,
-    AmqpConformOptions,
-    AmqpConformResult,
-    run_amqp_conform,
-    run_lines,
 )
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
@@ -65,6 +62,9 @@ from creditflow.conformance.inputs.expectations import ExpectationsError, load_e
 from creditflow.conformance.inputs.itf import TraceFormatError
 from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
+
+if TYPE_CHECKING:
+    from creditflow.conformance.differential.amqp_conform import AmqpConformResult
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -295,7 +295,14 @@ def _conform_amqp(
     as_json: bool,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
-    codes; the family's own phases."""
+    codes; the family's own phases. The engine (and the AMQP model) is imported here
+    only, so that a NET run imports exactly what it did before."""
+    # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
+    from creditflow.conformance.differential.amqp_conform import (
+        AmqpConformOptions,
+        run_amqp_conform,
+    )
+
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
@@ -325,6 +332,9 @@ def _conform_amqp(
 
 
 def _print_amqp(result: AmqpConformResult) -> None:
+    # deferred: as in _conform_amqp, the AMQP engine only for AMQP runs
+    from creditflow.conformance.differential.amqp_conform import run_lines
+
     if result.failure is not None and not result.phases:
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     named = result.adapter if "@" in result.adapter else f"{result.adapter} {result.version}"

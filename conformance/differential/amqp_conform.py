@@ -24,6 +24,10 @@ from typing import Any, NamedTuple
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.amqp_protocol import (
+    AMQP_PHASES,
+    DEFAULT_AMQP_EXAMPLES,
+    DEFAULT_AMQP_STEPS,
+    DEFAULT_DEPTH,
     AmqpAdapter,
     Violation,
     WireMonitor,
@@ -50,10 +54,6 @@ SESSION, LINK = "s", "L"
 #: numbers are serial, its drain answer is sent and carries credit 0): broken by the
 #: implementation while the states agree, they are a divergence, not the policy's bug.
 MODEL_KEEPS = ("bad-serial", "drain-unanswered", "drain-credit")
-AMQP_PHASES = ("explorer-runs", "hypothesis-runs")
-DEFAULT_DEPTH = 4
-DEFAULT_AMQP_EXAMPLES = 60
-DEFAULT_AMQP_STEPS = 25
 
 
 class AmqpOp(NamedTuple):
