@@ -123,6 +123,15 @@ def amqp_adapter_factory(
     return start
 
 
+def is_amqp_name(name: str) -> bool:
+    """Whether ``name`` is an adapter of the ``amqp`` family (AD-AMQ-VERSION):
+    ``amqp-reference``, its mutants, ``proton``, ``rhea`` with or without ``@VERSION``."""
+    if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
+        return True
+    library, _version = amqp_versions.split_name(name)
+    return library in AMQP_BUILTIN and library != "amqp-reference"
+
+
 def amqp_mutants() -> dict[str, str]:
     """AD-AMQ-REFERENCE: the AMQP reference's mutants and the rule each breaks."""
     return dict(amqp_mutants_table)

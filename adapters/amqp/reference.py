@@ -195,6 +195,8 @@ class Reference:
             # AMQ-LINK-TRANSFER on the receiver: one delivery (the mutant: one frame)
             link.rcv_delivery_count = self._serial(link.rcv_delivery_count + 1)
             link.rcv_credit -= 1
+            if link.rcv_drain and link.rcv_credit <= 0:
+                link.rcv_drain = False  # AMQ-LINK-DRAIN: the transfers used the credit up
         if "delivery-id" in v:
             link.held.append(v["delivery-id"])
         if ssn.incoming_window <= self.s["threshold"] and self.mutant != "window-never-renewed":

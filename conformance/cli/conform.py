@@ -8,6 +8,7 @@ import random
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,7 +17,9 @@ from creditflow.adapters.registry import (
     UnknownAdapter,
     adapter_factory,
     adapter_names,
+    amqp_adapter_factory,
     command_factory,
+    is_amqp_name,
 )
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
@@ -28,6 +31,12 @@ from creditflow.conformance.cli.common import (
     fail,
 )
 from creditflow.conformance.differential.adapter import Adapter
+from creditflow.conformance.differential.amqp_protocol import (
+    AMQP_PHASES,
+    DEFAULT_AMQP_EXAMPLES,
+    DEFAULT_AMQP_STEPS,
+    DEFAULT_DEPTH,
+)
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_STEPS,
@@ -53,6 +62,9 @@ from creditflow.conformance.inputs.expectations import ExpectationsError, load_e
 from creditflow.conformance.inputs.itf import TraceFormatError
 from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
+
+if TYPE_CHECKING:
+    from creditflow.conformance.differential.amqp_conform import AmqpConformResult
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -116,18 +128,31 @@ def open_factory(
 @click.option(
     "--max-examples",
     type=POSITIVE,
-    default=DEFAULT_MAX_EXAMPLES,
-    show_default=True,
-    help="Hypothesis examples of the op machine (the network machine gets half).",
+    help="Hypothesis examples of the op machine (the network machine gets half) "
+    f"[default: {DEFAULT_MAX_EXAMPLES}; AMQP adapters: {DEFAULT_AMQP_EXAMPLES}].",
 )
 @click.option(
     "--steps",
     type=POSITIVE,
-    default=DEFAULT_STEPS,
+    help=f"Most steps per example [default: {DEFAULT_STEPS}; AMQP adapters: {DEFAULT_AMQP_STEPS}].",
+)
+@click.option(
+    "--depth",
+    type=POSITIVE,
+    default=DEFAULT_DEPTH,
     show_default=True,
-    help="Most steps per example.",
+    help="AMQP adapters: the longest op sequence the explorer-runs phase tries, "
+    "shortest first (AD-AMQ-CONFORM-EXPLORE).",
 )
 @click.option("--seed", type=SEED, help="Seed for a reproducible run (default: random, printed).")
+@click.option(
+    "--skip-op",
+    "skip_ops",
+    multiple=True,
+    type=click.Choice(("transfer", "flow", "drain", "drained", "settle")),
+    help="AMQP adapters: runs draw no such op (repeatable), e.g. to look past a known "
+    "drain finding.",
+)
 @click.option(
     "--corpus",
     type=click.Path(file_okay=False, path_type=Path),
@@ -145,8 +170,9 @@ def open_factory(
     "--phase",
     "phases",
     multiple=True,
-    type=click.Choice(PHASES),
-    help="Run only this phase (repeatable; default: all four, in order).",
+    type=click.Choice(PHASES + AMQP_PHASES),
+    help="Run only this phase (repeatable; default: all of the adapter's family, in "
+    f"order: {', '.join(PHASES)}; AMQP adapters: {', '.join(AMQP_PHASES)}).",
 )
 @click.option(
     "--shrink-seconds",
@@ -167,9 +193,11 @@ def conform(
     adapter_cmd: str | None,
     rabbitmq_ebin: Path | None,
     timeout: float,
-    max_examples: int,
-    steps: int,
+    max_examples: int | None,
+    steps: int | None,
+    depth: int,
     seed: int | None,
+    skip_ops: tuple[str, ...],
     corpus: Path | None,
     out: Path,
     phases: tuple[str, ...],
@@ -192,12 +220,31 @@ def conform(
     Exit 0: conformant; 1: divergence or unexpected pass; 2: bad expectations file;
     3: adapter failure.
 
+    AMQP adapters (amqp-reference, amqp-reference:mutant:NAME, proton[@VERSION],
+    rhea[@VERSION]) are held against the AMQP model with the policy they declare:
+    the explorer's shortest op sequences, then Hypothesis runs, comparing both ends'
+    link and session state after every op; exit 12 when the implementation breaks a
+    property (a stall, a transfer beyond credit, a negative window, over-delivery)
+    while the model with the same policy does the same.
+
     \b
     Examples:
       creditflow conform --adapter rabbitmq --seed 1
+      creditflow conform --adapter rhea@3.0.5 --seed 1
       creditflow conform --adapter-cmd "python3 my_adapter.py" --corpus traces/
       creditflow conform --adapter-cmd "./my_port" --expectations known.json
     """
+    if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
+        _conform_amqp(
+            adapter_name, timeout, max_examples, steps, depth, seed, phases, skip_ops, as_json
+        )
+        return
+    if skip_ops:
+        raise click.UsageError("--skip-op: AMQP adapters only")
+    if any(p in AMQP_PHASES for p in phases):
+        raise click.UsageError(f"--phase {', '.join(AMQP_PHASES)}: AMQP adapters only")
+    max_examples = DEFAULT_MAX_EXAMPLES if max_examples is None else max_examples
+    steps = DEFAULT_STEPS if steps is None else steps
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
     try:
         known = load_expectations(expectations) if expectations else None
@@ -236,6 +283,87 @@ def conform(
     else:
         _print_conform(result, how, expectations, saver)
     saver.exit(result.exit_code)
+
+
+def _conform_amqp(
+    name: str,
+    timeout: float,
+    max_examples: int | None,
+    steps: int | None,
+    depth: int,
+    seed: int | None,
+    phases: tuple[str, ...],
+    skip_ops: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
+    codes; the family's own phases. The engine (and the AMQP model) is imported here
+    only, so that a NET run imports exactly what it did before."""
+    # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
+    from creditflow.conformance.differential.amqp_conform import (
+        AmqpConformOptions,
+        run_amqp_conform,
+    )
+
+    wrong = [p for p in phases if p not in AMQP_PHASES]
+    if wrong:
+        raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
+    try:
+        factory = amqp_adapter_factory(name, timeout=timeout)
+    except UnknownAdapter as exc:
+        raise click.UsageError(str(exc)) from None
+    if seed is None:
+        seed = random.randrange(2**32)
+    click.echo(f"creditflow conform: seed {seed}", err=as_json)
+    signals.note(seed=seed)
+    options = AmqpConformOptions(
+        seed=seed,
+        max_examples=DEFAULT_AMQP_EXAMPLES if max_examples is None else max_examples,
+        steps=DEFAULT_AMQP_STEPS if steps is None else steps,
+        depth=depth,
+        phases=tuple(p for p in AMQP_PHASES if p in phases) if phases else AMQP_PHASES,
+        skip=skip_ops,
+    )
+    result = run_amqp_conform(factory, options)
+    saver = Saver()
+    if as_json:
+        click.echo(json.dumps(saver.annotate(result.to_json())))
+    else:
+        _print_amqp(result)
+    saver.exit(result.exit_code)
+
+
+def _print_amqp(result: AmqpConformResult) -> None:
+    # deferred: as in _conform_amqp, the AMQP engine only for AMQP runs
+    from creditflow.conformance.differential.amqp_conform import run_lines
+
+    if result.failure is not None and not result.phases:
+        fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
+    named = result.adapter if "@" in result.adapter else f"{result.adapter} {result.version}"
+    click.echo(f"creditflow conform: {printable(named)}, seed {result.seed}")
+    policy = ", ".join(
+        f"{k} {v.get('policy', v.get('formula', '?')) if isinstance(v, dict) else v}"
+        for k, v in result.policy.items()
+        if k in ("credit", "window", "sender_credit")
+    )
+    click.echo(f"  policy: {printable(policy)}")
+    for p in result.phases:
+        click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
+    if result.failure is not None:
+        fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
+    if result.run is None:
+        ops = sum(p.ops for p in result.phases)
+        click.echo(f"CONFORMANT: no divergence and no property violated in {ops:,} ops")
+        return
+    if result.run.verdict == "diverged":
+        click.echo(f"DIVERGENCE found by {result.found_by}")
+    else:
+        click.echo(
+            f"PROPERTY VIOLATED by the implementation, found by {result.found_by}, while "
+            f"the model with the same policy agrees with it"
+        )
+    for line in run_lines(result.run):
+        click.echo(printable(line))
 
 
 def _adapter_args(

@@ -31,6 +31,13 @@ OPS = (
     "end",
     "state",
 )
+#: AD-AMQ-CONFORM: ``conform``'s phases and defaults for this family (here, so that the
+#: CLI reads them without importing the model; the engine is
+#: ``conformance/differential/amqp_conform.py``).
+AMQP_PHASES = ("explorer-runs", "hypothesis-runs")
+DEFAULT_DEPTH = 4
+DEFAULT_AMQP_EXAMPLES = 60
+DEFAULT_AMQP_STEPS = 25
 SERIAL = 1 << 32  # RFC 1982 serial numbers of 32 bits (delivery-count, transfer ids)
 
 

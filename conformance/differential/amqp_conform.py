@@ -1,0 +1,743 @@
+"""``conform`` for the ``amqp`` family (AD-AMQ-CONFORM): an AMQP 1.0 implementation held
+against the model (spec/amqp.md, link shape) run with the policy the adapter declares in
+``hello`` (AD-AMQ-POLICY) and the small sizes each run chooses (AD-AMQ-SETTINGS).
+
+Every op is applied to the adapter and to the model; after each op, at rest
+(AD-AMQ-QUIESCE), the wire's view of every endpoint (``WireMonitor.endpoints()``) is
+compared with the model's state (AD-AMQ-CONFORM-COMPARE), and the wire monitor's
+property checks run on the implementation's own frames (AD-AMQ-CONFORM-PROPERTY): a
+property violated while the model agrees is the policy's own bug (exit 12), a state that
+differs first is a divergence (exit 1). Runs come from a breadth-first search over short
+op sequences the model allows (the shortest failing sequence by construction) and from
+Hypothesis (shrunk further by delta debugging, :func:`shrink_sequence`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.amqp_protocol import (
+    AMQP_PHASES,
+    DEFAULT_AMQP_EXAMPLES,
+    DEFAULT_AMQP_STEPS,
+    DEFAULT_DEPTH,
+    AmqpAdapter,
+    Violation,
+    WireMonitor,
+)
+from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.model.amqp import endpoints, properties, session
+from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
+from creditflow.model.amqp.frames import Flow, Transfer
+from creditflow.model.amqp.link import LinkEnd
+from creditflow.model.amqp.policies import (
+    CreditPolicy,
+    CreditWindow,
+    SenderCredit,
+    WindowCapacity,
+    WindowFixed,
+    WindowNever,
+    WindowPolicy,
+    WindowRing,
+)
+from creditflow.model.amqp.system import LinkState
+
+SESSION, LINK = "s", "L"
+#: AD-AMQ-CONFORM-VERDICT: monitor rules no policy of the model can break (the model's
+#: numbers are serial, its drain answer is sent and carries credit 0): broken by the
+#: implementation while the states agree, they are a divergence, not the policy's bug.
+MODEL_KEEPS = ("bad-serial", "drain-unanswered", "drain-credit")
+
+
+class AmqpOp(NamedTuple):
+    """One application op of AD-AMQ-OPS on the run's one link (AD-AMQ-CONFORM-OPS)."""
+
+    op: str
+    credit: int = 0
+    number: int = 0
+    keep: int = 0
+
+    def request(self) -> dict[str, Any]:
+        req: dict[str, Any] = {"op": self.op, "link": LINK}
+        if self.op in ("flow", "drain"):
+            req["credit"] = self.credit
+        if self.op == "settle":
+            req.update(count=self.number, keep=self.keep)
+        return req
+
+    def __str__(self) -> str:
+        if self.op in ("flow", "drain"):
+            return f"{self.op} {self.credit}"
+        if self.op == "settle":
+            return f"settle {self.number}" + (f" keep {self.keep}" if self.keep else "")
+        return self.op
+
+
+#: AD-AMQ-CONFORM-OPS: the model's actions as adapter ops — ``send`` is the application's
+#: ``transfer`` (one more message available), a hand ``grant`` is ``flow`` (n more
+#: credit), ``drain`` is ``drain``, the sender's ``drain_done`` is ``drained``, the
+#: application's ``settle`` is ``settle`` (``keep``: the oldest deliveries held).
+ALPHABET = (
+    AmqpOp("transfer"),
+    AmqpOp("flow", credit=1),
+    AmqpOp("flow", credit=2),
+    AmqpOp("drain", credit=1),
+    AmqpOp("drained"),
+    AmqpOp("settle", number=1),
+    AmqpOp("settle", number=1, keep=1),
+)
+
+
+@dataclass(frozen=True)
+class ModelPolicy:
+    """The model's policies for an adapter's declared ``policy`` (AD-AMQ-POLICY), the
+    frames per message, and what the model has no parameter for (compared no further)."""
+
+    credit: CreditPolicy
+    window: WindowPolicy
+    sender: SenderCredit
+    frames: int
+    uncompared: tuple[str, ...]
+
+
+class PolicyError(ValueError):
+    """A declared policy the model has no parameter for (an adapter failure, exit 3)."""
+
+
+def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> ModelPolicy:
+    """AD-AMQ-POLICY → the model's policy objects (AMQ-POL-*). A window the model has no
+    renewal for (``x-renewal``) or no bound for (``x-unbounded``) leaves the session
+    window fields uncompared (AD-AMQ-CONFORM-COMPARE)."""
+    c = dict(policy.get("credit") or {})
+    w = dict(policy.get("window") or {})
+    uncompared: list[str] = []
+    credit: CreditPolicy
+    if c.get("policy") == "manual":
+        credit = None
+    elif c.get("policy") == "window":
+        credit = CreditWindow(
+            int(c["window"]),
+            int(c["threshold"]),
+            c.get("count", "credit"),
+            c.get("encoding", "absolute"),
+            c.get("renew_on", "arrival"),
+        )
+    else:
+        raise PolicyError(f"credit policy {c!r} has no model parameter")
+    window: WindowPolicy
+    kind = w.get("policy")
+    if kind == "fixed":
+        window = WindowFixed(int(w["window"]), int(w["threshold"]))
+    elif kind == "never":
+        window = WindowNever(int(w["window"]))
+    elif kind == "ring":
+        window = WindowRing(int(w["slots"]))
+    elif kind == "capacity":
+        window = WindowCapacity(int(w["capacity"]), int(w["frame"]))
+    elif kind == "x-unbounded":
+        window = WindowNever(int(w["window"]))
+        uncompared += ["incoming_window", "remote_incoming_window"]
+    else:
+        raise PolicyError(f"window policy {w!r} has no model parameter")
+    if any(k.startswith("x-") for k in w):
+        uncompared += ["incoming_window", "remote_incoming_window"]
+    formula = dict(policy.get("sender_credit") or {}).get("formula", "serial")
+    return ModelPolicy(
+        credit,
+        window,
+        SenderCredit(formula),
+        int(settings.get("message_frames", 1)),
+        tuple(dict.fromkeys(uncompared)),
+    )
+
+
+@dataclass
+class ModelLink:
+    """The model's ``link`` shape driven op by op (AMQ-TS's rules, AMQ-LINK-*,
+    AMQ-SESSION-*, AMQ-POL-*), brought to rest after each op like the adapter
+    (AD-AMQ-QUIESCE): the sender sends while credit and window allow, frames are taken
+    in order; the application's own steps (grant, drain, drain answer, settle) happen
+    only by op."""
+
+    pol: ModelPolicy
+    cfg: ReceiverConfig
+    sender: Sender
+    receiver: Receiver
+    fwd: list[Transfer | Flow] = field(default_factory=list)
+    back: list[Flow] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, pol: ModelPolicy, ids: Mapping[str, int], sender_window: int) -> ModelLink:
+        """After BEGIN and ATTACH (AMQ-BEGIN-ATTACH); ``ids`` are the initial
+        delivery-count and transfer ids the implementation chose."""
+        cfg = ReceiverConfig(pol.credit, pol.window, 0, (), 0)
+        rcv, flows = endpoints.initial_receiver(cfg, ids["delivery_count"], sender_window)
+        rcv = rcv._replace(
+            session=rcv.session._replace(
+                next_incoming_id=ids["client_next_outgoing_id"],
+                next_outgoing_id=ids["server_next_outgoing_id"],
+            )
+        )
+        ses = session.SessionEnd(
+            ids["server_next_outgoing_id"],
+            sender_window,
+            ids["client_next_outgoing_id"],
+            session.initial_window(pol.window),
+        )
+        snd = Sender(LinkEnd(ids["delivery_count"], 0), ses, 0, 0)
+        m = cls(pol, cfg, snd, rcv, [], list(flows))
+        m.quiesce()
+        return m
+
+    def possible(self, op: AmqpOp) -> bool:
+        """AD-AMQ-CONFORM-OPS: ops the model allows now (a run draws only these)."""
+        r = self.receiver
+        if op.op in ("flow", "drain"):
+            if self.pol.credit is not None:
+                return False  # credit by policy, not by hand
+            return op.op == "flow" or (not r.link.drain and r.link.credit + op.credit > 0)
+        if op.op == "settle":
+            return len(r.unsettled) >= op.keep + op.number
+        return op.op in ("transfer", "drained")
+
+    def apply(self, op: AmqpOp) -> None:
+        """One op, then rest (AD-AMQ-CONFORM-OPS)."""
+        r, cfg = self.receiver, self.cfg
+        if op.op == "transfer":
+            self.sender = self.sender._replace(supply=self.sender.supply + 1)
+        elif op.op == "flow":
+            # AMQ-POL-CREDIT-MANUAL: the application adds n; the FLOW is absolute
+            grant = cfg._replace(grants=(r.link.credit + op.credit,))
+            r2, f = endpoints.receiver_grant(grant, r._replace(grants_used=0))
+            self.receiver = r2._replace(grants_used=r.grants_used + 1)
+            self.back.append(f)
+        elif op.op == "drain":
+            # AMQ-LINK-DRAIN: the credit added and the drain asked in one FLOW
+            r = r._replace(link=r.link._replace(credit=r.link.credit + op.credit))
+            self.receiver, f = endpoints.receiver_drain(r)
+            self.back.append(f)
+        elif op.op == "drained":
+            if endpoints.sender_may_end_drain(self.sender):
+                self.sender, f = endpoints.sender_end_drain(self.sender)
+                self.fwd.append(f)
+        elif op.op == "settle":
+            held = r.unsettled[: op.keep]
+            r = r._replace(
+                unsettled=tuple((t, m, True) for t, m, _ in held) + r.unsettled[op.keep :]
+            )
+            for _ in range(op.number):
+                r, _seq, flows = endpoints.receiver_settle(cfg, r)
+                self.back.extend(flows)
+            kept = tuple((t, m, False) for t, m, _ in r.unsettled[: op.keep])
+            self.receiver = r._replace(unsettled=kept + r.unsettled[op.keep :])
+        self.quiesce()
+
+    def _may_send(self) -> bool:
+        s = self.sender
+        return (
+            s.supply > 0
+            and s.link.credit > 0
+            and s.session.remote_incoming_window >= self.pol.frames
+        )
+
+    def quiesce(self) -> None:
+        """Send and take frames until nothing moves (AD-AMQ-QUIESCE). A message of F
+        frames is one delivery on the link (AMQ-LINK-TRANSFER, §2.6.6) and F transfer
+        frames on the session (AMQ-SESSION-SEND, AMQ-SESSION-RECV)."""
+        while True:
+            if self._may_send():
+                snd, tr = endpoints.send(self.sender)
+                for _ in range(self.pol.frames - 1):
+                    snd = snd._replace(session=session.sent(snd.session))
+                self.sender = snd
+                self.fwd.append(tr)
+            elif self.fwd:
+                head = self.fwd.pop(0)
+                r, flows = endpoints.receiver_on_frame(self.cfg, self.receiver, head)
+                if isinstance(head, Transfer):
+                    ids = tuple(t for t, _, _ in r.unsettled)
+                    for _ in range(self.pol.frames - 1):
+                        ses, renewed = session.received(
+                            self.cfg.window, r.session, ids, len(r.unsettled)
+                        )
+                        r = r._replace(session=ses)
+                        if renewed:
+                            flows = (*flows, Flow(session.flow_fields(ses), None))
+                self.receiver = r
+                self.back.extend(flows)
+            elif self.back:
+                head = self.back.pop(0)
+                self.sender, answers = endpoints.sender_on_flow(self.sender, head, self.pol.sender)
+                self.fwd.extend(answers)
+            else:
+                return
+
+    def properties_broken(self) -> tuple[str, ...]:
+        """The state properties the model's own state breaks (PROP-AMQ-CREDIT,
+        PROP-AMQ-NONNEG, PROP-AMQ-AGREE, PROP-AMQ-DRAIN), for a property verdict."""
+        s = LinkState(self.sender, tuple(self.fwd), self.receiver, tuple(self.back))
+        checks = (
+            ("PROP-AMQ-CREDIT", properties.credit_ok),
+            ("PROP-AMQ-NONNEG", properties.nonneg_ok),
+            ("PROP-AMQ-AGREE", properties.agree_ok),
+            ("PROP-AMQ-DRAIN", properties.drain_ok),
+        )
+        return tuple(name for name, ok in checks if not ok(s))
+
+    def view(self) -> dict[str, int]:
+        """The model's endpoints in the names of ``WireMonitor.endpoints()``
+        (AMQ-LINK-STATE, AMQ-SESSION-STATE)."""
+        s, r = self.sender, self.receiver
+        return {
+            "sender.delivery_count": s.link.delivery_count,
+            "sender.credit": s.link.credit,
+            "receiver.delivery_count": r.link.delivery_count,
+            "receiver.credit": r.link.credit,
+            "client.next_outgoing_id": s.session.next_outgoing_id,
+            "client.remote_incoming_window": s.session.remote_incoming_window,
+            "server.next_incoming_id": r.session.next_incoming_id,
+            "server.incoming_window": r.session.incoming_window,
+        }
+
+
+def wire_view(monitor: WireMonitor) -> dict[str, int | None]:
+    """The implementation's endpoints as its frames show them (AD-AMQ-MONITOR
+    ``endpoints()``), in the names of :meth:`ModelLink.view`."""
+    e = monitor.endpoints()
+    ends = e["links"].get(LINK, {})
+    client = e["sessions"].get("client:0", {})
+    server = e["sessions"].get("server:0", {})
+    return {
+        "sender.delivery_count": ends.get("sender", {}).get("delivery_count"),
+        "sender.credit": ends.get("sender", {}).get("credit"),
+        "receiver.delivery_count": ends.get("receiver", {}).get("delivery_count"),
+        "receiver.credit": ends.get("receiver", {}).get("credit"),
+        "client.next_outgoing_id": client.get("next_outgoing_id"),
+        "client.remote_incoming_window": client.get("remote_incoming_window"),
+        "server.next_incoming_id": server.get("next_incoming_id"),
+        "server.incoming_window": server.get("incoming_window"),
+    }
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One endpoint field where model and implementation differ (AD-AMQ-CONFORM-COMPARE)."""
+
+    field: str
+    model: int | None
+    implementation: int | None
+
+
+@dataclass(frozen=True)
+class AmqpRun:
+    """One run's verdict (AD-AMQ-CONFORM-VERDICT): ``diverged`` (the first op after which
+    the states differ, or that the implementation refused), ``property`` (a monitor rule
+    broken while the model agreed) or ``pass``."""
+
+    settings: dict[str, int]
+    ops: tuple[AmqpOp, ...]
+    verdict: str
+    index: int | None = None
+    diffs: tuple[FieldDiff, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    model: dict[str, int] = field(default_factory=dict)
+    implementation: dict[str, int | None] = field(default_factory=dict)
+    compared: tuple[str, ...] = ()
+    model_broken: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict != "pass"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "settings": self.settings,
+            "ops": [str(o) for o in self.ops],
+            "op_index": self.index,
+            "diffs": [
+                {"field": d.field, "model": d.model, "implementation": d.implementation}
+                for d in self.diffs
+            ],
+            "violations": [{"rule": v.rule, "message": v.message} for v in self.violations],
+            "model": self.model,
+            "implementation": self.implementation,
+            "compared": list(self.compared),
+            "model_broken": list(self.model_broken),
+        }
+
+
+Chooser = Callable[[ModelLink, int], AmqpOp | None]
+
+
+def run_ops(
+    adapter: AmqpAdapter,
+    settings: Mapping[str, int],
+    ops: Sequence[AmqpOp] | Chooser,
+    steps: int = 0,
+) -> AmqpRun:
+    """One run (AD-AMQ-CONFORM): reset with ``settings``, begin, attach, then the ops (a
+    fixed sequence, ops the model does not allow skipped; or drawn by ``ops(model, i)``
+    up to ``steps``), comparing after every op; stops at the first failure."""
+    reply = adapter.step({"op": "reset", "settings": dict(settings)})
+    declared = reply.extra.get("policy") or adapter.info["policy"]
+    pol = model_policy(declared, settings)
+    monitor = WireMonitor(manual=pol.credit is None)
+    for req in (
+        {"op": "begin", "session": SESSION},
+        {"op": "attach", "session": SESSION, "link": LINK},
+    ):
+        got = adapter.step(req)
+        monitor.feed(got.frames)
+    e = monitor.endpoints()
+    client, server = e["sessions"].get("client:0", {}), e["sessions"].get("server:0", {})
+    ids = {
+        "delivery_count": e["links"][LINK]["sender"]["delivery_count"],
+        "client_next_outgoing_id": client.get("next_outgoing_id", 0),
+        "server_next_outgoing_id": server.get("next_outgoing_id", 0),
+    }
+    model = ModelLink.start(pol, ids, int(server.get("remote_incoming_window") or 0))
+    compared = tuple(k for k in model.view() if k.split(".", 1)[1] not in pol.uncompared)
+    done: list[AmqpOp] = []
+    fixed = None if callable(ops) else list(ops)
+    i = 0
+    while True:
+        if fixed is not None:
+            if i >= len(fixed):
+                break
+            op: AmqpOp | None = fixed[i]
+            i += 1
+            assert op is not None
+            if not model.possible(op):
+                continue
+        else:
+            if i >= steps:
+                break
+            op = ops(model, i)  # type: ignore[operator]
+            i += 1
+            if op is None:
+                break
+        done.append(op)
+        got2 = adapter.try_step(op.request())
+        if got2 is None:
+            return AmqpRun(
+                dict(settings),
+                tuple(done),
+                "diverged",
+                len(done) - 1,
+                (FieldDiff(f"{op.op} refused", 0, 1),),
+                model=model.view(),
+                compared=compared,
+            )
+        model.apply(op)
+        if op.op in ("flow", "drain"):
+            monitor.granted(LINK, op.credit)
+        found = monitor.feed(got2.frames) + monitor.at_rest(op.op, got2.state)
+        mv, wv = model.view(), wire_view(monitor)
+        diffs = tuple(FieldDiff(k, mv[k], wv[k]) for k in compared if mv[k] != wv[k])
+        diffs += tuple(
+            FieldDiff(f"property {v.rule}", 0, 1) for v in found if v.rule in MODEL_KEEPS
+        )
+        if diffs or found:
+            verdict = "diverged" if diffs else "property"
+            return AmqpRun(
+                dict(settings),
+                tuple(done),
+                verdict,
+                len(done) - 1,
+                diffs,
+                tuple(found),
+                mv,
+                wv,
+                compared,
+                model.properties_broken(),
+            )
+    return AmqpRun(dict(settings), tuple(done), "pass", compared=compared)
+
+
+#: AD-AMQ-CONFORM-SIZES: the reference's sizes (AMQ-POL-WINDOW-FIXED): a window of 3
+#: renewed at 1; a window of 2 renewed at 0 with a delivery-count 2 below the serial
+#: wrap; a window of 4 renewed at 1 with 2-frame messages. A threshold below the frames
+#: of one message less one stalls by the policy itself (the window left cannot carry a
+#: message and no arrival renews it), which ``conform`` reports as exit 12.
+REFERENCE_SIZES = (
+    {"window": 3, "threshold": 1, "message_frames": 1, "initial_delivery_count": 0},
+    {"window": 2, "threshold": 0, "message_frames": 1, "initial_delivery_count": (1 << 32) - 2},
+    {"window": 4, "threshold": 1, "message_frames": 2, "initial_delivery_count": 0},
+)
+
+
+def settings_choices(info: Mapping[str, Any]) -> list[dict[str, int]]:
+    """AD-AMQ-CONFORM-SIZES: the small sizes runs choose among, from the settings the
+    adapter offers (AD-AMQ-SETTINGS): the reference's windows of 2–4 frames, rhea's
+    rings of 2–3 slots with credit by hand or a credit window of 4, proton's defaults."""
+    offered = dict(info.get("settings") or {})
+    if {"window", "threshold", "message_frames", "initial_delivery_count"} <= set(offered):
+        return [dict(s) for s in REFERENCE_SIZES]
+    base: dict[str, list[int]] = {}
+    if "session_buffer_size" in offered:  # rhea's ring
+        base["session_buffer_size"] = [3, 2]
+    if "outgoing_buffer_size" in offered:  # the sender's ring: out of the way (no model bound)
+        base["outgoing_buffer_size"] = [64]
+    if "credit_window" in offered:
+        base["credit_window"] = [0, 4]
+    return [dict(zip(base, values, strict=True)) for values in itertools.product(*base.values())]
+
+
+@dataclass(frozen=True)
+class AmqpPhase:
+    name: str
+    runs: int
+    ops: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class AmqpConformResult:
+    """The verdict of an AMQP conform run (AD-AMQ-CONFORM-VERDICT, OUT-TYPED-RESULT)."""
+
+    adapter: str
+    version: str
+    policy: dict[str, Any]
+    seed: int
+    phases: tuple[AmqpPhase, ...]
+    run: AmqpRun | None
+    found_by: str | None
+    failure: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.failure is not None:
+            return "adapter-failure"
+        if self.run is None:
+            return "conformant"
+        return "divergence" if self.run.verdict == "diverged" else "property-violated"
+
+    @property
+    def exit_code(self) -> int:
+        """0 conformant and no property violated, 1 diverged, 3 adapter failed, 12 a
+        property violated with the model agreeing (AD-AMQ-CONFORM-VERDICT)."""
+        return {
+            "conformant": exit_codes.OK,
+            "divergence": exit_codes.DIVERGENCE,
+            "adapter-failure": exit_codes.ADAPTER_FAILURE,
+            "property-violated": exit_codes.VIOLATION,
+        }[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "family": "amqp",
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "adapter": self.adapter,
+            "version": self.version,
+            "policy": self.policy,
+            "seed": self.seed,
+            "phases": [
+                {"name": p.name, "runs": p.runs, "ops": p.ops, "seconds": round(p.seconds, 3)}
+                for p in self.phases
+            ],
+            "found_by": self.found_by,
+            "run": None if self.run is None else self.run.to_json(),
+            "failure": self.failure,
+        }
+
+
+@dataclass(frozen=True)
+class AmqpConformOptions:
+    seed: int
+    max_examples: int = DEFAULT_AMQP_EXAMPLES
+    steps: int = DEFAULT_AMQP_STEPS
+    depth: int = DEFAULT_DEPTH
+    phases: tuple[str, ...] = AMQP_PHASES
+    skip: tuple[str, ...] = ()
+
+    @property
+    def alphabet(self) -> tuple[AmqpOp, ...]:
+        """The ops runs draw from: :data:`ALPHABET` without the skipped op names."""
+        return tuple(o for o in ALPHABET if o.op not in self.skip)
+
+
+def _explore(
+    adapter: AmqpAdapter,
+    choices: list[dict[str, int]],
+    depth: int,
+    alphabet: tuple[AmqpOp, ...] = ALPHABET,
+) -> tuple[AmqpRun | None, int, int]:
+    """AD-AMQ-CONFORM-EXPLORE: every sequence of up to ``depth`` ops the model allows,
+    shortest first, under each size choice; the first failing run is a shortest one."""
+    runs = ops = 0
+    policies = [model_policy(_declared(adapter, s), s) for s in choices]
+    for n in range(1, depth + 1):
+        for settings, pol in zip(choices, policies, strict=True):
+            for seq in itertools.product(alphabet, repeat=n):
+                if not _model_allows(pol, seq):
+                    continue
+                run = run_ops(adapter, settings, seq)
+                runs += 1
+                ops += len(run.ops)
+                if run.failed:
+                    return run, runs, ops
+    return None, runs, ops
+
+
+def _declared(adapter: AmqpAdapter, settings: Mapping[str, int]) -> dict[str, Any]:
+    """The policy the adapter declares with ``settings`` in effect (AD-AMQ-RESET)."""
+    reply = adapter.step({"op": "reset", "settings": dict(settings)})
+    return dict(reply.extra.get("policy") or adapter.info["policy"])
+
+
+def _model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
+    """Whether the model allows every op of ``seq`` in order (no run skips an op);
+    decided on the model alone."""
+    window = session.initial_window(pol.window)
+    zero = {"delivery_count": 0, "client_next_outgoing_id": 0, "server_next_outgoing_id": 0}
+    model = ModelLink.start(pol, zero, window)
+    for op in seq:
+        if not model.possible(op):
+            return False
+        model.apply(op)
+    return True
+
+
+def _replays(
+    adapter: AmqpAdapter, settings: Mapping[str, int]
+) -> Callable[[list[AmqpOp]], int | None]:
+    def fails(candidate: list[AmqpOp]) -> int | None:
+        """``shrink_sequence``'s oracle: the failing prefix's length, or None."""
+        run = run_ops(adapter, settings, candidate)
+        return _prefix(candidate, run) if run.failed else None
+
+    return fails
+
+
+def _prefix(candidate: list[AmqpOp], run: AmqpRun) -> int | None:
+    """The length of the prefix of ``candidate`` that ``run`` executed (ops the model
+    does not allow were skipped, so the failing prefix is found by counting)."""
+    done = list(run.ops)
+    k = 0
+    for j, op in enumerate(candidate):
+        if k < len(done) and op == done[k]:
+            k += 1
+            if k == len(done):
+                return j + 1
+    return None
+
+
+def _hypothesis(
+    adapter: AmqpAdapter, choices: list[dict[str, int]], options: AmqpConformOptions
+) -> tuple[AmqpRun | None, int, int]:
+    """AD-AMQ-CONFORM-HYPOTHESIS: Hypothesis draws the sizes and each op among those the
+    model allows; it shrinks a failing run, delta debugging shrinks it further."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+    from hypothesis import strategies as st
+
+    stats = {"runs": 0, "ops": 0}
+    found: list[AmqpRun] = []
+
+    class Failed(Exception):
+        pass
+
+    @seed(options.seed)
+    @settings(
+        max_examples=options.max_examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        chosen = data.draw(st.sampled_from(choices), label="settings")
+
+        def choose(model: ModelLink, _i: int) -> AmqpOp | None:
+            allowed = [o for o in options.alphabet if model.possible(o)]
+            return data.draw(st.sampled_from(allowed)) if allowed else None
+
+        run = run_ops(adapter, chosen, choose, options.steps)
+        stats["runs"] += 1
+        stats["ops"] += len(run.ops)
+        if run.failed:
+            found.append(run)
+            raise Failed(run.verdict)
+
+    with contextlib.suppress(Failed):
+        check()
+    if not found:
+        return None, stats["runs"], stats["ops"]
+    best = min(found, key=lambda r: len(r.ops))
+    shortest = shrink_sequence(best.ops, _replays(adapter, best.settings))
+    final = run_ops(adapter, best.settings, shortest)
+    return (final if final.failed else best), stats["runs"], stats["ops"]
+
+
+def run_amqp_conform(
+    factory: Callable[[], AmqpAdapter], options: AmqpConformOptions
+) -> AmqpConformResult:
+    """``conform`` for an AMQP adapter (AD-AMQ-CONFORM): the explorer's runs, then
+    Hypothesis's, until the first failure."""
+    name, version = "?", "?"
+    declared: dict[str, Any] = {}
+    phases: list[AmqpPhase] = []
+    try:
+        adapter = factory()
+    except AdapterFailure as exc:
+        return AmqpConformResult(name, version, declared, options.seed, (), None, None, str(exc))
+    try:
+        name = str(adapter.name)
+        version = str(adapter.info.get("version"))
+        declared = dict(adapter.info.get("policy") or {})
+        choices = settings_choices(adapter.info)
+        for phase in options.phases:
+            t0 = time.perf_counter()
+            if phase == "explorer-runs":
+                run, runs, ops = _explore(adapter, choices, options.depth, options.alphabet)
+            else:
+                run, runs, ops = _hypothesis(adapter, choices, options)
+            phases.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))
+            if run is not None:
+                return AmqpConformResult(
+                    name, version, declared, options.seed, tuple(phases), run, phase
+                )
+        return AmqpConformResult(name, version, declared, options.seed, tuple(phases), None, None)
+    except (AdapterFailure, PolicyError) as exc:
+        return AmqpConformResult(
+            name, version, declared, options.seed, tuple(phases), None, None, str(exc)
+        )
+    finally:
+        adapter.close()
+
+
+def run_lines(run: AmqpRun) -> list[str]:
+    """The failing run as text (no I/O): the sizes, the ops up to the failure, then
+    model vs implementation at that op and the properties the implementation broke."""
+    sizes = ", ".join(f"{k} {v}" for k, v in run.settings.items()) or "defaults"
+    n = len(run.ops)
+    lines = [f"shortest failing trace: {n} op{'s' * (n != 1)} (sizes: {sizes})"]
+    lines.append("     0  reset, begin s, attach L")
+    for i, op in enumerate(run.ops, start=1):
+        marker = ">" if run.index is not None and i == run.index + 1 else " "
+        lines.append(f"  {marker}{i:3}  {op}")
+    if run.index is not None:
+        lines.append(f"after op {run.index + 1} ({run.ops[run.index]}):")
+    if run.diffs:
+        width = max(len(d.field) for d in run.diffs)
+        lines.append(f"    {'field':{width}}  model  implementation")
+        for d in run.diffs:
+            lines.append(f"    {d.field:{width}}  {d.model!s:5}  {d.implementation}")
+    for v in run.violations:
+        lines.append(f"    property {v.rule} ({v.link}): {v.message}")
+    if run.verdict == "property":
+        broken = ", ".join(run.model_broken) or "none of its state properties"
+        lines.append(
+            f"    the model with the same policy reaches the same state; it breaks: {broken}"
+        )
+    return lines
