@@ -110,3 +110,19 @@ def test_check_prints_a_real_size_witness(tmp_path):
     assert result.exit_code == 10, result.output
     assert "PROP-AMQ-NO-STALL violated after" in result.output
     assert "a directed run's witness; shortest not established" in result.output
+
+
+@pytest.mark.parametrize(("big", "shortest"), [(False, True), (True, False)])
+def test_the_json_document_says_whether_the_witness_is_shortest(tmp_path, big, shortest):
+    """AMQ-CHECK-JSON under AMQ-DIRECTED-RUN: ``violation.shortest`` is false for a
+    directed run's witness, true for breadth first's; the schema requires it."""
+    import jsonschema
+
+    f = tmp_path / "ring.json"
+    f.write_text(json.dumps(_ring_2048() if big else _doc("ring-one-held")))
+    result = CliRunner().invoke(
+        main, ["check", str(f), "--json", "--trace-out", str(tmp_path / "r.itf.json")]
+    )
+    doc = json.loads(result.output.splitlines()[-1])
+    assert result.exit_code == 10 and doc["violation"]["shortest"] is shortest
+    jsonschema.validate(doc, json.loads((ROOT / "spec/schemas/check.json").read_text()))

@@ -106,6 +106,7 @@ def check_document(
             "properties": list(v.props),
             "length": len(v.steps),
             "steps": list(v.steps),
+            "shortest": result.shortest,  # AMQ-DIRECTED-RUN
         },
         "settings": [
             {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
