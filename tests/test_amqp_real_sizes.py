@@ -126,3 +126,15 @@ def test_the_json_document_says_whether_the_witness_is_shortest(tmp_path, big, s
     doc = json.loads(result.output.splitlines()[-1])
     assert result.exit_code == 10 and doc["violation"]["shortest"] is shortest
     jsonschema.validate(doc, json.loads((ROOT / "spec/schemas/check.json").read_text()))
+
+
+def test_a_trace_checked_with_publishes_replays(tmp_path):
+    """AMQ-TRACE: the topology embedded in the trace carries the supply checked
+    (``--publishes``), so ``show`` replays it (TRACE-REPLAY) instead of exit 2."""
+    trace = tmp_path / "r.itf.json"
+    checked = CliRunner().invoke(
+        main, ["check", "ring-one-held", "--publishes", "5", "--trace-out", str(trace)]
+    )
+    assert checked.exit_code == 10, checked.output
+    shown = CliRunner().invoke(main, ["show", str(trace)])
+    assert shown.exit_code == 0, shown.output

@@ -142,7 +142,7 @@ def run_check(
     if v is not None:
         name = inp.topology.name
         trace_path = output_path(trace_out, DEFAULT_FOLDER, name, ".itf.json")
-        saved = saver.attempt(write_document, amqp_trace(inp, v, source), trace_path)
+        saved = saver.attempt(write_document, amqp_trace(inp, v, source, result.supply), trace_path)
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )
