@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.amqp_directed import directed_runs
+from creditflow.conformance.explore.amqp_directed import MAX_RUN_STEPS, directed_runs
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import Action, State
 from creditflow.model.amqp.topology import Topology
@@ -147,7 +147,7 @@ def check_amqp(
     supply: int | None,
     every_supply: bool,
     max_states: int = 200_000,
-    max_run_steps: int = 2_000_000,
+    max_run_steps: int = MAX_RUN_STEPS,
 ) -> AmqpCheckResult:
     """Search ``t`` (with ``supply`` messages when given) for PROP-AMQ-* (AMQ-TS,
     AMQ-DIRECTED-RUN): breadth first within ``min(max_states, QUICK_STATES)`` states;
