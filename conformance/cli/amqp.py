@@ -106,6 +106,7 @@ def check_document(
             "properties": list(v.props),
             "length": len(v.steps),
             "steps": list(v.steps),
+            "shortest": result.shortest,  # AMQ-DIRECTED-RUN
         },
         "settings": [
             {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
@@ -141,7 +142,7 @@ def run_check(
     if v is not None:
         name = inp.topology.name
         trace_path = output_path(trace_out, DEFAULT_FOLDER, name, ".itf.json")
-        saved = saver.attempt(write_document, amqp_trace(inp, v, source), trace_path)
+        saved = saver.attempt(write_document, amqp_trace(inp, v, source, result.supply), trace_path)
         dot_path = dot_out or trace_path.with_name(
             trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
         )

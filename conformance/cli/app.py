@@ -243,11 +243,12 @@ def check(
     GRAPH is a node-link JSON or GraphML file, or a preset name (see `creditflow
     presets`). A JSON file with "family": "amqp", or an AMQP preset
     (rabbitmq4-publish, rabbitmq4-consume, ...), is checked for PROP-AMQ-* by explicit
-    search of its supply (spec/amqp.md); --config advanced.config also sets its
-    max_incoming_window, max_link_credit, max_queue_credit and quorum_commands_soft_limit,
-    and the credits and windows in effect are printed. A violation is written as a
-    counterexample trace (ITF JSON) and a picture before it is reported. Exit 0 only when
-    the claim asked for is established.
+    search of its supply (breadth first; past 10,000 states directed runs, whose witness
+    is not proved shortest: AMQ-DIRECTED-RUN in spec/amqp.md); --config advanced.config
+    also sets its max_incoming_window, max_link_credit, max_queue_credit and
+    quorum_commands_soft_limit, and the credits and windows in effect are printed. A
+    violation is written as a counterexample trace (ITF JSON) and a picture before it is
+    reported. Exit 0 only when the claim asked for is established.
 
     \b
     Examples:

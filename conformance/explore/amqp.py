@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.explore.amqp_directed import MAX_RUN_STEPS, directed_runs
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import Action, State
 from creditflow.model.amqp.topology import Topology
@@ -90,18 +91,34 @@ class AmqpCheckResult:
     search: AmqpSearchResult
     supply: int
     every_supply: bool
+    directed_steps: int = 0
+    """Steps taken by the directed runs (AMQ-DIRECTED-RUN); 0 when none ran."""
+    shortest: bool = True
+    """The violation's witness is a shortest one (breadth first); ``False`` when it
+    came from a directed run (AMQ-DIRECTED-RUN)."""
 
     @property
     def claim(self) -> str:
         """The sentence the verdict stands for."""
         v = self.search.violation
         if v is not None:
+            if not self.shortest:
+                return (
+                    f"{v.prop} violated after {len(v.steps)} steps with supply {self.supply} "
+                    f"(a directed run's witness; shortest not established: the breadth-first "
+                    f"search stopped at {self.search.states:,} states)"
+                )
             return (
                 f"{v.prop} violated after {len(v.steps)} steps (shortest) with supply {self.supply}"
             )
         if not self.search.complete:
+            runs = (
+                f" and {self.directed_steps:,} steps of directed runs"
+                if self.directed_steps
+                else ""
+            )
             return (
-                f"nothing found within {self.search.states:,} states with supply "
+                f"nothing found within {self.search.states:,} states{runs} with supply "
                 f"{self.supply}; not established"
             )
         held = (
@@ -121,10 +138,32 @@ class AmqpCheckResult:
         return exit_codes.INCOMPLETE
 
 
+QUICK_STATES = 10_000
+"""The breadth-first budget tried before the directed runs (AMQ-DIRECTED-RUN)."""
+
+
 def check_amqp(
-    t: Topology, supply: int | None, every_supply: bool, max_states: int = 200_000
+    t: Topology,
+    supply: int | None,
+    every_supply: bool,
+    max_states: int = 200_000,
+    max_run_steps: int = MAX_RUN_STEPS,
 ) -> AmqpCheckResult:
-    """Search ``t`` (with ``supply`` messages when given) for PROP-AMQ-* (AMQ-TS)."""
+    """Search ``t`` (with ``supply`` messages when given) for PROP-AMQ-* (AMQ-TS,
+    AMQ-DIRECTED-RUN): breadth first within ``min(max_states, QUICK_STATES)`` states;
+    when that decides nothing, the directed runs (a witness, not proved shortest); when
+    they find nothing either, breadth first again within ``max_states``."""
     if supply is not None:
         t = replace(t, supply=supply)
-    return AmqpCheckResult(search(t, max_states), t.supply, every_supply)
+    quick = search(t, min(max_states, QUICK_STATES))
+    if quick.complete or quick.violation is not None:
+        return AmqpCheckResult(quick, t.supply, every_supply)
+    runs = directed_runs(t, max_run_steps)
+    w = runs.witness
+    if w is not None:
+        found = AmqpViolation(w.prop, w.steps, w.states, w.props)
+        return AmqpCheckResult(
+            replace(quick, violation=found), t.supply, every_supply, runs.steps_taken, False
+        )
+    full = search(t, max_states) if max_states > QUICK_STATES else quick
+    return AmqpCheckResult(full, t.supply, every_supply, runs.steps_taken)

@@ -43,9 +43,25 @@ def _variables(state: State) -> list[str]:
     return list(state._fields)
 
 
-def amqp_trace(inp: AmqpInput, violation: AmqpViolation, source: str) -> dict[str, Any]:
+def with_supply(document: dict[str, Any], shape: str, supply: int) -> dict[str, Any]:
+    """``document`` with the supply checked (``--publishes``) put where the topology
+    reads it (AMQ-TOPOLOGY): the sender's ``publishes``, the consume queue's ``ready``."""
+    nodes = []
+    for n in document.get("nodes", []):
+        if shape == "consume" and n.get("kind") == "queue":
+            n = {**n, "ready": supply}
+        elif shape != "consume" and n.get("kind") == "endpoint" and n.get("role") == "sender":
+            n = {**n, "publishes": supply}
+        nodes.append(n)
+    return {**document, "nodes": nodes}
+
+
+def amqp_trace(
+    inp: AmqpInput, violation: AmqpViolation, source: str, supply: int | None = None
+) -> dict[str, Any]:
     """The ITF document of an AMQP counterexample (AMQ-TRACE): every state of the
-    shortest witness, the action that led to it, the topology document embedded."""
+    witness, the action that led to it, the topology document embedded (with the supply
+    checked, so the trace replays)."""
     start = violation.states[0]
     variables = [*_variables(start), ACTION_VAR]
     states = []
@@ -64,7 +80,9 @@ def amqp_trace(inp: AmqpInput, violation: AmqpViolation, source: str) -> dict[st
         "creditflow": {
             "model": AMQP_MODEL,
             "version": AMQP_VERSION,
-            "graph": inp.document,
+            "graph": inp.document
+            if supply is None
+            else with_supply(inp.document, inp.topology.shape, supply),
             "property": violation.prop,
             "properties": list(violation.props),
             "length": len(violation.steps),
