@@ -420,7 +420,8 @@ def run_ops(
         else:
             if i >= steps:
                 break
-            op = ops(model, i)  # type: ignore[operator]
+            assert callable(ops)  # no fixed list: ops draws the next op
+            op = ops(model, i)
             i += 1
             if op is None:
                 break

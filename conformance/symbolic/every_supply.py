@@ -295,7 +295,9 @@ def decide_check(
         return _raced(graph, options, every_supply, prove_seconds, progress)
     answer = answer_every_supply(graph, options, prove_seconds) if prove else None
     explored = None
-    if not final_answer(answer, every_supply):
+    if answer is None or not answer.decided:
+        # SCOPE-ORDER: what the proofs left open is explored on the example supply, also
+        # behind a certified deadlock (a property it violates is then shown violated)
         explored = check_graph(graph, options, progress)
     return _combined(graph, options, every_supply, prove, prove_seconds, answer, explored)
 
@@ -374,6 +376,16 @@ def _combined(
         assert answer is not None
         cex = answer.counterexample
         report = answer_summary(answer)
+        if explored is not None:
+            # SCOPE-ORDER: a property the proofs left open and the example supply violates
+            example = summary(*explored)
+            report = replace(
+                report,
+                properties={
+                    pid: False if held is None and example.properties.get(pid) is False else held
+                    for pid, held in report.properties.items()
+                },
+            )
         system, primary = (cex.system, cex.finding) if cex else (None, None)
         answered_by = "proof"
     else:
