@@ -22,22 +22,8 @@ import proton
 from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 
 from creditflow.adapters.amqp.frames import frame_record
+from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS  # AD-AMQ-OPS
 
-FAMILY = "amqp"
-OPS = (
-    "reset",
-    "begin",
-    "attach",
-    "flow",
-    "drain",
-    "transfer",
-    "offered",
-    "drained",
-    "settle",
-    "detach",
-    "end",
-    "state",
-)
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
 SETTINGS = {"max_frame_size": 0, "incoming_capacity": 0, "message_size": 10}
 

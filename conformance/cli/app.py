@@ -29,12 +29,12 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     console,
     credit_settings_options,
-    credits_in_effect,
     credits_text,
     fail,
     names,
     output_path,
     printable_line,
+    read_graph_with_credits,
     shown,
     supply_options,
 )
@@ -48,7 +48,6 @@ from creditflow.conformance.explore.results import CheckFiles, CheckResult
 from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import (
     GraphFileError,
-    input_warnings,
     load_graph,
     preset_names,
 )
@@ -280,12 +279,8 @@ def check(
             amqp, graph, publishes, every_supply, max_states, as_json, trace_out, dot_out
         )
     try:
-        read = load_graph(graph)
-        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
-        for line in warnings:
-            click.echo(printable_line(f"warning: {line}"), err=True)
-        flow_graph, credit, credits = credits_in_effect(
-            read, credit, config, edge_credit, role_credit
+        flow_graph, credit, credits, warnings = read_graph_with_credits(
+            graph, credit, config, edge_credit, role_credit
         )
         options = CheckOptions(
             credit=credit,

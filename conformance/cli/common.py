@@ -391,3 +391,24 @@ def credits_text(credits: CreditsInEffect | None) -> list[str]:
         count = f"{len(edges)} edge{'s' if len(edges) != 1 else ''}"
         lines.append(f"  {spec} on {count} ({named}{more}) from {shown(origin)}")
     return lines
+
+
+def read_graph_with_credits(
+    graph_arg: str,
+    credit: CreditSpec | None,
+    config: Path | None,
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
+    role_credit: tuple[tuple[str, CreditSpec], ...],
+) -> tuple[FlowGraph, CreditSpec | None, CreditsInEffect, tuple[str, ...]]:
+    """The graph ``graph_arg`` names, read once for ``check`` and ``prove``: its
+    NET-FAULT-NOOP warnings said on stderr at read time (and returned for ``--json``),
+    then :func:`credits_in_effect`. A bad graph raises the input layer's error."""
+    # deferred: START-LAZY, the graph reader loads networkx
+    from creditflow.conformance.inputs.graphs import input_warnings, load_graph
+
+    read = load_graph(graph_arg)
+    warnings = tuple(input_warnings(read, graph_arg))
+    for line in warnings:
+        click.echo(printable_line(f"warning: {line}"), err=True)
+    flow_graph, credit, credits = credits_in_effect(read, credit, config, edge_credit, role_credit)
+    return flow_graph, credit, credits, warnings

@@ -29,11 +29,12 @@ from creditflow.conformance.cli.common import (
     fail,
     output_path,
     printable_line,
+    read_graph_with_credits,
     shown,
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
-from creditflow.conformance.inputs.graphs import GraphFileError, input_warnings, load_graph
+from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
@@ -210,12 +211,8 @@ def prove(
     started = time.perf_counter()
     timed_out = False
     try:
-        read = load_graph(graph)
-        warnings = input_warnings(read, graph)  # NET-FAULT-NOOP, said at read time
-        for line in warnings:
-            click.echo(printable_line(f"warning: {line}"), err=True)
-        flow_graph, credit, credits = credits_in_effect(
-            read, credit, config, edge_credit, role_credit
+        flow_graph, credit, credits, warnings = read_graph_with_credits(
+            graph, credit, config, edge_credit, role_credit
         )
         options = ProveOptions(
             credit=credit,
