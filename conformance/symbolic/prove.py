@@ -331,16 +331,7 @@ def prove_graph(
     still report what was proved (:func:`timed_out_report`, OUT-JSON-TIMEOUT)."""
     started = time.perf_counter()
     verdicts = {} if progress is None else progress
-    graph = prepare_graph(
-        graph,
-        CheckOptions(
-            credit=options.credit,
-            publishes=options.publishes,
-            all_check_blocked=options.all_check_blocked,
-            mailbox_bound=options.mailbox_bound,
-            max_crashes=options.max_crashes,
-        ),
-    )
+    graph = _prepared(graph, options)
     if options.symbolic:
         refuse_faults(
             graph,
@@ -355,14 +346,10 @@ def prove_graph(
     return report.report()
 
 
-def timed_out_report(
-    graph: FlowGraph, options: ProveOptions, progress: dict[str, Verdict], seconds: float
-) -> ProveReport:
-    """OUT-JSON-TIMEOUT: what :func:`prove_graph` had proved when the command's budget
-    (``--timeout``, IN-WORK) stopped it: the properties proved so far keep their proof,
-    every other one is ``unknown`` (a violation without its replayed counterexample is
-    not reported), so the result is ``unknown`` and the exit code 4 (SCOPE-EXIT)."""
-    graph = prepare_graph(
+def _prepared(graph: FlowGraph, options: ProveOptions) -> FlowGraph:
+    """``graph`` under ``options``' credit, supply and fault overrides, as ``check``
+    prepares it (the proof and its timed-out report read the same graph)."""
+    return prepare_graph(
         graph,
         CheckOptions(
             credit=options.credit,
@@ -372,6 +359,16 @@ def timed_out_report(
             max_crashes=options.max_crashes,
         ),
     )
+
+
+def timed_out_report(
+    graph: FlowGraph, options: ProveOptions, progress: dict[str, Verdict], seconds: float
+) -> ProveReport:
+    """OUT-JSON-TIMEOUT: what :func:`prove_graph` had proved when the command's budget
+    (``--timeout``, IN-WORK) stopped it: the properties proved so far keep their proof,
+    every other one is ``unknown`` (a violation without its replayed counterexample is
+    not reported), so the result is ``unknown`` and the exit code 4 (SCOPE-EXIT)."""
+    graph = _prepared(graph, options)
     why = f"--timeout {options.timeout_s:g} s ran out before it was settled (IN-WORK)"
     verdicts = {
         pid: (
