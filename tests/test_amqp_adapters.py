@@ -6,6 +6,8 @@ python-qpid-proton and rhea, and a missing one fails these tests (AD-AMQ-VERSION
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from creditflow.conformance.differential.amqp_protocol import (
     WireMonitor,
     serial_diff,
 )
+from creditflow.conformance.runtime import children
 
 LIBS = ("proton", "rhea")
 #: AD-AMQ-SETTINGS: small sizes; proton's window is ⌊1024/512⌋ = 2, rhea's ring 4 slots.
@@ -672,3 +675,17 @@ def test_a_message_larger_than_the_capacity_stalls_proton(adapter: AmqpAdapter) 
     run.op("flow", link="L", credit=2)
     run.op("transfer", link="L")
     assert run.link["receiver"]["unsettled"] == 1
+
+
+def test_an_installer_that_hangs_is_killed_with_its_grandchildren(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """AD-AMQ-VERSION, SIG-CHILDREN: pip or npm past its time is one failure, and neither it
+    nor anything it started survives (its group is killed and reaped)."""
+    monkeypatch.setattr(versions, "INSTALL_TIMEOUT", 0.5)
+    marker = f"{37 + os.getpid() % 1000 / 1000:.3f}"  # a sleep length nobody else uses
+    with pytest.raises(versions.InstallFailed, match="cannot install"):
+        versions._run(["sh", "-c", f"sleep {marker} & sleep {marker}"], "a hanging installer")
+    assert children.live_pids() == []
+    found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+    assert found.stdout.strip() == ""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from creditflow.conformance.exit_codes import ADAPTER_FAILURE
+from creditflow.conformance.runtime import children
 
 #: AD-AMQ-VERSION: the releases the project pins (proton's also in pyproject's ``amqp`` extra).
 PINNED = {"proton": "0.40.0", "rhea": "3.0.5"}
@@ -54,14 +55,29 @@ def split_name(name: str) -> tuple[str, str | None]:
 
 
 def _run(argv: list[str], what: str) -> None:
+    """One installer run (pip, npm) in its own process group, tracked so that an
+    interrupt or exit of the command kills it with its grandchildren (SIG-CHILDREN)."""
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False
+        proc = children.track(
+            subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         raise InstallFailed(f"cannot install {what}: {exc}") from None
+    try:
+        stdout, stderr = proc.communicate(timeout=INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise InstallFailed(f"cannot install {what}: {exc}") from None
+    finally:
+        children.stop_group(proc)  # reaps it; kills what it left behind
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in (stderr or stdout).splitlines() if ln.strip()]
         errors = [ln for ln in lines if "ERR" in ln.upper()] or lines
         detail = errors[0] if errors else f"exit {proc.returncode}"
         raise InstallFailed(f"cannot install {what}: {detail[:300]}")
