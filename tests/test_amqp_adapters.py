@@ -684,8 +684,9 @@ def test_an_installer_that_hangs_is_killed_with_its_grandchildren(
     nor anything it started survives (its group is killed and reaped)."""
     monkeypatch.setattr(versions, "INSTALL_TIMEOUT", 0.5)
     marker = f"{37 + os.getpid() % 1000 / 1000:.3f}"  # a sleep length nobody else uses
+    before = set(children.live_pids())  # an earlier test's adapter in this worker may live on
     with pytest.raises(versions.InstallFailed, match="cannot install"):
         versions._run(["sh", "-c", f"sleep {marker} & sleep {marker}"], "a hanging installer")
-    assert children.live_pids() == []
+    assert set(children.live_pids()) <= before  # the installer is no longer tracked
     found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
     assert found.stdout.strip() == ""
