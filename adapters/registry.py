@@ -82,6 +82,8 @@ AMQP_BUILTIN = {
     "pumped in memory",
     "rhea": f"rhea (pinned {amqp_versions.PINNED['rhea']}), client and server in one Node "
     "process over loopback",
+    "azure-pyamqp": f"azure-servicebus' pure-Python AMQP stack _pyamqp (pinned "
+    f"{amqp_versions.PINNED['azure-pyamqp']}), two connections joined in memory (AD-AMQ-AZURE)",
     "amqp-reference": "the pure-Python AMQP reference (AD-AMQ-REFERENCE); "
     "amqp-reference:mutant:NAME for a mutant",
     RABBIT_FIFO: "RabbitMQ's quorum-queue state machine rabbit_fifo from the installed beams "
@@ -125,7 +127,8 @@ def amqp_adapter_factory(
 
 def is_amqp_name(name: str) -> bool:
     """Whether ``name`` is an adapter of the ``amqp`` family (AD-AMQ-VERSION):
-    ``amqp-reference``, its mutants, ``proton``, ``rhea`` with or without ``@VERSION``."""
+    ``amqp-reference``, its mutants, ``proton``, ``rhea``, ``azure-pyamqp`` with or
+    without ``@VERSION``."""
     if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
         return True
     library, _version = amqp_versions.split_name(name)

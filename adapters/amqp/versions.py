@@ -1,6 +1,7 @@
-"""Any release of an AMQP library as an adapter (AD-AMQ-VERSION): ``proton@VERSION`` and
-``rhea@VERSION`` are installed into a per-version cache folder on first use (pip for
-proton, npm for rhea) and reused afterwards; without ``@VERSION`` the release pinned here.
+"""Any release of an AMQP library as an adapter (AD-AMQ-VERSION): ``proton@VERSION``,
+``rhea@VERSION`` and ``azure-pyamqp@VERSION`` are installed into a per-version cache
+folder on first use (pip for proton and azure-servicebus, npm for rhea) and reused
+afterwards; without ``@VERSION`` the release pinned here.
 A release that cannot be installed is one line and exit 3 (ADAPTER_FAILURE).
 
 The one place where an AMQP adapter's command line and environment are made; also run by
@@ -21,8 +22,13 @@ from creditflow.conformance.exit_codes import ADAPTER_FAILURE
 from creditflow.conformance.runtime import children
 
 #: AD-AMQ-VERSION: the releases the project pins (proton's also in pyproject's ``amqp`` extra).
-PINNED = {"proton": "0.40.0", "rhea": "3.0.5"}
-PACKAGES = {"proton": "python-qpid-proton", "rhea": "rhea"}
+PINNED = {"proton": "0.40.0", "rhea": "3.0.5", "azure-pyamqp": "7.15.0"}
+PACKAGES = {"proton": "python-qpid-proton", "rhea": "rhea", "azure-pyamqp": "azure-servicebus"}
+#: The Python adapters' modules (the pinned release is in the project's environment).
+PY_MODULES = {
+    "proton": "creditflow.adapters.amqp.proton_server",
+    "azure-pyamqp": "creditflow.adapters.amqp.azure_pyamqp",  # AD-AMQ-AZURE
+}
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 _HERE = Path(__file__).resolve().parent
 INSTALL_TIMEOUT = 900.0
@@ -85,10 +91,11 @@ def _run(argv: list[str], what: str) -> None:
 
 def install(library: str, version: str | None) -> Path | None:
     """AD-AMQ-VERSION: the folder holding ``library`` at ``version``, installed on first
-    use; ``None`` for proton without a version (the project's environment has it)."""
+    use; ``None`` for proton or azure-pyamqp without a version (the project's
+    environment has it)."""
     if library not in PINNED:
         raise InstallFailed(f"unknown AMQP library {library!r} (known: {', '.join(PINNED)})")
-    if library == "proton" and version is None:
+    if library in PY_MODULES and version is None:
         return None
     version = version or PINNED[library]
     what = f"{library}@{version}"
@@ -128,7 +135,7 @@ def install(library: str, version: str | None) -> Path | None:
                     "--no-input",
                     "--target",
                     str(staging),
-                    f"python-qpid-proton=={version}",
+                    f"{PACKAGES[library]}=={version}",
                 ],
                 what,
             )
@@ -158,7 +165,7 @@ def command(name: str) -> AmqpCommand:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(folder), env.get("PYTHONPATH", "")) if p
         )
-    argv = (sys.executable, "-m", "creditflow.adapters.amqp.proton_server")
+    argv = (sys.executable, "-m", PY_MODULES[library])
     return AmqpCommand(library, version or PINNED[library], argv, env)
 
 

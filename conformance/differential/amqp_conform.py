@@ -307,13 +307,21 @@ class ModelLink:
         }
 
 
+def run_session(endpoints: Mapping[str, Any], side: str) -> dict[str, Any]:
+    """The run's one session at ``side`` as the wire shows it: the one on the lowest
+    channel (proton and rhea begin on channel 0, azure-pyamqp on 1: AD-AMQ-AZURE-ENDS)."""
+    ours = [k for k in endpoints["sessions"] if k.startswith(side + ":")]
+    if not ours:
+        return {}
+    return dict(endpoints["sessions"][min(ours, key=lambda k: int(k.split(":", 1)[1]))])
+
+
 def wire_view(monitor: WireMonitor) -> dict[str, int | None]:
     """The implementation's endpoints as its frames show them (AD-AMQ-MONITOR
     ``endpoints()``), in the names of :meth:`ModelLink.view`."""
     e = monitor.endpoints()
     ends = e["links"].get(LINK, {})
-    client = e["sessions"].get("client:0", {})
-    server = e["sessions"].get("server:0", {})
+    client, server = run_session(e, "client"), run_session(e, "server")
     return {
         "sender.delivery_count": ends.get("sender", {}).get("delivery_count"),
         "sender.credit": ends.get("sender", {}).get("credit"),
@@ -397,7 +405,7 @@ def run_ops(
         got = adapter.step(req)
         monitor.feed(got.frames)
     e = monitor.endpoints()
-    client, server = e["sessions"].get("client:0", {}), e["sessions"].get("server:0", {})
+    client, server = run_session(e, "client"), run_session(e, "server")
     ids = {
         "delivery_count": e["links"][LINK]["sender"]["delivery_count"],
         "client_next_outgoing_id": client.get("next_outgoing_id", 0),
@@ -489,6 +497,9 @@ def settings_choices(info: Mapping[str, Any]) -> list[dict[str, int]]:
         base["outgoing_buffer_size"] = [64]
     if "credit_window" in offered:
         base["credit_window"] = [0, 4]
+    if "sender_link_credit" in offered:  # azure-pyamqp (AD-AMQ-AZURE-SIZES)
+        base["link_credit"] = [0, 2]
+        base["incoming_window"] = [3, 2]
     return [dict(zip(base, values, strict=True)) for values in itertools.product(*base.values())]
 
 
@@ -633,7 +644,10 @@ def _prefix(candidate: list[AmqpOp], run: AmqpRun) -> int | None:
 
 
 def _hypothesis(
-    adapter: AmqpAdapter, choices: list[dict[str, int]], options: AmqpConformOptions
+    adapter: AmqpAdapter,
+    choices: list[dict[str, int]],
+    options: AmqpConformOptions,
+    alphabet: tuple[AmqpOp, ...] = ALPHABET,
 ) -> tuple[AmqpRun | None, int, int]:
     """AD-AMQ-CONFORM-HYPOTHESIS: Hypothesis draws the sizes and each op among those the
     model allows; it shrinks a failing run, delta debugging shrinks it further."""
@@ -660,7 +674,7 @@ def _hypothesis(
         chosen = data.draw(st.sampled_from(choices), label="settings")
 
         def choose(model: ModelLink, _i: int) -> AmqpOp | None:
-            allowed = [o for o in options.alphabet if model.possible(o)]
+            allowed = [o for o in alphabet if model.possible(o)]
             return data.draw(st.sampled_from(allowed)) if allowed else None
 
         run = run_ops(adapter, chosen, choose, options.steps)
@@ -697,12 +711,15 @@ def run_amqp_conform(
         version = str(adapter.info.get("version"))
         declared = dict(adapter.info.get("policy") or {})
         choices = settings_choices(adapter.info)
+        # AD-AMQ-CONFORM-OPS: only the ops the adapter offers (azure-pyamqp has no
+        # ``drained``: AD-AMQ-AZURE-OPS)
+        alphabet = tuple(o for o in options.alphabet if o.op in adapter.ops)
         for phase in options.phases:
             t0 = time.perf_counter()
             if phase == "explorer-runs":
-                run, runs, ops = _explore(adapter, choices, options.depth, options.alphabet)
+                run, runs, ops = _explore(adapter, choices, options.depth, alphabet)
             else:
-                run, runs, ops = _hypothesis(adapter, choices, options)
+                run, runs, ops = _hypothesis(adapter, choices, options, alphabet)
             phases.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))
             if run is not None:
                 return AmqpConformResult(
