@@ -221,11 +221,11 @@ def conform(
     3: adapter failure.
 
     AMQP adapters (amqp-reference, amqp-reference:mutant:NAME, proton[@VERSION],
-    rhea[@VERSION]) are held against the AMQP model with the policy they declare:
-    the explorer's shortest op sequences, then Hypothesis runs, comparing both ends'
-    link and session state after every op; exit 12 when the implementation breaks a
-    property (a stall, a transfer beyond credit, a negative window, over-delivery)
-    while the model with the same policy does the same.
+    rhea[@VERSION], azure-pyamqp[@VERSION]) are held against the AMQP model with the
+    policy they declare: the explorer's shortest op sequences, then Hypothesis runs,
+    comparing both ends' link and session state after every op; exit 12 when the
+    implementation breaks a property (a stall, a transfer beyond credit, a negative
+    window, over-delivery) while the model with the same policy does the same.
 
     \b
     Examples:
