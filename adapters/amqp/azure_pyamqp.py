@@ -171,16 +171,16 @@ class Pair:
             ssn._incoming_begin(fields)
             return True
         if code == 0x12 and fields[2] is False:  # role: sender
-            ssn = self.server_sessions.get(channel)
+            accepting: Any = self.server_sessions.get(channel)
             name = bytes(fields[0]).decode("utf-8")
-            if ssn is None or name in ssn.links:
-                return
+            if accepting is None or name in accepting.links:
+                return False
             held = self.held.setdefault(name, [])
 
             def on_transfer(frame: Any, _message: Any) -> None:
                 held.append((int(frame[1]), bytes(frame[2])))  # delivery-id, tag; unsettled
 
-            rcv = ssn.create_receiver_link(
+            rcv = accepting.create_receiver_link(
                 source_address=name,
                 target_address=name,
                 name=name,
@@ -223,7 +223,8 @@ class Pair:
         for _snd, rcv, _ssn in self.links.values():
             if rcv is None or rcv._is_closed:
                 continue
-            driver = SimpleNamespace(
+            # the class's own step on a stand-in holding what it reads (its link, W)
+            driver: Any = SimpleNamespace(
                 _link=rcv,
                 _link_credit=window,
                 _connection=SimpleNamespace(listen=lambda **_kw: None),
