@@ -311,3 +311,15 @@ def test_a_release_runs_from_its_cache_folder(
     assert cmd.argv[-1] == "creditflow.adapters.amqp.azure_pyamqp"
     plain = versions.command("azure-pyamqp")
     assert plain.version == PINNED and str(tmp_path) not in plain.env.get("PYTHONPATH", "")
+
+
+def test_with_credit_windows_the_negative_outgoing_window_is_a_property_verdict(
+    azure: AmqpAdapter,
+) -> None:
+    """AD-AMQ-CONFORM-VERDICT on azure-pyamqp 7.15.0 with the ReceiveClient's credit
+    window 2 and a session window of 2: four transfers agree with the model, but the
+    sender's FLOW carries outgoing-window −2 (``negative``) while the model, which keeps
+    no outgoing window, is in the same state: a property verdict (exit 12)."""
+    run = run_ops(azure, {"link_credit": 2, "incoming_window": 2}, [AmqpOp("transfer")] * 4)
+    assert run.verdict == "property" and run.index == 3 and run.diffs == ()
+    assert {v.rule for v in run.violations} == {"negative"}
