@@ -323,3 +323,20 @@ def test_with_credit_windows_the_negative_outgoing_window_is_a_property_verdict(
     run = run_ops(azure, {"link_credit": 2, "incoming_window": 2}, [AmqpOp("transfer")] * 4)
     assert run.verdict == "property" and run.index == 3 and run.diffs == ()
     assert {v.rule for v in run.violations} == {"negative"}
+
+
+def test_detach_and_end_are_answered_and_a_detached_link_is_refused(azure: AmqpAdapter) -> None:
+    """AD-AMQ-AZURE-OPS, AD-AMQ-REFUSE: the client's DETACH (closed) and END are answered
+    by the server's; ops on the detached link are refused and change nothing."""
+    start(azure, MANUAL)
+    got = azure.step({"op": "detach", "link": "L"})
+    assert [(f["side"], f["dir"], f["frame"]) for f in got.frames] == [
+        ("client", "sent", "detach"),
+        ("server", "received", "detach"),
+        ("server", "sent", "detach"),
+        ("client", "received", "detach"),
+    ]
+    assert azure.try_step({"op": "transfer", "link": "L"}) is None
+    assert azure.try_step({"op": "flow", "link": "L", "credit": 1}) is None
+    got = azure.step({"op": "end", "session": "s"})
+    assert [f["frame"] for f in got.frames] == ["end"] * 4

@@ -265,7 +265,7 @@ class Pair:
 
     def _link(self, name: str) -> tuple[Any, Any]:
         entry = self.links.get(name)
-        if entry is None or entry[1] is None:
+        if entry is None or entry[1] is None or entry[0]._is_closed:  # AD-AMQ-REFUSE
             raise Refused(f"no attached link {name!r}")
         return entry[0], entry[1]
 
