@@ -28,6 +28,8 @@ from creditflow.model.amqp.policies import CreditWindow, WindowFixed
 
 PINNED = versions.PINNED["azure-pyamqp"]
 MANUAL = {"link_credit": 0, "incoming_window": 3}
+#: the release the findings below were found in (docs/amqp.md's version matrix)
+FOUND_IN = "7.15.0"
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +154,7 @@ def test_7_15_0_sender_grants_itself_credit_when_the_receiver_gives_none(
     attach FLOW with credit 0 leaves the sender with 10000, and a message goes out that
     the receiver never granted (its library credit goes to −1; the monitor's ledger:
     granted 0, 1 arrived)."""
-    assert azure.info["version"] == "7.15.0"
+    assert azure.info["version"] == FOUND_IN
     monitor, state = start(azure, MANUAL)
     assert state["links"]["L"]["sender"]["credit"] == 10000
     assert state["links"]["L"]["receiver"]["credit"] == 0
@@ -169,7 +171,7 @@ def test_7_15_0_a_grant_sends_every_queued_message_whatever_the_credit(
     """Finding (7.15.0): a FLOW with credit makes the sender send all its queued
     messages (the loop in ``update_pending_deliveries`` checks no credit): two queued,
     one more credit granted, both delivered (``over-delivery`` on the receiver)."""
-    assert azure.info["version"] == "7.15.0"
+    assert azure.info["version"] == FOUND_IN
     monitor, _ = start(azure, {"link_credit": 0, "incoming_window": 64})
     step(azure, monitor, {"op": "flow", "credit": 1})
     step(azure, monitor, {"op": "transfer"})
@@ -188,6 +190,7 @@ def test_7_15_0_a_session_window_flow_at_zero_credit_self_grants(azure: AmqpAdap
     ``SenderLink._incoming_flow`` and so the same self-grant: with a window of 2, the
     second transfer spends the last credit and renews the window, and the sender's own
     FLOW then claims 10000."""
+    assert azure.info["version"] == FOUND_IN
     monitor, _ = start(azure, {"link_credit": 0, "incoming_window": 2})
     step(azure, monitor, {"op": "flow", "credit": 2})
     assert monitor.link_view("L")["snd_credit"] == 2
@@ -208,6 +211,7 @@ def test_7_15_0_the_sender_ignores_drain(azure: AmqpAdapter) -> None:
     the sender to use up the credit and send its flow state): ``SenderLink`` reads no
     drain flag, the client sends nothing back and keeps its credit (Service Bus' own
     ``drain_and_release_messages`` notes that pyamqp drops the drain echo)."""
+    assert azure.info["version"] == FOUND_IN
     monitor, _ = start(azure, MANUAL)
     step(azure, monitor, {"op": "flow", "credit": 1})
     _, got = step(azure, monitor, {"op": "drain", "credit": 1})
@@ -222,6 +226,7 @@ def test_7_15_0_multi_frame_messages_count_one_transfer_id(azure: AmqpAdapter) -
     remote window once per message however many frames it sends, while the receiving
     session counts every frame (§2.5.6: every transfer frame has a transfer-id): a
     2-frame message leaves the client at next-outgoing-id 1, the server at 2."""
+    assert azure.info["version"] == FOUND_IN
     settings = {"link_credit": 0, "incoming_window": 8, "max_frame_size": 512}
     monitor, _ = start(azure, {**settings, "message_size": 700})
     step(azure, monitor, {"op": "flow", "credit": 2})
@@ -238,6 +243,7 @@ def test_7_15_0_outgoing_window_goes_negative(azure: AmqpAdapter) -> None:
     """Finding (7.15.0): the session's outgoing-window is decremented per message and
     never restored; a later FLOW carries it negative (``negative``; the encoder puts
     its absolute value on the wire)."""
+    assert azure.info["version"] == FOUND_IN
     monitor, _ = start(azure, {"link_credit": 2, "incoming_window": 2})
     found: list[Any] = []
     for _ in range(4):
@@ -320,6 +326,7 @@ def test_with_credit_windows_the_negative_outgoing_window_is_a_property_verdict(
     window 2 and a session window of 2: four transfers agree with the model, but the
     sender's FLOW carries outgoing-window −2 (``negative``) while the model, which keeps
     no outgoing window, is in the same state: a property verdict (exit 12)."""
+    assert azure.info["version"] == FOUND_IN
     run = run_ops(azure, {"link_credit": 2, "incoming_window": 2}, [AmqpOp("transfer")] * 4)
     assert run.verdict == "property" and run.index == 3 and run.diffs == ()
     assert {v.rule for v in run.violations} == {"negative"}
