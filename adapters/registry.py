@@ -116,7 +116,7 @@ def amqp_adapter_factory(
             argv += ["--mutant", mutant]
         return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
     library, _version = amqp_versions.split_name(name)
-    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO):
+    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO, AMQP10_CLIENT):
         raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
 
     def start() -> AmqpAdapter:

@@ -248,3 +248,13 @@ def test_a_missing_client_is_one_line_exit_3(tmp_path: Path) -> None:
     assert result.exit_code == 3, result.output
     lines = [ln for ln in result.output.splitlines() if "amqp10_client" in ln]
     assert len(lines) == 1 and str(ebin) in lines[0]
+
+
+@needs_client
+def test_the_ebin_beside_is_found_as_rabbit_fifo_finds_it() -> None:
+    # AD-AMQ-10: --rabbitmq-ebin names the amqp10_client ebin or any ebin beside it
+    found = locate_client_ebin()
+    beside = sorted(found.parent.parent.glob("rabbit_common-*/ebin"))
+    assert beside, "the installed plugins folder has a rabbit_common ebin"
+    assert locate_client_ebin(beside[0]) == found
+    assert locate_client_ebin(found) == found
