@@ -8,7 +8,7 @@
 %%
 %% The frames the client sends and receives are read, in the order its session process
 %% handles them, by Erlang tracing (AD-AMQ-10-FRAMES): `receive` on the session process
-%% (the frame reader casts each decoded performative to it) and calls of
+%% (the frame reader casts each decoded performative to it) and returns from
 %% `amqp10_framing:encode_bin/1` (every performative it writes is encoded there).
 %% Nothing of amqp10_client is copied; its records are read by name from the loaded
 %% beam's debug_info.
