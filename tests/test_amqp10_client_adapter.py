@@ -33,10 +33,11 @@ from creditflow.conformance.differential.amqp_conform import (
     settings_choices,
 )
 from creditflow.conformance.differential.amqp_protocol import WireMonitor
-from creditflow.model.amqp import endpoints
+from creditflow.model.amqp import endpoints, properties
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.frames import Transfer
-from creditflow.model.amqp.policies import CreditWindow, WindowNever
+from creditflow.model.amqp.policies import CreditWindow, SenderCredit, WindowNever
+from creditflow.model.amqp.topology import Topology
 
 try:
     locate_client_ebin()
@@ -99,6 +100,23 @@ def test_outstanding_renews_when_credit_plus_unsettled_reaches_the_threshold() -
     r, _seq, flows = endpoints.receiver_settle(cfg, r)
     assert r.link.credit == 4  # 2 + 0 ≤ 2: renewed to the full window, not W − unsettled
     assert flows[0].link is not None and flows[0].link.credit == 4
+
+
+def test_outstanding_bounds_unsettled_by_window_plus_threshold() -> None:
+    # PROP-AMQ-BOUNDS with AMQ-POL-CREDIT-WINDOW outstanding: 4 arrive, 2 settled, the
+    # renewal to 4 finds 2 unsettled, 4 more arrive: 6 unsettled, none beyond the policy
+    pol = CreditWindow(4, 2, "outstanding", "absolute", "settle")
+    cfg = ReceiverConfig(pol, WindowNever(100), 0, (), 0)
+    t = Topology("t", "link", 0, 8, WindowNever(100), cfg, SenderCredit())
+    r, _flows = endpoints.initial_receiver(cfg, 0, 100)
+    for seq in range(4):
+        r, _ = endpoints.receiver_on_frame(cfg, r, Transfer(seq))
+    for _ in range(2):
+        r, _seq, _ = endpoints.receiver_settle(cfg, r)
+    assert r.link.credit == 4
+    for seq in range(4, 8):
+        r, _ = endpoints.receiver_on_frame(cfg, r, Transfer(seq))
+    assert len(r.unsettled) == 6 == properties._credit_bound(t)
 
 
 def test_the_declared_policies_have_model_parameters() -> None:
