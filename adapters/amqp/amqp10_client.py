@@ -223,9 +223,15 @@ class Pair:
         self.bytes_in = self.bytes_out = 0
         self.sock: socket.socket | None = None
         mfs = settings["max_frame_size"] or 1048576
-        erl.call({"op": "connect", "port": listener.getsockname()[1], "max_frame_size": mfs}, self)
+        req = {"op": "connect", "port": listener.getsockname()[1], "max_frame_size": mfs}
+        got = erl.call(req, self)
+        if got.get("ok") is not True:
+            raise ErlangFailed(f"connect: {got.get('error')}")
         listener.settimeout(10)
-        self.sock, _addr = listener.accept()
+        try:
+            self.sock, _addr = listener.accept()
+        except OSError as exc:
+            raise ErlangFailed(f"the client did not connect: {exc}") from None
         self.sock.setblocking(False)
         self.local_port = _addr[1]
         self.quiesce()
