@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from creditflow.adapters.amqp import versions as amqp_versions
+from creditflow.adapters.amqp.amqp10_client import NAME as AMQP10_CLIENT
+from creditflow.adapters.amqp.amqp10_client import Amqp10ClientAdapter
 from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter
 from creditflow.adapters.amqp.reference import MUTANTS as amqp_mutants_table
@@ -88,6 +90,8 @@ AMQP_BUILTIN = {
     "amqp-reference:mutant:NAME for a mutant",
     RABBIT_FIFO: "RabbitMQ's quorum-queue state machine rabbit_fifo from the installed beams "
     "(or --rabbitmq-ebin DIR), driven by apply/3 in an Erlang VM (AD-AMQ-FIFO)",
+    AMQP10_CLIENT: "RabbitMQ's Erlang AMQP 1.0 client amqp10_client from the installed beams "
+    "(or --rabbitmq-ebin DIR), connected to a proton listener on loopback (AD-AMQ-10)",
 }
 AMQP_MUTANT_PREFIX = "amqp-reference:mutant:"
 
@@ -101,6 +105,8 @@ def amqp_adapter_factory(
     :class:`UnknownAdapter` at once if the library is unknown."""
     if name == RABBIT_FIFO:
         return lambda: RabbitFifoAdapter(rabbitmq_ebin, timeout=timeout)
+    if name == AMQP10_CLIENT:
+        return lambda: Amqp10ClientAdapter(rabbitmq_ebin, timeout=timeout)
     if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
         argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
         mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
@@ -112,7 +118,7 @@ def amqp_adapter_factory(
             argv += ["--mutant", mutant]
         return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
     library, _version = amqp_versions.split_name(name)
-    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO):
+    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO, AMQP10_CLIENT):
         raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
 
     def start() -> AmqpAdapter:

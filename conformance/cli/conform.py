@@ -236,7 +236,16 @@ def conform(
     """
     if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
         _conform_amqp(
-            adapter_name, timeout, max_examples, steps, depth, seed, phases, skip_ops, as_json
+            adapter_name,
+            timeout,
+            max_examples,
+            steps,
+            depth,
+            seed,
+            phases,
+            skip_ops,
+            as_json,
+            rabbitmq_ebin,
         )
         return
     if skip_ops:
@@ -295,6 +304,7 @@ def _conform_amqp(
     phases: tuple[str, ...],
     skip_ops: tuple[str, ...],
     as_json: bool,
+    rabbitmq_ebin: Path | None = None,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
     codes; the family's own phases. The engine (and the AMQP model) is imported here
@@ -309,7 +319,8 @@ def _conform_amqp(
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
     try:
-        factory = amqp_adapter_factory(name, timeout=timeout)
+        # AD-AMQ-10: amqp10-client finds its ebins as rabbit-fifo does
+        factory = amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
     except UnknownAdapter as exc:
         raise click.UsageError(str(exc)) from None
     if seed is None:

@@ -483,6 +483,17 @@ REFERENCE_SIZES = (
 )
 
 
+#: AD-AMQ-10-SIZES: amqp10_client as the sender to a proton receiver (its defaults:
+#: proton frees its capacity when the application reads, on arrival, where the
+#: model's capacity policy frees it on settle); as the receiver, credit by hand and a
+#: credit window of 4 renewed at 2.
+AMQP10_CLIENT_SIZES = (
+    {"client_receives": 0},
+    {"client_receives": 1},
+    {"client_receives": 1, "credit_window": 4, "renew_when": 2},
+)
+
+
 def settings_choices(info: Mapping[str, Any]) -> list[dict[str, int]]:
     """AD-AMQ-CONFORM-SIZES: the small sizes runs choose among, from the settings the
     adapter offers (AD-AMQ-SETTINGS): the reference's windows of 2–4 frames, rhea's
@@ -490,6 +501,8 @@ def settings_choices(info: Mapping[str, Any]) -> list[dict[str, int]]:
     offered = dict(info.get("settings") or {})
     if {"window", "threshold", "message_frames", "initial_delivery_count"} <= set(offered):
         return [dict(s) for s in REFERENCE_SIZES]
+    if "client_receives" in offered:  # amqp10-client (AD-AMQ-10-SIZES)
+        return [dict(s) for s in AMQP10_CLIENT_SIZES]
     base: dict[str, list[int]] = {}
     if "session_buffer_size" in offered:  # rhea's ring
         base["session_buffer_size"] = [3, 2]

@@ -123,11 +123,14 @@ def _renew(cfg: ReceiverConfig, r: Receiver, point: str) -> tuple[Receiver, Link
         return r, None  # a draining receiver grants nothing new until it resumes
     if pol.count == "credit":
         due = r.link.credit <= pol.threshold
+    elif pol.count == "outstanding":  # credit plus unsettled deliveries, renewed to W
+        due = r.link.credit + len(r.unsettled) <= pol.threshold
     else:
         due = r.since_grant >= pol.window - pol.threshold
     if not due:
         return r, None
-    new = pol.window if pol.renew_on == "arrival" else pol.window - len(r.unsettled)
+    full = pol.renew_on == "arrival" or pol.count == "outstanding"
+    new = pol.window if full else pol.window - len(r.unsettled)
     if new <= r.link.credit:
         return r, None
     sent = new if pol.encoding == "absolute" else new - max(0, r.link.credit)

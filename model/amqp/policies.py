@@ -16,20 +16,25 @@ class CreditWindow:
     """A fixed credit window renewed at a threshold (AMQ-POL-CREDIT-WINDOW).
 
     ``count = "since_grant"`` counts arrivals since the last grant (any later grant
-    resets it); ``encoding = "delta"`` sends the increment where §2.7.4 wants the
-    absolute credit; ``renew_on = "settle"`` renews as the application settles."""
+    resets it); ``count = "outstanding"`` renews when credit plus unsettled deliveries
+    is at most the threshold, to the full window (amqp10_client's
+    ``flow_link_credit(Link, W, RenewWhen)``, AD-AMQ-10-POLICY); ``encoding = "delta"``
+    sends the increment where §2.7.4 wants the absolute credit; ``renew_on = "settle"``
+    renews as the application settles."""
 
     window: int
     threshold: int
-    count: Literal["credit", "since_grant"] = "credit"
+    count: Literal["credit", "since_grant", "outstanding"] = "credit"
     encoding: Literal["absolute", "delta"] = "absolute"
     renew_on: Literal["arrival", "settle"] = "arrival"
 
     def __post_init__(self) -> None:
         if self.window < 1 or not 0 <= self.threshold < self.window:
             raise ValueError(f"credit window needs window ≥ 1 and 0 ≤ threshold < window: {self}")
-        if self.count not in ("credit", "since_grant"):
-            raise ValueError(f"count must be 'credit' or 'since_grant', not {self.count!r}")
+        if self.count not in ("credit", "since_grant", "outstanding"):
+            raise ValueError(
+                f"count must be 'credit', 'since_grant' or 'outstanding', not {self.count!r}"
+            )
         if self.encoding not in ("absolute", "delta"):
             raise ValueError(f"encoding must be 'absolute' or 'delta', not {self.encoding!r}")
         if self.renew_on not in ("arrival", "settle"):

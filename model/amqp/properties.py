@@ -145,11 +145,13 @@ def publisher_go_ok(t: Topology, s: State) -> bool:
 
 def _credit_bound(t: Topology) -> int | None:
     """The most deliveries a receiver can hold unsettled: ``W`` when its window policy
-    renews as it settles, the sum of its hand grants when it has only those; none when it
-    renews on arrival (then its buffer is the application's)."""
+    renews as it settles (``W + T`` when it counts credit plus unsettled, AMQ-POL-CREDIT-WINDOW
+    ``outstanding``: a renewal to ``W`` may find ``T`` unsettled), the sum of its hand
+    grants when it has only those; none when it renews on arrival (then its buffer is the
+    application's)."""
     c = t.receiver.credit
     if isinstance(c, CreditWindow) and c.renew_on == "settle" and not t.receiver.grants:
-        return c.window
+        return c.window + (c.threshold if c.count == "outstanding" else 0)
     if c is None:
         return sum(t.receiver.grants)
     return None
