@@ -11,6 +11,8 @@ from pathlib import Path
 from creditflow.adapters.amqp import versions as amqp_versions
 from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter
+from creditflow.adapters.amqp.rabbitmq_plugin import NAME as RABBITMQ_AMQP10
+from creditflow.adapters.amqp.rabbitmq_plugin import factory as rabbitmq_amqp10_factory
 from creditflow.adapters.amqp.reference import MUTANTS as amqp_mutants_table
 from creditflow.adapters.mutants import mutants
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
@@ -86,6 +88,8 @@ AMQP_BUILTIN = {
     "amqp-reference:mutant:NAME for a mutant",
     RABBIT_FIFO: "RabbitMQ's quorum-queue state machine rabbit_fifo from the installed beams "
     "(or --rabbitmq-ebin DIR), driven by apply/3 in an Erlang VM (AD-AMQ-FIFO)",
+    RABBITMQ_AMQP10: "the installed RabbitMQ broker's AMQP 1.0 plugin, started privately, "
+    "driven by a proton client over loopback (AD-AMQ-RMQ)",
 }
 AMQP_MUTANT_PREFIX = "amqp-reference:mutant:"
 
@@ -99,6 +103,8 @@ def amqp_adapter_factory(
     :class:`UnknownAdapter` at once if the library is unknown."""
     if name == RABBIT_FIFO:
         return lambda: RabbitFifoAdapter(rabbitmq_ebin, timeout=timeout)
+    if name == RABBITMQ_AMQP10:  # AD-AMQ-RMQ
+        return rabbitmq_amqp10_factory(timeout)
     if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
         argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
         mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
@@ -110,7 +116,7 @@ def amqp_adapter_factory(
             argv += ["--mutant", mutant]
         return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
     library, _version = amqp_versions.split_name(name)
-    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO):
+    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO, RABBITMQ_AMQP10):
         raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
 
     def start() -> AmqpAdapter:
