@@ -154,15 +154,15 @@ class Wire:
             moved = True
         if self.selector.select(wait):
             try:
-                data = self.sock.recv(max(self.transport.capacity(), 1))
+                got: bytes | None = self.sock.recv(max(self.transport.capacity(), 1))
             except BlockingIOError:
-                data = None
-            if data == b"":
+                got = None
+            if got == b"":
                 self.transport.close_tail()
                 self.error = self.error or "the broker closed the connection"
                 raise (BrokerEnded if self.frames is not None else BrokerGone)(self.error)
-            if data:
-                self.transport.push(data)
+            if got:
+                self.transport.push(got)
                 moved = True
         self._events()
         if self.error is not None:
@@ -281,7 +281,7 @@ class BrokerRun:
             pub.open()
             self.publishers[name] = pub
         self.publisher.pump(lambda: pub.credit > 0, quiet=0.0)
-        dlv = pub.delivery(str(self.sent).encode())
+        dlv = pub.delivery(str(self.sent))
         self.sent += 1
         pub.send(Message(body=b"x" * self.settings["message_size"]).encode())
         pub.advance()

@@ -196,3 +196,62 @@ def test_conform_exit_1_with_the_shortest_trace(broker_port: int, pinned: None) 
     assert "refused (L): drain: the broker ended the session with amqp:internal-error" in (
         done.stdout
     )
+
+
+def test_3_10_8_receiving_side_windows_are_renewed_after_32768_transfers(
+    broker_port: int, pinned: None
+) -> None:
+    """AD-AMQ-RMQ-POLICY ``x-incoming``, on the wire: the broker's session advertises an
+    incoming window of 65535 and its receiving link 65536 credit, whose first FLOW carries
+    no delivery-count; after 32768 transfers both are renewed (a credit window of 65536
+    renewed at 32768, a fixed window of 65535 renewed at 32767), the link's FLOW with
+    delivery-count 32768, and not before."""
+    from proton import Endpoint, Link, Message, Transport
+
+    from creditflow.adapters.amqp.rabbitmq_client import Wire
+    from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS
+
+    frames: list[dict] = []
+    wire = Wire(broker_port, SETTINGS, frames)
+    try:
+        ssn = wire.conn.session()
+        ssn.open()
+        snd = ssn.sender("pub")
+        snd.target.address = "/queue/cf-incoming-windows"
+        snd.snd_settle_mode = Link.SND_SETTLED
+        snd.open()
+        wire.pump(lambda: snd.state & Endpoint.REMOTE_ACTIVE and snd.credit > 0, quiet=0.1)
+        # what proton received is what the broker sent (AD-AMQ-RMQ-FRAMES)
+        got = [f for f in frames if f["side"] == "server" and f["dir"] == "received"]
+        (begin,) = [f for f in got if f["frame"] == "begin"]
+        assert begin["incoming-window"] == 65535
+        (grant,) = [f for f in got if f["frame"] == "flow"]
+        assert grant["link-credit"] == 65536 and "delivery-count" not in grant
+        body = Message(body=b"x").encode()
+
+        def publish(i: int) -> None:
+            dlv = snd.delivery(str(i).encode())
+            snd.send(body)
+            snd.advance()
+            dlv.settle()
+            if i % 256 == 0:
+                wire._move(0.0)
+
+        wire.transport.trace(Transport.TRACE_OFF)  # 32767 transfers, untraced (speed)
+        for i in range(32767):
+            publish(i)
+        wire.pump(quiet=0.3)
+        assert snd.credit == 65536 - 32767  # no renewal yet: proton's credit is the grant's
+        wire.transport.trace(Transport.TRACE_FRM)
+        frames.clear()
+        publish(32767)
+        wire.pump(quiet=0.3)
+        flows = [f for f in frames if f["frame"] == "flow" and f["side"] == "server"]
+        flows = [f for f in flows if f["dir"] == "received"]
+        link = [f for f in flows if "handle" in f]
+        session = [f for f in flows if "handle" not in f]
+        assert [(f["delivery-count"], f["link-credit"]) for f in link] == [(32768, 65536)]
+        assert [f["incoming-window"] for f in session] == [65535]
+        assert session[0]["next-incoming-id"] == 32768
+    finally:
+        wire.close()
