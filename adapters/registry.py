@@ -13,6 +13,8 @@ from creditflow.adapters.amqp.amqp10_client import NAME as AMQP10_CLIENT
 from creditflow.adapters.amqp.amqp10_client import Amqp10ClientAdapter
 from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter
+from creditflow.adapters.amqp.rabbitmq_plugin import NAME as RABBITMQ_AMQP10
+from creditflow.adapters.amqp.rabbitmq_plugin import factory as rabbitmq_amqp10_factory
 from creditflow.adapters.amqp.reference import MUTANTS as amqp_mutants_table
 from creditflow.adapters.mutants import mutants
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
@@ -92,6 +94,8 @@ AMQP_BUILTIN = {
     "(or --rabbitmq-ebin DIR), driven by apply/3 in an Erlang VM (AD-AMQ-FIFO)",
     AMQP10_CLIENT: "RabbitMQ's Erlang AMQP 1.0 client amqp10_client from the installed beams "
     "(or --rabbitmq-ebin DIR), connected to a proton listener on loopback (AD-AMQ-10)",
+    RABBITMQ_AMQP10: "the installed RabbitMQ broker's AMQP 1.0 plugin, started privately, "
+    "driven by a proton client over loopback (AD-AMQ-RMQ)",
 }
 AMQP_MUTANT_PREFIX = "amqp-reference:mutant:"
 
@@ -107,6 +111,8 @@ def amqp_adapter_factory(
         return lambda: RabbitFifoAdapter(rabbitmq_ebin, timeout=timeout)
     if name == AMQP10_CLIENT:
         return lambda: Amqp10ClientAdapter(rabbitmq_ebin, timeout=timeout)
+    if name == RABBITMQ_AMQP10:  # AD-AMQ-RMQ
+        return rabbitmq_amqp10_factory(timeout)
     if name == "amqp-reference" or name.startswith(AMQP_MUTANT_PREFIX):
         argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
         mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
@@ -118,7 +124,12 @@ def amqp_adapter_factory(
             argv += ["--mutant", mutant]
         return lambda: AmqpAdapter(argv, name=name, timeout=timeout)
     library, _version = amqp_versions.split_name(name)
-    if library not in AMQP_BUILTIN or library in ("amqp-reference", RABBIT_FIFO, AMQP10_CLIENT):
+    if library not in AMQP_BUILTIN or library in (
+        "amqp-reference",
+        RABBIT_FIFO,
+        AMQP10_CLIENT,
+        RABBITMQ_AMQP10,
+    ):
         raise UnknownAdapter(f"unknown AMQP adapter {name!r} (known: {', '.join(AMQP_BUILTIN)})")
 
     def start() -> AmqpAdapter:

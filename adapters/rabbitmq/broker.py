@@ -56,6 +56,8 @@ class PrivateBroker:
 
     workdir: Path
     config_lines: list[str] = field(default_factory=list)
+    #: plugins named in the enabled-plugins file (e.g. ``rabbitmq_amqp1_0``, AD-AMQ-RMQ-BROKER)
+    plugins: list[str] = field(default_factory=list)
     start_timeout: float = 90.0
     node: str = ""
     amqp_port: int = 0
@@ -95,7 +97,7 @@ class PrivateBroker:
             )
             + "\n"
         )
-        (w / "enabled_plugins").write_text("[].\n")
+        (w / "enabled_plugins").write_text(f"[{','.join(self.plugins)}].\n")
         (w / "rabbitmq-env.conf").write_text("")
         dist_args = "-kernel inet_dist_use_interface {127,0,0,1}"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}

@@ -54,6 +54,8 @@ SESSION, LINK = "s", "L"
 #: numbers are serial, its drain answer is sent and carries credit 0): broken by the
 #: implementation while the states agree, they are a divergence, not the policy's bug.
 MODEL_KEEPS = ("bad-serial", "drain-unanswered", "drain-credit")
+#: AD-AMQ-RMQ-ENDED: the pseudo-rule under which a refusal's error is reported.
+REFUSED_RULE = "refused"
 
 
 class AmqpOp(NamedTuple):
@@ -105,6 +107,9 @@ class ModelPolicy:
     sender: SenderCredit
     frames: int
     uncompared: tuple[str, ...]
+    #: AD-AMQ-RMQ-POLICY ``drain_echo: auto``: the sender answers a drain by itself
+    #: (a broker's queue), not by the application's ``drained``
+    drain_auto: bool = False
 
 
 class PolicyError(ValueError):
@@ -155,6 +160,7 @@ def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> Mode
         SenderCredit(formula),
         int(settings.get("message_frames", 1)),
         tuple(dict.fromkeys(uncompared)),
+        policy.get("drain_echo") == "auto",
     )
 
 
@@ -205,7 +211,9 @@ class ModelLink:
             return op.op == "flow" or (not r.link.drain and r.link.credit + op.credit > 0)
         if op.op == "settle":
             return len(r.unsettled) >= op.keep + op.number
-        return op.op in ("transfer", "drained")
+        if op.op == "drained":
+            return not self.pol.drain_auto  # AD-AMQ-RMQ-POLICY: no application step
+        return op.op == "transfer"
 
     def apply(self, op: AmqpOp) -> None:
         """One op, then rest (AD-AMQ-CONFORM-OPS)."""
@@ -276,6 +284,9 @@ class ModelLink:
                 head = self.back.pop(0)
                 self.sender, answers = endpoints.sender_on_flow(self.sender, head, self.pol.sender)
                 self.fwd.extend(answers)
+            elif self.pol.drain_auto and endpoints.sender_may_end_drain(self.sender):
+                self.sender, f = endpoints.sender_end_drain(self.sender)  # AD-AMQ-RMQ-POLICY
+                self.fwd.append(f)
             else:
                 return
 
@@ -442,6 +453,8 @@ def run_ops(
                 "diverged",
                 len(done) - 1,
                 (FieldDiff(f"{op.op} refused", 0, 1),),
+                # AD-AMQ-RMQ-ENDED: the implementation's own words for the refusal
+                (Violation(REFUSED_RULE, LINK, op.request(), adapter.last_refusal),),
                 model=model.view(),
                 compared=compared,
             )
@@ -513,6 +526,8 @@ def settings_choices(info: Mapping[str, Any]) -> list[dict[str, int]]:
     if "sender_link_credit" in offered:  # azure-pyamqp (AD-AMQ-AZURE-SIZES)
         base["link_credit"] = [0, 2]
         base["incoming_window"] = [3, 2]
+    if "quorum_queue" in offered:  # AD-AMQ-RMQ-SETTINGS: a classic queue, then a quorum one
+        base["quorum_queue"] = [0, 1]
     return [dict(zip(base, values, strict=True)) for values in itertools.product(*base.values())]
 
 
@@ -765,7 +780,10 @@ def run_lines(run: AmqpRun) -> list[str]:
         for d in run.diffs:
             lines.append(f"    {d.field:{width}}  {d.model!s:5}  {d.implementation}")
     for v in run.violations:
-        lines.append(f"    property {v.rule} ({v.link}): {v.message}")
+        if v.rule == REFUSED_RULE:
+            lines.append(f"    refused ({v.link}): {v.message}")
+        else:
+            lines.append(f"    property {v.rule} ({v.link}): {v.message}")
     if run.verdict == "property":
         broken = ", ".join(run.model_broken) or "none of its state properties"
         lines.append(

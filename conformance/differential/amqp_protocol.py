@@ -61,6 +61,8 @@ class AmqpAdapter(JsonLinesProcess):
     """An AMQP 1.0 implementation speaking the ``amqp`` family (AD-AMQ-HELLO)."""
 
     family = FAMILY
+    #: the error of the last op the adapter refused (AD-AMQ-REFUSE)
+    last_refusal = ""
 
     def __init__(
         self,
@@ -99,6 +101,7 @@ class AmqpAdapter(JsonLinesProcess):
         if resp.get("ok") is not True:
             if not isinstance(resp.get("error"), str):
                 self._fail(PROTOCOL, "a refusal must carry an error string")
+            self.last_refusal = str(resp["error"])  # AD-AMQ-RMQ-ENDED: shown with the verdict
             return None
         extra = {k: v for k, v in resp.items() if k not in ("ok", "id", "frames", "state")}
         return AmqpReply(tuple(resp.get("frames") or ()), resp.get("state") or {}, extra)
@@ -130,6 +133,9 @@ class _Link:
     received: int = 0  # deliveries received, in total
     drain_asked: bool = False  # the sender got drain=true and has not echoed since
     snd_more: bool = False  # the sender's last transfer frame said more=true
+    #: the sender's last FLOW said drain=true with credit left (its drain mode, legal
+    #: while it drains, AMQP 1.0 §2.7.4): ``drain-credit`` if still so at rest
+    drain_left: dict[str, Any] | None = None
     rcv_more: bool = False  # the receiver's last transfer frame said more=true
 
 
@@ -160,13 +166,15 @@ class WireMonitor:
 
     Per frame: a transfer beyond the sender's link credit (``no-credit``) or beyond the
     session's remote incoming window (``no-window``); a delivery received beyond the
-    credit the receiver granted (``over-delivery``); a drain echo that leaves credit
-    (``drain-credit``); a sequence number outside 0 … 2^32 − 1 (``bad-serial``); a
-    negative credit or window (``negative``). The sender's credit is derived as the spec
-    says: ``delivery-count(rcv) + link-credit(rcv) − delivery-count(snd)`` in serial
-    arithmetic.
+    credit the receiver granted (``over-delivery``); a sequence number outside
+    0 … 2^32 − 1 (``bad-serial``); a negative credit or window (``negative``). The
+    sender's credit is derived as the spec says: ``delivery-count(rcv) + link-credit(rcv)
+    − delivery-count(snd)`` in serial arithmetic.
 
-    At rest (:meth:`at_rest`, after every op): both ends agree on delivery-count and
+    At rest (:meth:`at_rest`, after every op): a drain echo that left credit the sender
+    still holds (``drain-credit``; judged at rest, for a sender's FLOW with
+    ``drain = true`` reports its drain mode and may carry credit while it drains,
+    §2.7.4); both ends agree on delivery-count and
     credit (``agree``); with credit granted by hand (``manual``), the receiver's credit
     is what its application granted less what arrived (``credit-ledger``); a drain the
     sending application answered was echoed (``drain-unanswered``); a sender holding
@@ -262,8 +270,9 @@ class WireMonitor:
             link.snd_delivery_count, link.snd_credit = dc % SERIAL, lc
             if rec.get("drain"):
                 link.drain_asked = False
-                if lc != 0:
-                    self._flag("drain-credit", name, rec, f"drain echo leaves link-credit {lc}")
+                # §2.7.4: a sender's drain field is its drain mode; a FLOW sent while it
+                # still drains may carry credit: judged at rest (:meth:`at_rest`)
+                link.drain_left = dict(rec) if lc != 0 else None
         elif rec["dir"] == "sent":  # the receiver grants
             link.rcv_delivery_count, link.rcv_credit = dc % SERIAL, lc
         else:  # the receiver learns the sender's state (drain echo)
@@ -321,6 +330,12 @@ class WireMonitor:
         rest = {"op": op}
         for name, link in self.links.items():
             ends = state.get("links", {}).get(name, {})
+            if link.drain_left is not None and link.snd_credit > 0:
+                lc = link.drain_left.get("link-credit")
+                self._flag(
+                    "drain-credit", name, link.drain_left, f"drain echo leaves link-credit {lc}"
+                )
+            link.drain_left = None
             if (link.snd_delivery_count, link.snd_credit) != (
                 link.rcv_delivery_count,
                 link.rcv_credit,
