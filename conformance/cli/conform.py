@@ -236,7 +236,18 @@ def conform(
     """
     if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
         _conform_amqp(
-            adapter_name, timeout, max_examples, steps, depth, seed, phases, skip_ops, as_json
+            adapter_name,
+            timeout,
+            max_examples,
+            steps,
+            depth,
+            seed,
+            phases,
+            skip_ops,
+            as_json,
+            expectations=expectations,
+            folder=corpus or out,
+            rabbitmq_ebin=rabbitmq_ebin,
         )
         return
     if skip_ops:
@@ -295,15 +306,26 @@ def _conform_amqp(
     phases: tuple[str, ...],
     skip_ops: tuple[str, ...],
     as_json: bool,
+    expectations: Path | None = None,
+    folder: Path = Path("counterexamples"),
+    rabbitmq_ebin: Path | None = None,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
-    codes; the family's own phases. The engine (and the AMQP model) is imported here
-    only, so that a NET run imports exactly what it did before."""
+    codes; the family's own phases; with ``expectations`` known failures masked
+    (AD-AMQ-EXPECTATIONS-MASK); the failing run written into ``folder``
+    (TRACE-AMQP-RUN). The engine (and the AMQP model) is imported here only, so that a
+    NET run imports exactly what it did before."""
     # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
+    from creditflow.conformance.cli.amqp_replay import (
+        adapter_args,
+        expectation_lines,
+        write_failing_run,
+    )
     from creditflow.conformance.differential.amqp_conform import (
         AmqpConformOptions,
         run_amqp_conform,
     )
+    from creditflow.conformance.differential.amqp_replay import run_amqp_conform_expecting
 
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
@@ -324,16 +346,38 @@ def _conform_amqp(
         phases=tuple(p for p in AMQP_PHASES if p in phases) if phases else AMQP_PHASES,
         skip=skip_ops,
     )
-    result = run_amqp_conform(factory, options)
+    try:
+        known = load_expectations(expectations) if expectations else None
+        result = (
+            run_amqp_conform(factory, options)
+            if known is None
+            else run_amqp_conform_expecting(factory, options, known)
+        )
+    except ExpectationsError as exc:  # AD-AMQ-EXPECTATIONS-MATCH: a bad file or trace
+        fail(str(exc), exit_codes.USAGE)
     saver = Saver()
+    signals.note(out=folder)
+    path = write_failing_run(result, folder, saver)
+    replay = (
+        None
+        if path is None
+        else f"creditflow replay {shlex.quote(str(path))} {adapter_args(name, rabbitmq_ebin)}"
+    )
     if as_json:
-        click.echo(json.dumps(saver.annotate(result.to_json())))
+        doc = result.to_json()
+        if path is not None:
+            doc.update(trace=str(path), replay=replay)
+        click.echo(json.dumps(saver.annotate(doc)))
     else:
-        _print_amqp(result)
+        _print_amqp(result, expectation_lines(result, expectations))
+        if path is not None:
+            click.echo(f"trace: {printable(str(path))}")
+            click.echo(f"replay: {printable(str(replay))}")
+        saver.show_unsaved()
     saver.exit(result.exit_code)
 
 
-def _print_amqp(result: AmqpConformResult) -> None:
+def _print_amqp(result: AmqpConformResult, expected: list[str] | None = None) -> None:
     # deferred: as in _conform_amqp, the AMQP engine only for AMQP runs
     from creditflow.conformance.differential.amqp_conform import run_lines
 
@@ -347,13 +391,21 @@ def _print_amqp(result: AmqpConformResult) -> None:
         if k in ("credit", "window", "sender_credit")
     )
     click.echo(f"  policy: {printable(policy)}")
+    for line in expected or ():  # AD-AMQ-EXPECTATIONS-MATCH
+        click.echo(line)
     for p in result.phases:
         click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
     if result.failure is not None:
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.run is None:
         ops = sum(p.ops for p in result.phases)
-        click.echo(f"CONFORMANT: no divergence and no property violated in {ops:,} ops")
+        if result.unexpected_passes:  # AD-AMQ-EXPECTATIONS-MATCH
+            click.echo(
+                f"UNEXPECTED PASS: {len(result.unexpected_passes)} listed trace(s) no longer fail"
+            )
+            return
+        but = " but the expected ones" if result.expected_hits else ""
+        click.echo(f"CONFORMANT: no divergence and no property violated{but} in {ops:,} ops")
         return
     if result.run.verdict == "diverged":
         click.echo(f"DIVERGENCE found by {result.found_by}")
@@ -505,6 +557,20 @@ def replay(
       creditflow replay counterexamples/ --adapter rabbitmq
       creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
     """
+    if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
+        if shrink:
+            raise click.UsageError("--shrink: adapters of the credit_flow family only")
+        # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+        from creditflow.conformance.cli.amqp_replay import replay_amqp
+
+        try:
+            amqp_factory = amqp_adapter_factory(
+                adapter_name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin
+            )
+        except UnknownAdapter as exc:
+            raise click.UsageError(str(exc)) from None
+        replay_amqp(traces, amqp_factory, expectations, as_json)
+        return
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
     try:
         known = load_expectations(expectations) if expectations else None
