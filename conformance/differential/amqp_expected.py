@@ -151,9 +151,9 @@ def minimal_context(
     *before, last = ops
 
     def fails_at_last(candidate: list[AmqpOp]) -> int | None:
-        run = run_ops(adapter, settings, [*candidate, last])
-        at_last = run.failed and run.index is not None and run.ops[run.index] == last
-        return len(candidate) if at_last and run.index == len(run.ops) - 1 else None
+        whole = [*candidate, last]
+        run = run_ops(adapter, settings, whole)
+        return len(candidate) if run.failed and _prefix(whole, run) == len(whole) else None
 
     if fails_at_last([]) is not None:
         context: list[AmqpOp] = []
