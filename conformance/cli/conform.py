@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
     UnknownAdapter,
@@ -330,6 +331,13 @@ def _conform_amqp(
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
+    if name == RABBIT_FIFO:  # AD-AMQ-FIFO-CONFORM: the queue end, its own ops
+        from creditflow.conformance.cli.amqp_queue import conform_queue
+
+        if expectations is not None or skip_ops:
+            raise click.UsageError(f"--expectations, --skip-op: not offered for {RABBIT_FIFO}")
+        conform_queue(timeout, max_examples, steps, depth, seed, phases, as_json, rabbitmq_ebin)
+        return
     try:
         factory = amqp_adapter_factory(name, timeout=timeout)
     except UnknownAdapter as exc:
@@ -560,6 +568,10 @@ def replay(
     if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
         if shrink:
             raise click.UsageError("--shrink: adapters of the credit_flow family only")
+        if adapter_name == RABBIT_FIFO:  # AD-AMQ-REPLAY: AMQP run traces are link runs
+            raise click.UsageError(
+                f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (use `conform`)"
+            )
         # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
         from creditflow.conformance.cli.amqp_replay import replay_amqp
 
