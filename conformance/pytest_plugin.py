@@ -110,7 +110,10 @@ class _Session:
 
     def _resolved_amqp(self) -> Any:
         """AD-AMQ-EXPECTATIONS-MATCH: as :meth:`resolved`, with AMQP run traces."""
+        # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
         from creditflow.conformance.differential.amqp_expected import resolve_amqp
+
+        # deferred: as above
         from creditflow.conformance.differential.amqp_traces import load_amqp_trace
 
         assert self.expectations is not None
@@ -353,8 +356,13 @@ class TraceItem(pytest.Item):
 
     def _run_amqp(self, session: _Session) -> None:
         """AD-AMQ-REPLAY: an AMQP run trace, judged as ``creditflow replay`` judges it."""
+        # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
         from creditflow.conformance.differential.amqp_conform import PolicyError
+
+        # deferred: as above
         from creditflow.conformance.differential.amqp_replay import replay_amqp_trace
+
+        # deferred: as above
         from creditflow.conformance.differential.amqp_traces import load_amqp_trace
 
         loaded = load_amqp_trace(self.path)
@@ -387,6 +395,7 @@ class TraceItem(pytest.Item):
                 head += f"\n{o.trace.description}"
             return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
         if isinstance(exc, AmqpTraceFailed):
+            # deferred: the AMQP model only for AMQP traces
             from creditflow.conformance.differential.amqp_conform import run_lines
 
             run = exc.outcome.run

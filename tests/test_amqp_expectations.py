@@ -22,7 +22,12 @@ from creditflow.conformance.differential.amqp_expected import (
     resolve_amqp,
     run_signature,
 )
-from creditflow.conformance.differential.amqp_traces import trace_of_run, write_amqp_trace
+from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
+from creditflow.conformance.differential.amqp_traces import (
+    LoadedAmqpTrace,
+    trace_of_run,
+    write_amqp_trace,
+)
 from creditflow.conformance.inputs.expectations import Expectations, shipped_expectations
 
 pytest_plugins = ["pytester"]
@@ -104,11 +109,8 @@ def test_the_signature_is_the_op_the_verdict_and_how_each_field_differs() -> Non
         b.close()
 
 
-def _loaded(adapter: object, ops: list[AmqpOp]) -> object:
-    from creditflow.conformance.differential.amqp_traces import LoadedAmqpTrace
-
-    assert hasattr(adapter, "step")
-    run = run_ops(adapter, REFERENCE_SIZES[0], ops)  # type: ignore[arg-type]
+def _loaded(adapter: AmqpAdapter, ops: list[AmqpOp]) -> LoadedAmqpTrace:
+    run = run_ops(adapter, REFERENCE_SIZES[0], ops)
     return LoadedAmqpTrace(Path("missed-echo.itf.json"), trace_of_run(run))
 
 

@@ -49,7 +49,8 @@ def adapter_args(name: str, rabbitmq_ebin: Path | None) -> str:
 
 
 def write_failing_run(result: AmqpConformResult, folder: Path, saver: Saver) -> Path | None:
-    """TRACE-AMQP-RUN: the failing run of an AMQP ``conform`` written into ``folder`` (the
+    """AD-AMQ-CONFORM-TRACE, TRACE-AMQP-RUN: the failing run of an AMQP ``conform`` written
+    into ``folder`` (the
     ``--corpus`` or ``--out`` folder), named after the adapter and the run's content."""
     run = result.run
     if run is None:

@@ -322,16 +322,21 @@ def _conform_amqp(
         expectation_lines,
         write_failing_run,
     )
+
+    # deferred: as above, the AMQP engine only for AMQP runs
     from creditflow.conformance.differential.amqp_conform import (
         AmqpConformOptions,
         run_amqp_conform,
     )
+
+    # deferred: as above, the AMQP engine only for AMQP runs
     from creditflow.conformance.differential.amqp_replay import run_amqp_conform_expecting
 
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
     if name == RABBIT_FIFO:  # AD-AMQ-FIFO-CONFORM: the queue end, its own ops
+        # deferred: as above, the AMQP engine only for AMQP runs
         from creditflow.conformance.cli.amqp_queue import conform_queue
 
         if expectations is not None or skip_ops:

@@ -611,7 +611,7 @@ def _explore(
     for n in range(1, depth + 1):
         for settings, pol in zip(choices, policies, strict=True):
             for seq in itertools.product(alphabet, repeat=n):
-                if not _model_allows(pol, seq):
+                if not model_allows(pol, seq):
                     continue
                 run = run_ops(adapter, settings, seq)
                 runs += 1
@@ -629,7 +629,7 @@ def _declared(adapter: AmqpAdapter, settings: Mapping[str, int]) -> dict[str, An
     return dict(reply.extra.get("policy") or adapter.info["policy"])
 
 
-def _model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
+def model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
     """Whether the model allows every op of ``seq`` in order (no run skips an op);
     decided on the model alone."""
     window = session.initial_window(pol.window)
@@ -651,12 +651,12 @@ def _replays(
         run = run_ops(adapter, settings, candidate)
         if run.failed and mask is not None:
             run = mask(adapter, settings, candidate, run)
-        return _prefix(candidate, run) if run.failed else None
+        return executed_prefix(candidate, run) if run.failed else None
 
     return fails
 
 
-def _prefix(candidate: Sequence[AmqpOp], run: AmqpRun) -> int | None:
+def executed_prefix(candidate: Sequence[AmqpOp], run: AmqpRun) -> int | None:
     """The length of the prefix of ``candidate`` that ``run`` executed (ops the model
     does not allow were skipped, or masked, so the failing prefix is found by counting
     ``run``'s ops as a subsequence)."""

@@ -21,8 +21,8 @@ from pathlib import Path
 from creditflow.conformance.differential.amqp_conform import (
     AmqpOp,
     AmqpRun,
-    _model_allows,
-    _prefix,
+    executed_prefix,
+    model_allows,
     model_policy,
     run_ops,
 )
@@ -98,7 +98,7 @@ def cannot_run(adapter: AmqpAdapter, trace: LoadedAmqpTrace) -> str | None:
         return f"needs the sizes {', '.join(missing)}, which the implementation does not offer"
     reply = adapter.step({"op": "reset", "settings": dict(t.settings)})
     declared = reply.extra.get("policy") or adapter.info["policy"]
-    if not _model_allows(model_policy(declared, t.settings), t.ops):
+    if not model_allows(model_policy(declared, t.settings), t.ops):
         return "has ops the model does not allow under the implementation's declared policy"
     return None
 
@@ -153,7 +153,7 @@ def minimal_context(
     def fails_at_last(candidate: list[AmqpOp]) -> int | None:
         whole = [*candidate, last]
         run = run_ops(adapter, settings, whole)
-        return len(candidate) if run.failed and _prefix(whole, run) == len(whole) else None
+        return len(candidate) if run.failed and executed_prefix(whole, run) == len(whole) else None
 
     if fails_at_last([]) is not None:
         context: list[AmqpOp] = []
@@ -182,7 +182,7 @@ def known_failure(
     found = match(run_signature(run), signatures)
     if found is not None:
         return found
-    cut = _prefix(ops, run)
+    cut = executed_prefix(ops, run)
     if cut is None:
         return None
     minimal = minimal_context(adapter, settings, ops[:cut])
@@ -214,7 +214,7 @@ def judge_amqp(
     run = first if first is not None else run_ops(adapter, settings, current)
     while run.failed:
         name = known_failure(known, adapter, settings, current, run)
-        cut = _prefix(current, run)
+        cut = executed_prefix(current, run)
         if name is None or cut is None:
             break
         met.append(name)
