@@ -63,6 +63,8 @@ from creditflow.conformance.runtime import children
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
+    from creditflow.conformance.differential.amqp_expected import ResolvedAmqpExpectations
+
 
 class _Session:
     """The adapter shared by every trace item of a test session."""
@@ -92,8 +94,6 @@ class _Session:
             return None
         if self._error is not None:
             raise self._error
-        if self._resolved is None and self.amqp:
-            return self._resolved_amqp()
         if self._resolved is None:
             given = {
                 name: load_trace(path)
@@ -108,7 +108,7 @@ class _Session:
                 raise
         return self._resolved
 
-    def _resolved_amqp(self) -> Any:
+    def resolved_amqp(self) -> ResolvedAmqpExpectations | None:
         """AD-AMQ-EXPECTATIONS-MATCH: as :meth:`resolved`, with AMQP run traces."""
         # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
         from creditflow.conformance.differential.amqp_expected import resolve_amqp
@@ -116,7 +116,12 @@ class _Session:
         # deferred: as above
         from creditflow.conformance.differential.amqp_traces import load_amqp_trace
 
-        assert self.expectations is not None
+        if self.expectations is None:
+            return None
+        if self._error is not None:
+            raise self._error
+        if self._resolved is not None:
+            return self._resolved
         folders = dict.fromkeys(path.parent for path in self.collected.values())
         try:
             given = {
@@ -367,7 +372,7 @@ class TraceItem(pytest.Item):
 
         loaded = load_amqp_trace(self.path)
         try:
-            outcome = replay_amqp_trace(session.adapter(), loaded, session.resolved())
+            outcome = replay_amqp_trace(session.adapter(), loaded, session.resolved_amqp())
         except (AdapterFailure, PolicyError):
             session.drop()
             raise

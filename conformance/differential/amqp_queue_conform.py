@@ -399,7 +399,8 @@ def run_queue_conform(
 ) -> QueueConformResult:
     """AD-AMQ-FIFO-CONFORM: the explorer's runs, then Hypothesis's, until the first
     divergence."""
-    name, version, policy = "rabbit-fifo", "?", {}
+    name, version = "rabbit-fifo", "?"
+    policy: dict[str, Any] = {}
     done: list[QueuePhase] = []
     try:
         adapter = factory()
