@@ -226,7 +226,10 @@ def conform(
     the explorer's shortest op sequences, then Hypothesis runs, comparing both ends'
     link and session state after every op; exit 12 when the implementation breaks a
     property (a stall, a transfer beyond credit, a negative window, over-delivery)
-    while the model with the same policy does the same.
+    while the model with the same policy does the same. The failing run is written as
+    an AMQP run trace (AD-AMQ-CONFORM-TRACE); --expectations takes AMQP run traces
+    (AD-AMQ-EXPECTATIONS-MATCH). rabbit-fifo is held against the model's queue end
+    (AD-AMQ-FIFO-CONFORM).
 
     \b
     Examples:
@@ -565,10 +568,16 @@ def replay(
     1: a divergence or an unexpected pass;
     2: a bad trace or expectations file; 3: adapter failure.
 
+    With an AMQP adapter (amqp-reference[:mutant:NAME], proton[@VERSION],
+    rhea[@VERSION]) TRACES are AMQP run traces (written by conform), held against the
+    model with the policy that adapter declares (AD-AMQ-REPLAY); exit 12: a property
+    violated by the implementation while the model agrees.
+
     \b
     Examples:
       creditflow replay counterexamples/ --adapter rabbitmq
       creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
+      creditflow replay found/ --adapter rhea@3.0.5
     """
     if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
         if shrink:
