@@ -230,7 +230,7 @@ def test_the_pytest_plugin_collects_amqp_traces_with_the_same_matcher(
 
 
 @pytest.mark.parametrize(
-    ("adapter", "release", "depth"), [("proton", "proton-0.40.0", 3), ("rhea", "rhea-3.0.5", 2)]
+    ("adapter", "release", "depth"), [("proton", "proton-0.40.0", 3), ("rhea", "rhea-3.0.5", 3)]
 )
 def test_the_shipped_expectations_keep_the_known_findings_green(
     adapter: str, release: str, depth: int
