@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.registry import (
     UnknownAdapter,
     adapter_factory,
@@ -217,6 +218,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if command is not None:
             factory = command_factory(command, timeout=timeout)
         elif amqp:  # AD-AMQ-REPLAY
+            if name == RABBIT_FIFO:
+                raise pytest.UsageError(
+                    f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (AD-AMQ-FIFO-CONFORM)"
+                )
             factory = amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=ebin)
         else:
             factory = adapter_factory(name, rabbitmq_ebin=ebin, timeout=timeout)

@@ -28,6 +28,8 @@ from creditflow.conformance.differential.amqp_queue_conform import (
 )
 from tests.json_schemas import validate
 
+pytest_plugins = ["pytester"]
+
 try:
     locate_rabbit_ebin()
     HAVE = shutil.which("erl") is not None
@@ -106,3 +108,10 @@ def test_a_bad_ebin_and_options_that_do_not_apply() -> None:
     assert code == 2 and "not offered for rabbit-fifo" in out
     code, out = cli("replay", "/", "--adapter", "rabbit-fifo")
     assert code == 2 and "not AMQP link traces" in out
+
+
+def test_the_plugin_refuses_rabbit_fifo_for_link_traces(pytester: pytest.Pytester) -> None:
+    """AD-AMQ-FIFO-CONFORM: the plugin says so instead of failing every item."""
+    result = pytester.runpytest(".", "--creditflow-adapter=rabbit-fifo", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*rabbit-fifo runs queue ops, not AMQP link traces*"])
