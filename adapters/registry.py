@@ -117,7 +117,8 @@ def amqp_adapter_factory(
         argv = [sys.executable, "-m", "creditflow.adapters.amqp.reference"]
         mutant = name.removeprefix(AMQP_MUTANT_PREFIX) if name != "amqp-reference" else None
         if mutant is not None:
-            if mutant not in amqp_mutants():
+            # AD-AMQ-REFERENCE: ``A+B`` is a mutant with both bugs
+            if not mutant or not set(mutant.split("+")) <= set(amqp_mutants()):
                 raise UnknownAdapter(
                     f"unknown AMQP mutant {mutant!r} (known: {', '.join(amqp_mutants())})"
                 )

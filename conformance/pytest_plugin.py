@@ -13,6 +13,11 @@ expectations file a trace is judged exactly as ``replay`` and ``conform`` judge 
 is ``xfail``, a listed one that passes fails (an unexpected pass, also for a listed trace
 not collected). One adapter process serves the whole session (per xdist worker) and is
 restarted after a failure.
+
+With an AMQP adapter (``amqp-reference``, ``proton[@VERSION]``, ``rhea[@VERSION]``, …)
+the items are AMQP run traces (TRACE-AMQP-RUN), judged as ``creditflow replay`` judges
+them (AD-AMQ-REPLAY, AD-AMQ-EXPECTATIONS-MATCH, AD-AMQ-EXPECTATIONS-MASK); the AMQP
+engine is imported only then.
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from creditflow.adapters.registry import UnknownAdapter, adapter_factory, command_factory
+from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
+from creditflow.adapters.registry import (
+    UnknownAdapter,
+    adapter_factory,
+    amqp_adapter_factory,
+    command_factory,
+    is_amqp_name,
+)
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.expected import ResolvedExpectations, resolve
 from creditflow.conformance.differential.replay import (
@@ -52,17 +64,26 @@ from creditflow.conformance.runtime import children
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
+    from creditflow.conformance.differential.amqp_expected import ResolvedAmqpExpectations
+
 
 class _Session:
     """The adapter shared by every trace item of a test session."""
 
-    def __init__(self, factory: Callable[[], Adapter], expectations: Expectations | None) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        expectations: Expectations | None,
+        amqp: bool = False,
+    ) -> None:
         self.factory = factory
         self.expectations = expectations
+        #: AD-AMQ-REPLAY: the adapter is of the amqp family, the traces AMQP run traces
+        self.amqp = amqp
         self._adapter: Adapter | None = None
         #: the trace files collected, by name (AD-EXPECTATIONS-MATCH: witnesses)
         self.collected: dict[str, Path] = {}
-        self._resolved: ResolvedExpectations | None = None
+        self._resolved: Any = None  #: ResolvedExpectations, or the AMQP one
         self._error: InputError | None = None
 
     def resolved(self) -> ResolvedExpectations | None:
@@ -88,6 +109,33 @@ class _Session:
                 raise
         return self._resolved
 
+    def resolved_amqp(self) -> ResolvedAmqpExpectations | None:
+        """AD-AMQ-EXPECTATIONS-MATCH: as :meth:`resolved`, with AMQP run traces."""
+        # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
+        from creditflow.conformance.differential.amqp_expected import resolve_amqp
+
+        # deferred: as above
+        from creditflow.conformance.differential.amqp_traces import load_amqp_trace
+
+        if self.expectations is None:
+            return None
+        if self._error is not None:
+            raise self._error
+        if self._resolved is not None:
+            return self._resolved
+        folders = dict.fromkeys(path.parent for path in self.collected.values())
+        try:
+            given = {
+                name: load_amqp_trace(path)
+                for name, path in self.collected.items()
+                if name in self.expectations.known
+            }
+            self._resolved = resolve_amqp(self.adapter(), self.expectations, folders, given)
+        except (ExpectationsError, InputError) as exc:
+            self._error = exc
+            raise
+        return self._resolved
+
     def unexpected_passes(self) -> tuple[str, ...]:
         """Listed traces that pass and were not collected (a collected one fails as
         its own item)."""
@@ -95,7 +143,7 @@ class _Session:
             return ()
         return tuple(n for n in self._resolved.unexpected_passes if n not in self.collected)
 
-    def adapter(self) -> Adapter:
+    def adapter(self) -> Any:
         if self._adapter is None:
             self._adapter = self.factory()
         return self._adapter
@@ -164,20 +212,26 @@ def pytest_configure(config: pytest.Config) -> None:
             if given is None
             else bounds.check_number(given, bounds.SECONDS, "--creditflow-timeout")
         )
-        factory = (
-            command_factory(command, timeout=timeout)
-            if command is not None
-            else adapter_factory(
-                name, rabbitmq_ebin=_setting(config, "rabbitmq_ebin"), timeout=timeout
-            )
-        )
+        ebin = _setting(config, "rabbitmq_ebin")
+        amqp = command is None and is_amqp_name(name)
+        factory: Callable[[], Any]
+        if command is not None:
+            factory = command_factory(command, timeout=timeout)
+        elif amqp:  # AD-AMQ-REPLAY
+            if name == RABBIT_FIFO:
+                raise pytest.UsageError(
+                    f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (AD-AMQ-FIFO-CONFORM)"
+                )
+            factory = amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=ebin)
+        else:
+            factory = adapter_factory(name, rabbitmq_ebin=ebin, timeout=timeout)
         path = _setting(config, "expectations")
         expectations = load_expectations(path) if path else None
     except (UnknownAdapter, ExpectationsError, InputError) as exc:  # IN-BOUNDS, IN-ONE-LINE
         raise pytest.UsageError(str(exc)) from None
     except ValueError as exc:  # shlex: an unbalanced quote (AD-TRANSPORT-DEADLINE)
         raise pytest.UsageError(f"--creditflow-adapter-cmd: {exc}") from None
-    config.stash[SESSION] = _Session(factory, expectations)
+    config.stash[SESSION] = _Session(factory, expectations, amqp)
     _stop_adapters_on_sigterm(config)
 
 
@@ -268,6 +322,14 @@ class TraceDiverged(Exception):
         self.outcome = outcome
 
 
+class AmqpTraceFailed(Exception):
+    """An AMQP run trace that fails in no known way (AD-AMQ-REPLAY)."""
+
+    def __init__(self, outcome: Any) -> None:
+        super().__init__(str(outcome.trace.path))
+        self.outcome = outcome
+
+
 class UnexpectedPass(Exception):
     """A listed trace that passes (AD-EXPECTATIONS): the file must be kept true."""
 
@@ -276,8 +338,11 @@ class TraceItem(pytest.Item):
     """Replay one trace against the session's adapter (TRACE-PROCESS-REPLAY)."""
 
     def runtest(self) -> None:
-        loaded = load_trace(self.path)
         session = self.config.stash[SESSION]
+        if session.amqp:
+            self._run_amqp(session)
+            return
+        loaded = load_trace(self.path)
         try:
             outcome = replay_trace(session.adapter(), loaded, session.resolved())
         except AdapterFailure:
@@ -299,6 +364,35 @@ class TraceItem(pytest.Item):
                 f"does not offer (AD-CAPABILITIES)"
             )
 
+    def _run_amqp(self, session: _Session) -> None:
+        """AD-AMQ-REPLAY: an AMQP run trace, judged as ``creditflow replay`` judges it."""
+        # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
+        from creditflow.conformance.differential.amqp_conform import PolicyError
+
+        # deferred: as above
+        from creditflow.conformance.differential.amqp_replay import replay_amqp_trace
+
+        # deferred: as above
+        from creditflow.conformance.differential.amqp_traces import load_amqp_trace
+
+        loaded = load_amqp_trace(self.path)
+        try:
+            outcome = replay_amqp_trace(session.adapter(), loaded, session.resolved_amqp())
+        except (AdapterFailure, PolicyError):
+            session.drop()
+            raise
+        if outcome.run is not None:
+            raise AmqpTraceFailed(outcome)
+        if outcome.status == XFAIL:
+            pytest.xfail(outcome.reason or "a known failure (AD-AMQ-EXPECTATIONS-MATCH)")
+        if outcome.status == XPASS:
+            raise UnexpectedPass(
+                f"{self.path}: passes, but the expectations list it ({outcome.reason}); "
+                f"remove it from {session.expectations and session.expectations.path}"
+            )
+        if outcome.status == "not-run":
+            pytest.skip(f"not run: {outcome.why_not_run} (AD-AMQ-REPLAY)")
+
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
@@ -310,6 +404,15 @@ class TraceItem(pytest.Item):
             if o.trace.description:
                 head += f"\n{o.trace.description}"
             return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
+        if isinstance(exc, AmqpTraceFailed):
+            # deferred: the AMQP model only for AMQP traces
+            from creditflow.conformance.differential.amqp_conform import run_lines
+
+            run = exc.outcome.run
+            assert run is not None
+            what = "diverges from" if run.verdict == "diverged" else "breaks a property, as"
+            head = f"{self.path}: the implementation {what} the model"
+            return "\n".join([head, *run_lines(run)])
         if isinstance(exc, (AdapterFailure, InputError, UnexpectedPass)):  # IN-ONE-LINE
             return str(exc)
         return super().repr_failure(excinfo)

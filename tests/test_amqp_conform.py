@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -37,6 +38,13 @@ def reference() -> Iterator[AmqpAdapter]:
         yield a
     finally:
         a.close()
+
+
+@pytest.fixture(autouse=True)
+def _in_a_fresh_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing run's trace goes to counterexamples/ under the cwd
+    (AD-AMQ-CONFORM-TRACE): not into the checkout."""
+    monkeypatch.chdir(tmp_path)
 
 
 def conform(*args: str) -> tuple[int, str]:

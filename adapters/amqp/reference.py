@@ -99,6 +99,8 @@ class Reference:
     """Both ends, pumped in memory."""
 
     def __init__(self, settings: dict[str, int], mutant: str | None) -> None:
+        #: AD-AMQ-REFERENCE: ``A+B`` breaks the rules of both mutants A and B
+        self.bugs = frozenset(mutant.split("+")) if mutant else frozenset()
         self.s = settings
         self.mutant = mutant
         self.frames: list[dict[str, Any]] = []
@@ -114,7 +116,7 @@ class Reference:
     # -- wires ------------------------------------------------------------------------------
 
     def _serial(self, n: int) -> int:
-        return n if self.mutant == "no-serial-wrap" else n % SERIAL
+        return n if "no-serial-wrap" in self.bugs else n % SERIAL
 
     def _send(self, side: str, channel: int, name: str, values: dict[str, Any]) -> None:
         self.frames.append(frame_record(side, "sent", channel, name, values))
@@ -148,7 +150,7 @@ class Reference:
             ssn = self._session_of(link)
             frames = self.s["message_frames"]
             while link.attached and link.queued > 0 and ssn.remote_incoming_window >= frames:
-                if link.snd_credit <= 0 and self.mutant != "ignores-credit":
+                if link.snd_credit <= 0 and "ignores-credit" not in self.bugs:
                     break
                 did = self.next_delivery_id
                 self.next_delivery_id = (did + 1) % SERIAL
@@ -191,7 +193,7 @@ class Reference:
         # AMQ-SESSION-RECV
         ssn.next_incoming_id = (ssn.next_incoming_id + 1) % SERIAL
         ssn.incoming_window -= 1
-        if self.mutant == "per-frame-count" or not v.get("more"):
+        if "per-frame-count" in self.bugs or not v.get("more"):
             # AMQ-LINK-TRANSFER on the receiver: one delivery (the mutant: one frame)
             link.rcv_delivery_count = self._serial(link.rcv_delivery_count + 1)
             link.rcv_credit -= 1
@@ -199,7 +201,7 @@ class Reference:
                 link.rcv_drain = False  # AMQ-LINK-DRAIN: the transfers used the credit up
         if "delivery-id" in v:
             link.held.append(v["delivery-id"])
-        if ssn.incoming_window <= self.s["threshold"] and self.mutant != "window-never-renewed":
+        if ssn.incoming_window <= self.s["threshold"] and "window-never-renewed" not in self.bugs:
             # AMQ-POL-WINDOW-FIXED: back to W, one FLOW with the session fields
             ssn.incoming_window = self.s["window"]
             self._send("server", ssn.channel, "flow", self._session_fields(ssn))
@@ -221,9 +223,9 @@ class Reference:
 
     def _grant(self, link: LinkEnds, credit: int, drain: bool) -> None:
         """AMQ-POL-CREDIT-MANUAL, AMQ-LINK-FLOW: the receiving application grants."""
-        link.rcv_credit += 2 * credit if self.mutant == "double-grant" else credit
+        link.rcv_credit += 2 * credit if "double-grant" in self.bugs else credit
         link.rcv_drain = link.rcv_drain or drain
-        sent_credit = credit if self.mutant == "delta-credit" else link.rcv_credit
+        sent_credit = credit if "delta-credit" in self.bugs else link.rcv_credit
         ssn = self._session_of(link)
         self._send(
             "server",
@@ -313,7 +315,7 @@ class Reference:
                 link.snd_delivery_count = self._serial(link.snd_delivery_count + n)
                 link.snd_credit = 0
                 link.drain_asked = False
-                if self.mutant != "missed-drain-echo":
+                if "missed-drain-echo" not in self.bugs:
                     self._send(
                         "client",
                         link.channel,
@@ -407,7 +409,7 @@ class Server:
     """One adapter process's requests (AD-AMQ-TRANSPORT)."""
 
     def __init__(self, mutant: str | None = None) -> None:
-        if mutant is not None and mutant not in MUTANTS:
+        if mutant is not None and not set(mutant.split("+")) <= set(MUTANTS):
             raise ValueError(f"unknown mutant {mutant!r} (known: {', '.join(MUTANTS)})")
         self.mutant = mutant
         self.ref: Reference | None = None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
     UnknownAdapter,
@@ -226,6 +227,9 @@ def conform(
     comparing both ends' link and session state after every op; exit 12 when the
     implementation breaks a property (a stall, a transfer beyond credit, a negative
     window, over-delivery) while the model with the same policy does the same.
+    The failing run is written as an AMQP run trace (AD-AMQ-CONFORM-TRACE);
+    --expectations takes AMQP run traces (AD-AMQ-EXPECTATIONS-MATCH). rabbit-fifo is
+    held against the model's queue end (AD-AMQ-FIFO-CONFORM).
 
     \b
     Examples:
@@ -245,7 +249,9 @@ def conform(
             phases,
             skip_ops,
             as_json,
-            rabbitmq_ebin,
+            expectations=expectations,
+            folder=corpus or out,
+            rabbitmq_ebin=rabbitmq_ebin,
         )
         return
     if skip_ops:
@@ -304,20 +310,42 @@ def _conform_amqp(
     phases: tuple[str, ...],
     skip_ops: tuple[str, ...],
     as_json: bool,
+    expectations: Path | None = None,
+    folder: Path = Path("counterexamples"),
     rabbitmq_ebin: Path | None = None,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
-    codes; the family's own phases. The engine (and the AMQP model) is imported here
-    only, so that a NET run imports exactly what it did before."""
+    codes; the family's own phases; with ``expectations`` known failures masked
+    (AD-AMQ-EXPECTATIONS-MASK); the failing run written into ``folder``
+    (TRACE-AMQP-RUN). The engine (and the AMQP model) is imported here only, so that a
+    NET run imports exactly what it did before."""
     # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
+    from creditflow.conformance.cli.amqp_replay import (
+        adapter_args,
+        expectation_lines,
+        write_failing_run,
+    )
+
+    # deferred: as above, the AMQP engine only for AMQP runs
     from creditflow.conformance.differential.amqp_conform import (
         AmqpConformOptions,
         run_amqp_conform,
     )
 
+    # deferred: as above, the AMQP engine only for AMQP runs
+    from creditflow.conformance.differential.amqp_replay import run_amqp_conform_expecting
+
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
+    if name == RABBIT_FIFO:  # AD-AMQ-FIFO-CONFORM: the queue end, its own ops
+        # deferred: as above, the AMQP engine only for AMQP runs
+        from creditflow.conformance.cli.amqp_queue import conform_queue
+
+        if expectations is not None or skip_ops:
+            raise click.UsageError(f"--expectations, --skip-op: not offered for {RABBIT_FIFO}")
+        conform_queue(timeout, max_examples, steps, depth, seed, phases, as_json, rabbitmq_ebin)
+        return
     try:
         # AD-AMQ-10: amqp10-client finds its ebins as rabbit-fifo does
         factory = amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
@@ -335,16 +363,38 @@ def _conform_amqp(
         phases=tuple(p for p in AMQP_PHASES if p in phases) if phases else AMQP_PHASES,
         skip=skip_ops,
     )
-    result = run_amqp_conform(factory, options)
+    try:
+        known = load_expectations(expectations) if expectations else None
+        result = (
+            run_amqp_conform(factory, options)
+            if known is None
+            else run_amqp_conform_expecting(factory, options, known)
+        )
+    except ExpectationsError as exc:  # AD-AMQ-EXPECTATIONS-MATCH: a bad file or trace
+        fail(str(exc), exit_codes.USAGE)
     saver = Saver()
+    signals.note(out=folder)
+    path = write_failing_run(result, folder, saver)
+    replay = (
+        None
+        if path is None
+        else f"creditflow replay {shlex.quote(str(path))} {adapter_args(name, rabbitmq_ebin)}"
+    )
     if as_json:
-        click.echo(json.dumps(saver.annotate(result.to_json())))
+        doc = result.to_json()
+        if path is not None:
+            doc.update(trace=str(path), replay=replay)
+        click.echo(json.dumps(saver.annotate(doc)))
     else:
-        _print_amqp(result)
+        _print_amqp(result, expectation_lines(result, expectations))
+        if path is not None:
+            click.echo(f"trace: {printable(str(path))}")
+            click.echo(f"replay: {printable(str(replay))}")
+        saver.show_unsaved()
     saver.exit(result.exit_code)
 
 
-def _print_amqp(result: AmqpConformResult) -> None:
+def _print_amqp(result: AmqpConformResult, expected: list[str] | None = None) -> None:
     # deferred: as in _conform_amqp, the AMQP engine only for AMQP runs
     from creditflow.conformance.differential.amqp_conform import run_lines
 
@@ -358,13 +408,21 @@ def _print_amqp(result: AmqpConformResult) -> None:
         if k in ("credit", "window", "sender_credit")
     )
     click.echo(f"  policy: {printable(policy)}")
+    for line in expected or ():  # AD-AMQ-EXPECTATIONS-MATCH
+        click.echo(line)
     for p in result.phases:
         click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
     if result.failure is not None:
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
     if result.run is None:
         ops = sum(p.ops for p in result.phases)
-        click.echo(f"CONFORMANT: no divergence and no property violated in {ops:,} ops")
+        if result.unexpected_passes:  # AD-AMQ-EXPECTATIONS-MATCH
+            click.echo(
+                f"UNEXPECTED PASS: {len(result.unexpected_passes)} listed trace(s) no longer fail"
+            )
+            return
+        but = " but the expected ones" if result.expected_hits else ""
+        click.echo(f"CONFORMANT: no divergence and no property violated{but} in {ops:,} ops")
         return
     if result.run.verdict == "diverged":
         click.echo(f"DIVERGENCE found by {result.found_by}")
@@ -511,11 +569,35 @@ def replay(
     1: a divergence or an unexpected pass;
     2: a bad trace or expectations file; 3: adapter failure.
 
+    With an AMQP adapter (amqp-reference[:mutant:NAME], proton[@VERSION],
+    rhea[@VERSION]) TRACES are AMQP run traces (written by conform), held against the
+    model with the policy that adapter declares (AD-AMQ-REPLAY); exit 12: a property
+    violated by the implementation while the model agrees.
+
     \b
     Examples:
       creditflow replay counterexamples/ --adapter rabbitmq
       creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
+      creditflow replay found/ --adapter rhea@3.0.5
     """
+    if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
+        if shrink:
+            raise click.UsageError("--shrink: adapters of the credit_flow family only")
+        if adapter_name == RABBIT_FIFO:  # AD-AMQ-REPLAY: AMQP run traces are link runs
+            raise click.UsageError(
+                f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (use `conform`)"
+            )
+        # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+        from creditflow.conformance.cli.amqp_replay import replay_amqp
+
+        try:
+            amqp_factory = amqp_adapter_factory(
+                adapter_name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin
+            )
+        except UnknownAdapter as exc:
+            raise click.UsageError(str(exc)) from None
+        replay_amqp(traces, amqp_factory, expectations, as_json)
+        return
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
     try:
         known = load_expectations(expectations) if expectations else None

@@ -370,6 +370,10 @@ class AmqpRun:
     implementation: dict[str, int | None] = field(default_factory=dict)
     compared: tuple[str, ...] = ()
     model_broken: tuple[str, ...] = ()
+    #: TRACE-AMQP-RUN: where the model started (the ids the implementation chose, the
+    #: sender's window) and the policy the adapter declared, so a trace replays the model
+    start: dict[str, int] = field(default_factory=dict, compare=False)
+    declared: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def failed(self) -> bool:
@@ -394,6 +398,10 @@ class AmqpRun:
 
 
 Chooser = Callable[[ModelLink, int], AmqpOp | None]
+#: AD-AMQ-EXPECTATIONS-MASK: a failed run of these ops under these sizes judged with the
+#: known divergences masked: the first failure that is no known one (a run whose ops
+#: are a subsequence of the ops given), or a passing run
+Mask = Callable[[AmqpAdapter, Mapping[str, int], Sequence[AmqpOp], "AmqpRun"], "AmqpRun"]
 
 
 def run_ops(
@@ -422,7 +430,9 @@ def run_ops(
         "client_next_outgoing_id": client.get("next_outgoing_id", 0),
         "server_next_outgoing_id": server.get("next_outgoing_id", 0),
     }
-    model = ModelLink.start(pol, ids, int(server.get("remote_incoming_window") or 0))
+    sender_window = int(server.get("remote_incoming_window") or 0)
+    model = ModelLink.start(pol, ids, sender_window)
+    start = {**ids, "sender_window": sender_window}
     compared = tuple(k for k in model.view() if k.split(".", 1)[1] not in pol.uncompared)
     done: list[AmqpOp] = []
     fixed = None if callable(ops) else list(ops)
@@ -457,6 +467,8 @@ def run_ops(
                 (Violation(REFUSED_RULE, LINK, op.request(), adapter.last_refusal),),
                 model=model.view(),
                 compared=compared,
+                start=start,
+                declared=dict(declared),
             )
         model.apply(op)
         if op.op in ("flow", "drain"):
@@ -480,8 +492,12 @@ def run_ops(
                 wv,
                 compared,
                 model.properties_broken(),
+                start,
+                dict(declared),
             )
-    return AmqpRun(dict(settings), tuple(done), "pass", compared=compared)
+    return AmqpRun(
+        dict(settings), tuple(done), "pass", compared=compared, start=start, declared=dict(declared)
+    )
 
 
 #: AD-AMQ-CONFORM-SIZES: the reference's sizes (AMQ-POL-WINDOW-FIXED): a window of 3
@@ -551,13 +567,19 @@ class AmqpConformResult:
     run: AmqpRun | None
     found_by: str | None
     failure: str | None = None
+    #: AD-AMQ-EXPECTATIONS-MATCH: the known divergences (name, why, signature), how often
+    #: each was met and masked, listed traces that pass, listed traces not run (why)
+    known: tuple[tuple[str, str, str], ...] = ()
+    expected_hits: dict[str, int] = field(default_factory=dict)
+    unexpected_passes: tuple[str, ...] = ()
+    known_not_run: dict[str, str] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
         if self.failure is not None:
             return "adapter-failure"
         if self.run is None:
-            return "conformant"
+            return "unexpected-pass" if self.unexpected_passes else "conformant"
         return "divergence" if self.run.verdict == "diverged" else "property-violated"
 
     @property
@@ -567,6 +589,7 @@ class AmqpConformResult:
         return {
             "conformant": exit_codes.OK,
             "divergence": exit_codes.DIVERGENCE,
+            "unexpected-pass": exit_codes.DIVERGENCE,
             "adapter-failure": exit_codes.ADAPTER_FAILURE,
             "property-violated": exit_codes.VIOLATION,
         }[self.verdict]
@@ -587,6 +610,12 @@ class AmqpConformResult:
             "found_by": self.found_by,
             "run": None if self.run is None else self.run.to_json(),
             "failure": self.failure,
+            "expected_divergences": [
+                {"trace": n, "why": why, "signature": sig, "met": self.expected_hits.get(n, 0)}
+                for n, why, sig in self.known
+            ],
+            "unexpected_passes": list(self.unexpected_passes),
+            "expectations_not_run": dict(self.known_not_run),
         }
 
 
@@ -598,6 +627,8 @@ class AmqpConformOptions:
     depth: int = DEFAULT_DEPTH
     phases: tuple[str, ...] = AMQP_PHASES
     skip: tuple[str, ...] = ()
+    #: AD-AMQ-EXPECTATIONS-MASK: known divergences masked (``amqp_expected.Masker``)
+    mask: Mask | None = None
 
     @property
     def alphabet(self) -> tuple[AmqpOp, ...]:
@@ -610,6 +641,7 @@ def _explore(
     choices: list[dict[str, int]],
     depth: int,
     alphabet: tuple[AmqpOp, ...] = ALPHABET,
+    mask: Mask | None = None,
 ) -> tuple[AmqpRun | None, int, int]:
     """AD-AMQ-CONFORM-EXPLORE: every sequence of up to ``depth`` ops the model allows,
     shortest first, under each size choice; the first failing run is a shortest one."""
@@ -618,11 +650,13 @@ def _explore(
     for n in range(1, depth + 1):
         for settings, pol in zip(choices, policies, strict=True):
             for seq in itertools.product(alphabet, repeat=n):
-                if not _model_allows(pol, seq):
+                if not model_allows(pol, seq):
                     continue
                 run = run_ops(adapter, settings, seq)
                 runs += 1
                 ops += len(run.ops)
+                if run.failed and mask is not None:
+                    run = mask(adapter, settings, seq, run)
                 if run.failed:
                     return run, runs, ops
     return None, runs, ops
@@ -634,7 +668,7 @@ def _declared(adapter: AmqpAdapter, settings: Mapping[str, int]) -> dict[str, An
     return dict(reply.extra.get("policy") or adapter.info["policy"])
 
 
-def _model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
+def model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
     """Whether the model allows every op of ``seq`` in order (no run skips an op);
     decided on the model alone."""
     window = session.initial_window(pol.window)
@@ -648,19 +682,23 @@ def _model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
 
 
 def _replays(
-    adapter: AmqpAdapter, settings: Mapping[str, int]
+    adapter: AmqpAdapter, settings: Mapping[str, int], mask: Mask | None = None
 ) -> Callable[[list[AmqpOp]], int | None]:
     def fails(candidate: list[AmqpOp]) -> int | None:
-        """``shrink_sequence``'s oracle: the failing prefix's length, or None."""
+        """``shrink_sequence``'s oracle: the failing prefix's length, or None (known
+        divergences masked)."""
         run = run_ops(adapter, settings, candidate)
-        return _prefix(candidate, run) if run.failed else None
+        if run.failed and mask is not None:
+            run = mask(adapter, settings, candidate, run)
+        return executed_prefix(candidate, run) if run.failed else None
 
     return fails
 
 
-def _prefix(candidate: list[AmqpOp], run: AmqpRun) -> int | None:
+def executed_prefix(candidate: Sequence[AmqpOp], run: AmqpRun) -> int | None:
     """The length of the prefix of ``candidate`` that ``run`` executed (ops the model
-    does not allow were skipped, so the failing prefix is found by counting)."""
+    does not allow were skipped, or masked, so the failing prefix is found by counting
+    ``run``'s ops as a subsequence)."""
     done = list(run.ops)
     k = 0
     for j, op in enumerate(candidate):
@@ -708,6 +746,8 @@ def _hypothesis(
         run = run_ops(adapter, chosen, choose, options.steps)
         stats["runs"] += 1
         stats["ops"] += len(run.ops)
+        if run.failed and options.mask is not None:
+            run = options.mask(adapter, chosen, run.ops, run)
         if run.failed:
             found.append(run)
             raise Failed(run.verdict)
@@ -717,8 +757,10 @@ def _hypothesis(
     if not found:
         return None, stats["runs"], stats["ops"]
     best = min(found, key=lambda r: len(r.ops))
-    shortest = shrink_sequence(best.ops, _replays(adapter, best.settings))
+    shortest = shrink_sequence(best.ops, _replays(adapter, best.settings, options.mask))
     final = run_ops(adapter, best.settings, shortest)
+    if final.failed and options.mask is not None:
+        final = options.mask(adapter, best.settings, shortest, final)
     return (final if final.failed else best), stats["runs"], stats["ops"]
 
 
@@ -745,7 +787,7 @@ def run_amqp_conform(
         for phase in options.phases:
             t0 = time.perf_counter()
             if phase == "explorer-runs":
-                run, runs, ops = _explore(adapter, choices, options.depth, alphabet)
+                run, runs, ops = _explore(adapter, choices, options.depth, alphabet, options.mask)
             else:
                 run, runs, ops = _hypothesis(adapter, choices, options, alphabet)
             phases.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))

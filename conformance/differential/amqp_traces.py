@@ -1,0 +1,259 @@
+"""AMQP conform runs as ITF traces (TRACE-AMQP-RUN): what ``conform`` writes when an AMQP
+implementation fails, what an AMQP corpus holds, what ``replay`` and the pytest plugin
+run against any AMQP adapter (AD-AMQ-REPLAY).
+
+A trace is the run's sizes, the ops after ``reset``, ``begin s``, ``attach L``, and
+after each op the model's view of both ends (``ModelLink.view()``) under the policy the
+recording adapter declared, from the ids it chose. Reading a trace follows the model
+again and refuses one whose recorded views the model does not give (a stale or edited
+trace, TRACE-REPLAY)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from creditflow.conformance.differential.amqp_conform import (
+    ALPHABET,
+    AmqpOp,
+    AmqpRun,
+    ModelLink,
+    PolicyError,
+    model_policy,
+)
+from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.inputs.itf import (
+    Record,
+    TraceFormatError,
+    decoded_states,
+    pick_value,
+    picks_record,
+    read_document,
+    trace_document,
+    write_document,
+)
+from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR
+
+AMQP_RUN_MODEL = "amqp-run"
+AMQP_RUN_VERSION = 1
+AMQP_RUN_VARS = ["model", ACTION_VAR, PICKS_VAR]
+START_KEYS = (
+    "delivery_count",
+    "client_next_outgoing_id",
+    "server_next_outgoing_id",
+    "sender_window",
+)
+OP_NAMES = tuple(dict.fromkeys(o.op for o in ALPHABET))
+
+
+@dataclass(frozen=True)
+class AmqpTrace:
+    """A run ready to replay (TRACE-AMQP-RUN): sizes, ops, and where it came from."""
+
+    settings: dict[str, int]
+    ops: tuple[AmqpOp, ...]
+    declared: dict[str, Any] = field(default_factory=dict)
+    start: dict[str, int] = field(default_factory=dict)
+    views: tuple[dict[str, int], ...] = ()  #: the model's view after each op
+
+
+@dataclass(frozen=True)
+class LoadedAmqpTrace:
+    """A trace file read (TRACE-AMQP-RUN)."""
+
+    path: Path
+    trace: AmqpTrace
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name.removesuffix(SUFFIX).removesuffix(".json")
+
+    @property
+    def description(self) -> str:
+        return str(self.meta.get("description", ""))
+
+
+def model_views(
+    declared: Mapping[str, Any],
+    settings: Mapping[str, int],
+    start: Mapping[str, int],
+    ops: Sequence[AmqpOp],
+) -> tuple[dict[str, int], ...]:
+    """TRACE-AMQP-RUN: the model's view after each op, from ``start``, under the policy
+    ``declared`` with ``settings``; an op the model does not allow there raises
+    :class:`ValueError` (a run never holds one)."""
+    pol = model_policy(declared, settings)
+    ids = {k: int(start[k]) for k in START_KEYS[:3]}
+    model = ModelLink.start(pol, ids, int(start["sender_window"]))
+    views = []
+    for i, op in enumerate(ops, start=1):
+        if not model.possible(op):
+            raise ValueError(f"op {i} ({op}) is not possible in the model there")
+        model.apply(op)
+        views.append(model.view())
+    return tuple(views)
+
+
+def trace_of_run(run: AmqpRun) -> AmqpTrace:
+    """The trace of a run (its ops up to and with the failing one)."""
+    ops = run.ops if run.index is None else run.ops[: run.index + 1]
+    views = model_views(run.declared, run.settings, run.start, ops)
+    return AmqpTrace(dict(run.settings), tuple(ops), dict(run.declared), dict(run.start), views)
+
+
+def _picks(op: AmqpOp) -> Record:
+    """TRACE-OPTIONS: the op's arguments, those it has."""
+    return picks_record(
+        {
+            "credit": op.credit if op.op in ("flow", "drain") else None,
+            "number": op.number if op.op == "settle" else None,
+            "keep": op.keep if op.op == "settle" else None,
+        }
+    )
+
+
+def amqp_trace_document(
+    trace: AmqpTrace, description: str, source: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """TRACE-AMQP-RUN: state 0 is the start (action ``init``, the model's view after
+    ``attach``), state ``i`` op ``i`` with the model's view after it."""
+    pol = model_policy(trace.declared, trace.settings)
+    ids = {k: int(trace.start[k]) for k in START_KEYS[:3]}
+    first = ModelLink.start(pol, ids, int(trace.start["sender_window"])).view()
+    states: list[dict[str, Any]] = [
+        {"model": Record(first), ACTION_VAR: "init", PICKS_VAR: Record({})}
+    ]
+    for op, view in zip(trace.ops, trace.views, strict=True):
+        states.append({"model": Record(view), ACTION_VAR: op.op, PICKS_VAR: _picks(op)})
+    info: dict[str, Any] = {
+        "model": AMQP_RUN_MODEL,
+        "version": AMQP_RUN_VERSION,
+        "settings": dict(trace.settings),
+        "policy": dict(trace.declared),
+        "start": dict(trace.start),
+        "length": len(trace.ops),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(extra or {}),
+    }
+    meta = {"source": source, "description": description, "creditflow": info}
+    return trace_document(AMQP_RUN_VARS, states, meta)
+
+
+def amqp_trace_digest(trace: AmqpTrace) -> str:
+    """A short content hash of the sizes and ops (file names that deduplicate)."""
+    text = json.dumps([trace.settings, [str(o) for o in trace.ops]], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def write_amqp_trace(
+    trace: AmqpTrace,
+    path: str | Path,
+    description: str,
+    source: str,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write through the one output writer (OUT-ATOMIC, OUT-FAILURE)."""
+    return write_document(amqp_trace_document(trace, description, source, extra), path)
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _int_map(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in value.items()
+    ):
+        raise TraceFormatError(f"{where} must be a map from names to integers")
+    return dict(value)
+
+
+def _op(kind: Any, picks: Any, at: str) -> AmqpOp:
+    if kind not in OP_NAMES:
+        raise TraceFormatError(f"{at}: unknown AMQP op {kind!r} (known: {', '.join(OP_NAMES)})")
+    if not isinstance(picks, Mapping):
+        raise TraceFormatError(f"{at}: {PICKS_VAR} must be a record")
+    values = {}
+    for key in ("credit", "number", "keep"):
+        v = pick_value(picks, key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise TraceFormatError(f"{at}: {key} must be a non-negative integer")
+        values[key] = v or 0
+    if kind in ("flow", "drain") and values["credit"] < 1:
+        raise TraceFormatError(f"{at}: {kind} needs a credit of at least 1")
+    if kind == "settle" and values["number"] < 1:
+        raise TraceFormatError(f"{at}: settle needs a number of at least 1")
+    return AmqpOp(str(kind), values["credit"], values["number"], values["keep"])
+
+
+def amqp_trace_from_document(doc: Mapping[str, Any], where: str) -> AmqpTrace:
+    """TRACE-AMQP-RUN, TRACE-REPLAY: read the run and follow the model again; a recorded
+    view the model does not give is a :class:`TraceFormatError` naming the state."""
+    missing = [v for v in AMQP_RUN_VARS if v not in doc["vars"]]
+    if missing:
+        raise TraceFormatError(f"{where}: an AMQP run trace needs vars {missing}")
+    info = doc.get("#meta", {}).get("creditflow", {})
+    settings = _int_map(info.get("settings"), f"{where}: #meta.creditflow.settings")
+    start = _int_map(info.get("start"), f"{where}: #meta.creditflow.start")
+    absent = [k for k in START_KEYS if k not in start]
+    if absent:
+        raise TraceFormatError(f"{where}: #meta.creditflow.start lacks {', '.join(absent)}")
+    declared = info.get("policy")
+    if not isinstance(declared, Mapping):
+        raise TraceFormatError(f"{where}: #meta.creditflow.policy must be an object")
+    states = decoded_states(doc)
+    if states[0].get(ACTION_VAR) != "init":
+        raise TraceFormatError(f"{where}: states[0] must be the init state")
+    ops = tuple(
+        _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
+        for i, s in enumerate(states[1:], start=1)
+    )
+    try:
+        views = model_views(declared, settings, start, ops)
+    except (PolicyError, ValueError, KeyError, TypeError) as exc:
+        raise TraceFormatError(f"{where}: the model cannot run it: {exc}") from None
+    for i, (view, s) in enumerate(zip(views, states[1:], strict=True), start=1):
+        recorded = s.get("model")
+        if not isinstance(recorded, Mapping):
+            raise TraceFormatError(f"{where}: states[{i}].model must be a record")
+        for key, value in view.items():
+            if recorded.get(key) != value:
+                raise TraceFormatError(
+                    f"{where}: states[{i}] {ops[i - 1]}: the model gives {key} = {value}, the "
+                    f"trace records {recorded.get(key)!r} (a stale or edited trace)"
+                )
+    return AmqpTrace(settings, ops, dict(declared), start, views)
+
+
+def is_amqp_run_document(doc: Mapping[str, Any]) -> bool:
+    meta = doc.get("#meta", {})
+    return isinstance(meta, Mapping) and meta.get("creditflow", {}).get("model") == AMQP_RUN_MODEL
+
+
+def load_amqp_trace(path: str | Path) -> LoadedAmqpTrace:
+    """Read an AMQP run trace; :class:`TraceFormatError` names the file and the problem
+    (another family's trace included: it needs an adapter of its family)."""
+    path = Path(path)
+    doc = read_document(path)  # IN-SCHEMA: shape and values checked
+    meta = doc.get("#meta", {})
+    if not is_amqp_run_document(doc):
+        model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
+        raise TraceFormatError(
+            f"{path}: not an AMQP run trace (#meta.creditflow.model is {model!r}; expected "
+            f"{AMQP_RUN_MODEL!r}: replay it with an adapter of its family)"
+        )
+    try:
+        trace = amqp_trace_from_document(doc, str(path))
+    except TraceFormatError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise TraceFormatError(
+            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
+        ) from None
+    return LoadedAmqpTrace(path, trace, dict(meta))
