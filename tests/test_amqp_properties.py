@@ -259,7 +259,7 @@ def test_publisher_go_catches_a_queue_that_never_sends_go(monkeypatch):
 
 def test_bounds_catches_a_broker_granting_regardless_of_unconfirmed(monkeypatch):
     """PROP-AMQ-BOUNDS: AMQ-RMQ-LINK-CREDIT without ``unconfirmed < max_link_credit``
-    lets unconfirmed pass max_link_credit + max_link_credit div 2."""
+    lets unconfirmed pass 2 · max_link_credit − 1."""
     d = publish_doc(publishes=5, miw=8, mlc=2)
     assert holds(search(topo(d)))
     monkeypatch.setattr(system, "broker_may_grant", lambda b, c: b.link.credit <= c // 2)
