@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from creditflow.conformance.explore.amqp import AmqpSearchResult, search
-from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
+from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset, topology_from_dict
 from creditflow.model.amqp import endpoints, link, properties, queue, relay, session, system
 from creditflow.model.amqp.link import LinkEnd, LinkFlow
-from creditflow.model.amqp.topology import Topology, topology_from_dict
+from creditflow.model.amqp.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = ROOT / "spec" / "graphs" / "amqp"

@@ -19,10 +19,10 @@ import pytest
 
 from creditflow.conformance.explore.amqp import search
 from creditflow.conformance.explore.amqp_directed import ORDERS, directed_runs
-from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
+from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset, topology_from_dict
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import PublishState
-from creditflow.model.amqp.topology import Topology, topology_from_dict
+from creditflow.model.amqp.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 
