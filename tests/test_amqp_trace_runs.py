@@ -148,3 +148,17 @@ def test_short_witnesses_keep_every_state(tmp_path, monkeypatch):
     doc = json.loads(Path("counterexamples/ring-one-held.itf.json").read_text())
     assert "compressed" not in doc["#meta"]["creditflow"]
     assert [s["#meta"]["index"] for s in doc["states"]] == list(range(8))
+
+
+def test_the_compressed_trace_is_valid_itf_for_other_readers(long_witness):
+    """TRACE-RUNS, TRACE-ITF: the compressed trace is an ITF document itf-py reads, its
+    states the kept ones with the same values as ours (a subsequence of the run)."""
+    from itf_py import trace_from_json
+
+    from creditflow.conformance.inputs.itf import read_document
+
+    _, _, trace = long_witness
+    doc = read_document(trace)
+    theirs = trace_from_json(json.loads(trace.read_text()))
+    assert len(theirs.states) == len(doc["states"]) == 3
+    assert theirs.states[-1].values["receiver"].session.incoming_window == 0
