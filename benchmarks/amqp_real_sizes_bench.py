@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.explore.amqp import check_amqp, search
-from creditflow.model.amqp.topology import topology_from_dict
+from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 

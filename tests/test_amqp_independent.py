@@ -19,8 +19,9 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 from creditflow.model.amqp import properties, system
-from creditflow.model.amqp.topology import Topology, topology_from_dict
+from creditflow.model.amqp.topology import Topology
 
 M = 1 << 32
 

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from creditflow.conformance.inputs.amqp_topologies import (
     AmqpTopologyError,
+    TopologyError,
     amqp_preset_names,
     load_amqp_preset,
     load_amqp_topology,
+    topology_from_dict,
 )
 from creditflow.model.amqp import endpoints, link, queue, relay, session, system
 from creditflow.model.amqp.frames import CreditReply, CreditRequest, Delivery, Flow, Transfer
@@ -37,7 +39,6 @@ from creditflow.model.amqp.policies import (
 from creditflow.model.amqp.queue import Consumer, Enqueuer, Overflow, QueueMsgs
 from creditflow.model.amqp.serial import SerialError, add, compare, diff
 from creditflow.model.amqp.session import SessionEnd, SessionFlow
-from creditflow.model.amqp.topology import TopologyError, topology_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = 2**32 - 1

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from creditflow.conformance.explore.amqp import AmqpSearchResult, search
-from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
+from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset, topology_from_dict
 from creditflow.model.amqp import endpoints, link, properties, queue, relay, session, system
 from creditflow.model.amqp.link import LinkEnd, LinkFlow
-from creditflow.model.amqp.topology import Topology, topology_from_dict
+from creditflow.model.amqp.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = ROOT / "spec" / "graphs" / "amqp"
@@ -259,7 +259,7 @@ def test_publisher_go_catches_a_queue_that_never_sends_go(monkeypatch):
 
 def test_bounds_catches_a_broker_granting_regardless_of_unconfirmed(monkeypatch):
     """PROP-AMQ-BOUNDS: AMQ-RMQ-LINK-CREDIT without ``unconfirmed < max_link_credit``
-    lets unconfirmed pass max_link_credit + max_link_credit div 2."""
+    lets unconfirmed pass 2 · max_link_credit − 1."""
     d = publish_doc(publishes=5, miw=8, mlc=2)
     assert holds(search(topo(d)))
     monkeypatch.setattr(system, "broker_may_grant", lambda b, c: b.link.credit <= c // 2)

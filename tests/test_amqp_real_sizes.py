@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.amqp import check_amqp, search
 from creditflow.conformance.explore.amqp_directed import directed_runs
+from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 from creditflow.model.amqp import properties, system
-from creditflow.model.amqp.topology import topology_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = sorted(p.stem for p in (ROOT / "spec/graphs/amqp").glob("*.json"))

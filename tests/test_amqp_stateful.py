@@ -15,10 +15,11 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.frames import Transfer
 from creditflow.model.amqp.serial import diff
-from creditflow.model.amqp.topology import Topology, topology_from_dict
+from creditflow.model.amqp.topology import Topology
 
 SHAPES = Path(__file__).resolve().parents[1] / "spec" / "graphs" / "amqp"
 

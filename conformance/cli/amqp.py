@@ -13,6 +13,7 @@ import click
 
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
+from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
@@ -59,11 +60,25 @@ def describe_state(state: AmqpState) -> str:
 
 
 def step_lines(steps: tuple[Action, ...], states: tuple[AmqpState, ...]) -> list[str]:
-    """The numbered steps of a witness, the start first (TRACE-STEPS for AMQ-TRACE)."""
+    """The numbered steps of a witness, the start first (TRACE-STEPS for AMQ-TRACE); a
+    gathered run (TRACE-RUNS) is one line, ``2–28,673. (send, take_fwd, settle) ×4,096``,
+    with the state after its last step."""
+    assert len(states) == len(steps) + 1
     lines = [f"   0. {'(start)':<13} {describe_state(states[0])}"]
-    for i, (action, state) in enumerate(zip(steps, states[1:], strict=True)):
-        lines.append(f"{i + 1:4}. {action:<13} {describe_state(state)}")
+    for run in step_runs(steps):
+        if run.count == 1:
+            lines.append(f"{run.first:4}. {run.block[0]:<13} {describe_state(states[run.first])}")
+            continue
+        block = run.block[0] if len(run.block) == 1 else f"({', '.join(run.block)})"
+        after = describe_state(states[run.last])
+        lines.append(f"{run.first:4}–{run.last:,}. {block} ×{run.count:,}  {after}")
     return lines
+
+
+def runs_document(steps: tuple[Action, ...]) -> list[dict[str, Any]]:
+    """TRACE-RUNS in ``--json``: the witness's runs (``first`` step, ``steps`` of the
+    block, ``count``)."""
+    return [{"first": r.first, "steps": list(r.block), "count": r.count} for r in step_runs(steps)]
 
 
 def settings_lines(settings: tuple[AmqpSetting, ...]) -> list[str]:
@@ -106,6 +121,7 @@ def check_document(
             "properties": list(v.props),
             "length": len(v.steps),
             "steps": list(v.steps),
+            "runs": runs_document(v.steps),  # TRACE-RUNS
             "shortest": result.shortest,  # AMQ-DIRECTED-RUN
         },
         "settings": [

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import describe_state, step_lines
+from creditflow.conformance.cli.amqp import describe_state, runs_document, step_lines
 from creditflow.conformance.cli.common import fail, printable_line
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -169,6 +169,7 @@ def _show_amqp(trace: Path, replayed: AmqpReplayed, as_json: bool) -> NoReturn:
             "property": replayed.prop,
             "properties": list(replayed.props),
             "steps": steps,
+            "runs": runs_document(replayed.steps),  # TRACE-RUNS
         }
         click.echo(json.dumps(body))
         raise SystemExit(exit_codes.OK)

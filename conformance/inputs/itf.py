@@ -166,8 +166,11 @@ def trace_document(
     states: Sequence[Mapping[str, Any]],
     meta: Mapping[str, Any],
     loop: int | None = None,
+    state_meta: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """An ITF trace document: ``states`` are mappings of every name in ``variables``."""
+    """An ITF trace document: ``states`` are mappings of every name in ``variables``;
+    ``state_meta[i]``, when given, is merged into ``states[i]``'s ``#meta`` (TRACE-RUNS:
+    the index of a compressed trace's state and the run that led to it)."""
     doc: dict[str, Any] = {
         "#meta": {"format": "ITF", "format-description": FORMAT_DESCRIPTION, **meta},
         "vars": list(variables),
@@ -177,7 +180,8 @@ def trace_document(
         missing = [v for v in variables if v not in state]
         if missing:
             raise ValueError(f"state {i} lacks {missing}")
-        doc["states"].append({"#meta": {"index": i}, **{v: encode(state[v]) for v in variables}})
+        meta_i = {"index": i, **(state_meta[i] if state_meta is not None else {})}
+        doc["states"].append({"#meta": meta_i, **{v: encode(state[v]) for v in variables}})
     if loop is not None:
         doc["loop"] = loop
     return doc

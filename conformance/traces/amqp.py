@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creditflow.conformance.explore.amqp import AmqpViolation
+from creditflow.conformance.explore.runs import StepRun, step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, topology_from_document
 from creditflow.conformance.inputs.itf import Record, TraceFormatError, encode, trace_document
 from creditflow.conformance.inputs.reading import InputError
@@ -64,14 +65,23 @@ def amqp_trace(
     checked, so the trace replays)."""
     start = violation.states[0]
     variables = [*_variables(start), ACTION_VAR]
+    compressed = len(violation.steps) > COMPRESS_ABOVE
+    kept = _kept(violation.steps) if compressed else None
     states = []
+    state_meta: list[dict[str, Any]] = []
     actions: list[str] = ["init", *violation.steps]
-    for action, state in zip(actions, violation.states, strict=True):
+    for index, run in kept or ((i, None) for i in range(len(actions))):
+        state = violation.states[index]
         values: dict[str, Any] = {
             f: itf_value(v) for f, v in zip(state._fields, state, strict=True)
         }
-        values[ACTION_VAR] = action
+        values[ACTION_VAR] = actions[index]
         states.append(values)
+        state_meta.append(
+            {"index": index}
+            if run is None
+            else {"index": index, "run": {"steps": list(run.block), "count": run.count}}
+        )
     meta = {
         "source": source,
         "description": f"creditflow counterexample for {violation.prop} "
@@ -86,9 +96,24 @@ def amqp_trace(
             "property": violation.prop,
             "properties": list(violation.props),
             "length": len(violation.steps),
+            **({"compressed": "runs"} if compressed else {}),
         },
     }
-    return trace_document(variables, states, meta)
+    return trace_document(variables, states, meta, state_meta=state_meta)
+
+
+COMPRESS_ABOVE = 1_000
+"""TRACE-RUNS: an AMQP witness of more steps is written compressed."""
+
+
+def _kept(steps: tuple[Action, ...]) -> list[tuple[int, StepRun | None]]:
+    """TRACE-RUNS: the states a compressed trace keeps, by step number: the initial
+    state, the state after each single step, and the state after each gathered run
+    (with the run that led to it)."""
+    kept: list[tuple[int, StepRun | None]] = [(0, None)]
+    for run in step_runs(steps):
+        kept.append((run.last, run if run.count > 1 else None))
+    return kept
 
 
 @dataclass(frozen=True)
@@ -127,18 +152,81 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
     states: list[State] = [state]
     for i, values in enumerate(written[1:], start=1):
         action = values.get(ACTION_VAR)
-        nxt = [s for a, s in system.successors(topology, state) if a == action and _same(s, values)]
-        if not nxt:
+        run = _run_of(values, f"{where}: states[{i}]")
+        if run is not None and len(steps) + len(run[0]) * run[1] > MAX_REPLAY_STEPS:
+            raise TraceFormatError(f"{where}: more than {MAX_REPLAY_STEPS:,} steps in all")
+        if run is not None:  # TRACE-RUNS: the block replayed count times, then compared
+            for n in range(run[1]):
+                for a in run[0]:
+                    state = _only_step(topology, state, a, f"{where}: states[{i}] (run {n + 1})")
+                    steps.append(a)
+                    states.append(state)
+            if not _same(state, values):
+                raise TraceReplayError(
+                    f"{where}: states[{i}] is not where its run from states[{i - 1}] leads"
+                )
+        else:
+            nxt = [
+                s for a, s in system.successors(topology, state) if a == action and _same(s, values)
+            ]
+            if not nxt:
+                raise TraceReplayError(
+                    f"{where}: states[{i}] ({action}) is not a step of the model from "
+                    f"states[{i - 1}]"
+                )
+            state = nxt[0]
+            steps.append(str(action))
+            states.append(state)
+        state_meta = values.get("#meta")
+        index = (
+            state_meta.get("index", len(steps)) if isinstance(state_meta, Mapping) else len(steps)
+        )
+        if index != len(steps):
             raise TraceReplayError(
-                f"{where}: states[{i}] ({action}) is not a step of the model from states[{i - 1}]"
+                f"{where}: states[{i}] has #meta.index {index!r}, but is step {len(steps)}"
             )
-        state = nxt[0]
-        steps.append(str(action))
-        states.append(state)
     props = meta.get("properties") or [meta.get("property", "")]
     return AmqpReplayed(
         topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(steps), tuple(states)
     )
+
+
+MAX_REPLAY_STEPS = 10_000_000
+"""TRACE-RUNS: the most steps a compressed trace may expand to."""
+
+
+def _run_of(values: Mapping[str, Any], where: str) -> tuple[tuple[str, ...], int] | None:
+    """TRACE-RUNS: a state's ``#meta.run`` (``steps``, ``count``), checked, or ``None``."""
+    meta = values.get("#meta")
+    run = meta.get("run") if isinstance(meta, Mapping) else None
+    if run is None:
+        return None
+    block, count = (run.get("steps"), run.get("count")) if isinstance(run, Mapping) else (0, 0)
+    if (
+        not isinstance(block, list)
+        or not block
+        or not all(isinstance(a, str) for a in block)
+        or isinstance(count, bool)
+        or not isinstance(count, int)
+        or not 1 <= count <= MAX_REPLAY_STEPS // len(block)
+    ):
+        raise TraceFormatError(
+            f"{where}: #meta.run must be {{steps: [action, …], count: 1 … "
+            f"{MAX_REPLAY_STEPS:,} steps in all}}"
+        )
+    return tuple(block), count
+
+
+def _only_step(topology: Topology, state: State, action: str, where: str) -> State:
+    """The one successor of ``state`` by ``action`` (AMQ-TS names each action once)."""
+    nxt = [s for a, s in system.successors(topology, state) if a == action]
+    if len(nxt) != 1:
+        raise TraceReplayError(
+            f"{where}: {action!r} is not a step of the model here"
+            if not nxt
+            else f"{where}: {action!r} names {len(nxt)} steps; a run cannot be replayed"
+        )
+    return nxt[0]
 
 
 # -- pictures ---------------------------------------------------------------------------------

@@ -157,14 +157,20 @@ def _credit_bound(t: Topology) -> int | None:
     return None
 
 
+def max_unconfirmed(max_link_credit: int) -> int:
+    """PROP-AMQ-BOUNDS: the most deliveries a RabbitMQ 4 inbound link holds unconfirmed,
+    ``2 · max_link_credit − 1``: ``grant_link_credit/3`` (AMQ-RMQ-LINK-CREDIT) may grant
+    ``max_link_credit`` while ``max_link_credit − 1`` are unconfirmed."""
+    return 2 * max_link_credit - 1
+
+
 def bounds_ok(t: Topology, s: State) -> bool:
     """PROP-AMQ-BOUNDS: unsettled within the credit window (:func:`_credit_bound`), a
-    RabbitMQ inbound link's unconfirmed within ``max_link_credit + max_link_credit div 2``,
+    RabbitMQ inbound link's unconfirmed within :func:`max_unconfirmed`,
     the relay's queue credit within ``max_queue_credit``, checked-out within the prefetch."""
     if isinstance(s, PublishState):
         assert isinstance(t.broker_credit, RabbitLinkCredit)
-        c = t.broker_credit.max_link_credit
-        return len(s.broker.unconfirmed) <= c + c // 2
+        return len(s.broker.unconfirmed) <= max_unconfirmed(t.broker_credit.max_link_credit)
     bound = _credit_bound(t)
     if bound is not None and len(s.receiver.unsettled) > bound:
         return False
