@@ -189,3 +189,34 @@ def test_the_report_reads_amqp_rows_and_old_part_files(tmp_path):
     assert report.verdicts["deadlock"] == 2  # each case once (its latest row)
     safe = {(r["variant"], r["min_safe_initial"]) for r in report.min_safe}
     assert ("session ring 3", 1) in safe and ("session ring 2", None) in safe
+
+
+def test_an_amqp_family_sweeps_leader_changes():
+    """SW-AMQP-FAULTS, AMQ-FAULT-LEADER-CHANGE: leader_changes lands on the consume
+    queue; the row carries the fault (crashable, may_crash, max_crashes) and the check's
+    verdict with it; on a link topology it is refused in one line."""
+    text = textwrap.dedent("""
+        [budget]
+        max_states = 100000
+        [settings]
+        publishes = [2]
+        [[family]]
+        kind = "amqp"
+        topology = "rabbitmq4-consume"
+        credit_policy = "window"
+        credit_window = 2
+        leader_changes = [0, 1]
+    """)
+    rows = {r["max_crashes"]: r for r in _rows(text)}
+    assert set(rows) == {None, 1}
+    assert (rows[1]["crashable"], rows[1]["may_crash"]) == (1, "queue")
+    assert (rows[None]["crashable"], rows[None]["may_crash"]) == (0, "none")
+    assert rows[None]["verdict"] == "holds"
+    # the preset's client drains once: a re-sent credit request's second reply is taken
+    # for the answer to a later request, and the client's drain is never answered (a
+    # finding of the model under AMQ-FAULT-LEADER-CHANGE, shortest for supply 2)
+    assert (rows[1]["verdict"], rows[1]["violated"]) == ("violation", ["PROP-AMQ-DRAIN"])
+    assert rows[1]["shortest_counterexample"] == 15 and rows[1]["claim_scope"] == "supply"
+    bad = '[[family]]\nkind = "amqp"\ntopology = "ring-one-held"\nleader_changes = 1\n'
+    with pytest.raises(SweepFileError, match="only a consume shape's queue"):
+        parse_sweep(bad, "bad.toml")

@@ -59,6 +59,7 @@ AMQP_PARAMS_DEFAULTS: dict[str, Any] = {
     "session_window": 4,
     "session_threshold": "half",
     "holds": "keep",
+    "leader_changes": 0,
 }
 """SW-AMQP: the parameters of kind ``amqp`` and their defaults."""
 
@@ -157,6 +158,14 @@ def amqp_document(params: dict[str, Any]) -> dict[str, Any]:
         if receiver is None:
             raise AmqpFamilyError("holds on a publish topology: it has no receiving application")
         nodes[receiver] = {**nodes[receiver], "holds": params["holds"]}
+    if params.get("leader_changes", 0):  # AMQ-FAULT-LEADER-CHANGE (SW-AMQP-FAULTS)
+        if shape != "consume":
+            raise AmqpFamilyError(
+                "leader_changes on a publish or link topology: only a consume shape's "
+                "queue takes credit requests to re-send"
+            )
+        q = next(i for i, n in enumerate(nodes) if n["kind"] == "queue")
+        nodes[q] = {**nodes[q], "leader_changes": params["leader_changes"]}
     name = doc["graph"].get("name", str(params["topology"]))
     doc["graph"] = {**doc["graph"], "name": name}
     try:
@@ -212,7 +221,8 @@ def document_digest(doc: dict[str, Any]) -> str:
 
 def amqp_features(doc: dict[str, Any]) -> dict[str, int | bool]:
     """SW-FEATURES of an AMQP topology: a chain, so no cycles, one source, one sink;
-    ``crashable`` counts the nodes a fault may hit (SW-AMQP-FAULTS)."""
+    ``crashable`` counts the nodes a fault may hit (SW-AMQP-FAULTS: a queue with leader
+    changes)."""
     nodes = doc["nodes"]
     return {
         "nodes": len(nodes),
@@ -227,7 +237,7 @@ def amqp_features(doc: dict[str, Any]) -> dict[str, int | bool]:
         "depth": len(nodes) - 1,
         "mirror_edges": 0,
         "stalled": 0,
-        "crashable": sum(1 for n in nodes if n.get("may_die")),
+        "crashable": sum(1 for n in nodes if n.get("leader_changes")),
     }
 
 

@@ -134,12 +134,12 @@ class Case:
             "credit_label": credit_label(t.credit, t.edge_credits),
             "edge_credits": _canonical(t.edge_credits) if t.edge_credits else None,
             "variant": t.variant,
-            **(g.amqp_settings or {}),
             "may_crash": g.params.get("may_crash", "none"),
             "on_peer_down": g.params.get("on_peer_down", "peer_down"),
             "max_crashes": None
             if g.params.get("max_crashes", "all") == "all"
             else g.params["max_crashes"],
+            **(g.amqp_settings or {}),
             "publishes": t.publishes,
             "checker": t.checker,
             "max_states": t.max_states,
@@ -253,6 +253,9 @@ def amqp_family_graphs(sweep: SweepSpec, family: FamilySpec) -> Iterator[GraphIn
                 "credit_more_after": threshold,
                 "credit_label": credit,
                 "variant": session,
+                # SW-AMQP-FAULTS: a queue with leader changes, as SW-FAULTS stores faults
+                "may_crash": "queue" if point["leader_changes"] else "none",
+                "max_crashes": point["leader_changes"] or None,
             },
         )
 

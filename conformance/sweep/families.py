@@ -477,6 +477,12 @@ AMQP_FAMILY = FamilyKind(
             _amqp_check(amqp.check_holds_param),
             'deliveries the receiving application never settles (AMQ-APP), or "keep"',
         ),
+        Param(
+            "leader_changes",
+            _AMQP_DEFAULTS["leader_changes"],
+            _int_at_least(0, 100),
+            "quorum-queue leader changes re-sending a credit request (SW-AMQP-FAULTS)",
+        ),
     ),
     _amqp_not_a_graph,
     _check_amqp_point,
