@@ -189,6 +189,13 @@ def test_the_report_reads_amqp_rows_and_old_part_files(tmp_path):
     assert report.verdicts["deadlock"] == 2  # each case once (its latest row)
     safe = {(r["variant"], r["min_safe_initial"]) for r in report.min_safe}
     assert ("session ring 3", 1) in safe and ("session ring 2", None) in safe
+    assert {(r["claim_scope"], r["verdict"]): r["cases"] for r in report.claims} == {
+        ("supply", "deadlock"): 2,
+        ("supply", "holds"): 14,
+    }
+    # a folder whose part files all predate the claim columns: no claims, no error
+    (tmp_path / "results" / "part-new.parquet").unlink()
+    assert sweep_report(tmp_path).claims == []
 
 
 def test_an_amqp_family_sweeps_leader_changes():
