@@ -111,12 +111,11 @@ def _write(tmp_path: Path, doc: dict) -> Path:
 def test_a_bad_leader_changes_entry_is_one_line_exit_2(tmp_path, value):
     """AMQ-FAULT-LEADER-CHANGE, AMQ-TOPOLOGY: a bad fault entry is one line naming the file
     and the place, exit 2 (the input layer)."""
-    path = _write(tmp_path, consume_document(0) | {})
-    doc = json.loads(path.read_text())
+    doc = consume_document(0)
     for n in doc["nodes"]:
         if n["kind"] == "queue":
             n["leader_changes"] = value
-    path.write_text(json.dumps(doc))
+    path = _write(tmp_path, doc)
     with pytest.raises(AmqpTopologyError) as err:
         read_amqp_file(path)
     assert str(path) in str(err.value) and "nodes (qq).leader_changes" in str(err.value)

@@ -249,11 +249,8 @@ def policy_label(doc: dict[str, Any]) -> tuple[int | None, int | None, str, str]
     nodes = doc["nodes"]
     receiver = next((n for n in nodes if n.get("role") == "receiver"), None)
     sessions = [n for n in nodes if n["kind"] == "session"]
-    if receiver is None:  # publish: the broker session receives
-        owner, session = sessions[-1], sessions[-1]
-    else:
-        owner = receiver
-        session = [n for n in sessions][-1]
+    session = sessions[-1]  # the receiving session: the last before the receiving end
+    owner = session if receiver is None else receiver  # publish: the broker session
     credit = owner.get("credit")
     window = session.get("window") or {}
     if isinstance(credit, dict) and credit.get("policy") == "window":
