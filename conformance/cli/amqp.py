@@ -6,14 +6,23 @@ effect (AMQ-SETTINGS), the counterexample written as an ITF trace and a picture
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path
+from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, fail, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
 from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.explore.amqp_synth import (
+    AmqpSynthError,
+    AmqpSynthResult,
+    SynthSetting,
+    synthesize_amqp,
+    with_value,
+)
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
@@ -189,4 +198,106 @@ def run_check(
         click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
+    saver.exit(result.exit_code)
+
+
+def synth_document(result: AmqpSynthResult, source: str, files: dict[str, Any]) -> dict[str, Any]:
+    """AMQ-SYNTH-JSON: the ``synth --json`` document of an AMQP topology."""
+    beyond = result.beyond
+    v = beyond.result.search.violation if beyond is not None else None
+    return {
+        "family": "amqp",
+        "graph": result.topology,
+        "source": source,
+        "status": result.status,
+        "minimised": {
+            "setting": result.setting,
+            "node": result.target.node,
+            "attribute": result.target.attribute,
+            "policy": result.target.policy,
+            "key": result.target.key,
+        },
+        "value": result.value,
+        "range": [result.lowest, result.highest],
+        "tried": [
+            {
+                "value": t.value,
+                "complete": t.result.search.complete,
+                "violation": None
+                if t.result.search.violation is None
+                else t.result.search.violation.prop,
+                "claim": t.result.claim,
+            }
+            for t in result.tried
+        ],
+        "beyond": None
+        if beyond is None or v is None
+        else {"value": beyond.value, "property": v.prop, "length": len(v.steps), **files},
+        "scope": {
+            "supply": "every" if result.every_supply else result.supply,
+            "explored_supply": result.supply,
+        },
+        "claim": result.claim,
+        "exit_code": result.exit_code,
+    }
+
+
+def run_synth(
+    inp: AmqpInput,
+    source: str,
+    setting: SynthSetting,
+    publishes: int | None,
+    highest: int | None,
+    as_json: bool,
+    trace_out: Path | None,
+) -> None:
+    """``creditflow synth`` on an AMQP topology (AMQ-SYNTH): minimise one setting, write
+    the witness one step below the answer as an ITF trace, print, exit (SCOPE-EXIT)."""
+    started = time.perf_counter()
+    name = inp.topology.name
+    try:
+        result = synthesize_amqp(
+            inp.document, name, setting, publishes, publishes is None, highest or 16
+        )
+    except AmqpSynthError as exc:
+        fail(f"{source}: {exc}")
+    saver = Saver()
+    files: dict[str, Any] = {}
+    beyond = result.beyond
+    if beyond is not None and beyond.result.search.violation is not None:
+        v = beyond.result.search.violation
+        below = with_value(result.document, result.target, beyond.value)
+        t = replace(inp.topology, supply=beyond.result.supply)
+        trace_inp = AmqpInput(t, below, inp.where, inp.settings)
+        path = output_path(trace_out, DEFAULT_FOLDER, name, ".synth.itf.json")
+        saved = saver.attempt(write_document, amqp_trace(trace_inp, v, source, t.supply), path)
+        files = {"trace": str(saved) if saved else None}
+    if as_json:
+        click.echo(json.dumps(saver.annotate(synth_document(result, source, files))))
+        saver.exit(result.exit_code)
+    method = (
+        "search"
+        if not any(not t.result.shortest for t in result.tried)
+        else "search, directed runs"
+    )
+    click.echo(f"creditflow synth {source} --minimise {setting}: {result.status} ({method})")
+    if result.value is not None:
+        click.echo(
+            f"  {result.target.node}: {result.target.policy}.{result.target.key}={result.value}"
+        )
+    click.echo(f"  {result.claim}")
+    click.echo(
+        f"  synthesised: {result.target.words()}; every other credit, window and limit "
+        "kept as in the topology"
+    )
+    if beyond is not None and beyond.result.search.violation is not None:
+        v = beyond.result.search.violation
+        click.echo(
+            f"  one step beyond ({result.target.key}={beyond.value}): {v.prop} after "
+            f"{len(v.steps)} steps - {files.get('trace') or 'NOT WRITTEN'}"
+        )
+    click.echo(f"  {round(time.perf_counter() - started, 3):.2f} s")
+    for line in settings_lines(inp.settings):  # AMQ-SETTINGS, as read
+        click.echo(line)
+    saver.show_unsaved()
     saver.exit(result.exit_code)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from creditflow.conformance.cli import amqp as amqp_cli
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
@@ -34,6 +35,8 @@ from creditflow.conformance.cli.common import (
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
+from creditflow.conformance.explore.amqp_synth import SYNTH_SETTINGS
+from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.outputs import derived_path
@@ -464,6 +467,12 @@ def _print(report: ProveReport, out: ProveResult) -> None:
 @click.option("--depth", type=COUNT, help="Bounded model checking depth.")
 @max_crashes_option
 @solver_timeout
+@click.option(
+    "--minimise",
+    type=click.Choice(["credit_window", "renew_threshold", "session_window"]),
+    help="AMQP topologies: the receiving end's setting to minimise (AMQ-SYNTH; default "
+    "credit_window). --max-credit is then the largest value tried (default 16).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--trace-out",
@@ -486,6 +495,7 @@ def synth(
     depth: int | None,
     max_crashes: int | None,
     timeout_s: float,
+    minimise: str | None,
     as_json: bool,
     trace_out: Path | None,
 ) -> None:
@@ -507,6 +517,10 @@ def synth(
       creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
     """
 
+    if _amqp_synth(graph, minimise, publishes, max_credit, as_json, trace_out):
+        return
+    if minimise is not None:
+        fail("--minimise is for AMQP topologies (AMQ-SYNTH)")
     if goal == "mailbox" and bound is None:
         fail("--goal mailbox needs --bound B")
     if goal == "mailbox" and per_edge:
@@ -582,3 +596,24 @@ def synth(
             click.echo(line)
         saver.show_unsaved()
     saver.exit(result.exit_code)
+
+
+def _amqp_synth(
+    graph: str,
+    minimise: str | None,
+    publishes: int | None,
+    max_credit: int | None,
+    as_json: bool,
+    trace_out: Path | None,
+) -> bool:
+    """AMQ-SYNTH: run ``synth`` on ``graph`` when it names an AMQP topology (the hook
+    ``check`` has too); ``False`` when it names a NET graph."""
+    try:
+        found = find_amqp_input(graph)
+    except AmqpTopologyError as exc:
+        fail(str(exc))
+    if found is None:
+        return False
+    setting = next(s for s in SYNTH_SETTINGS if s == (minimise or "credit_window"))
+    amqp_cli.run_synth(found, graph, setting, publishes, max_credit, as_json, trace_out)
+    return True

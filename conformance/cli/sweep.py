@@ -375,6 +375,13 @@ def _print_report(data: Any) -> None:
             "yes" if r["safe_above"] else "no",
         )
     out.print(safe)
+    if data.claims:  # SW-AMQP-CLAIM: what the verdicts claim
+        claims = Table(title="what the verdicts claim (SW-AMQP-CLAIM)")
+        for column in ("family", "claim", "verdict", "cases"):
+            claims.add_column(column, justify="right" if column == "cases" else "left")
+        for r in data.claims:
+            claims.add_row(r["family"], r["claim_scope"], r["verdict"], str(r["cases"]))
+        out.print(claims)
     slow = Table(title="slowest cases")
     for column in ("graph", "credit", "variant", "publishes", "verdict", "states", "seconds"):
         slow.add_column(column)

@@ -84,6 +84,7 @@ _NODE_KEYS = {
         "go_on_limit_removed",
         "soft_limit",
         "consumer",
+        "leader_changes",
     },
 }
 
@@ -282,6 +283,7 @@ def _queue(n: Mapping[str, Any], where: str) -> QueuePolicy:
         prefetch=0
         if consumer is None
         else _int(consumer.get("prefetch", 0), f"{where}.consumer.prefetch"),
+        leader_changes=_int(n.get("leader_changes", 0), f"{where}.leader_changes"),
     )
 
 
@@ -315,6 +317,11 @@ def topology_from_dict(doc: Mapping[str, Any], name: str = "topology") -> Topolo
         snd, ss, bs, q = chain
         if snd.get("role") != "sender":
             raise TopologyError(f"{w[0]}.role: expected 'sender'")
+        if q.get("leader_changes", 0):  # AMQ-FAULT-LEADER-CHANGE
+            raise TopologyError(
+                f"{w[3]}.leader_changes: only a consume shape's queue takes credit requests "
+                "to re-send"
+            )
         credit = credit_policy(bs.get("credit", {"policy": "rabbitmq4"}), f"{w[2]}.credit")
         if not isinstance(credit, RabbitLinkCredit):
             raise TopologyError(f"{w[2]}.credit: the broker session's policy must be 'rabbitmq4'")

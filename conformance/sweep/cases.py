@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from creditflow.conformance.sweep import amqp as amqp_sweep
+from creditflow.conformance.sweep.amqp import AMQP_KIND
 from creditflow.conformance.sweep.families import FAULT_PARAMS
 from creditflow.conformance.sweep.features import graph_features
 from creditflow.conformance.sweep.sweepfile import (
@@ -23,6 +25,7 @@ from creditflow.conformance.sweep.sweepfile import (
     SweepSpec,
     parameter_points,
 )
+from creditflow.conformance.traces.amqp import AMQP_VERSION
 from creditflow.conformance.traces.network import NETWORK_VERSION
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
@@ -75,10 +78,15 @@ class GraphInstance:
     params: dict[str, Any]
     instance: int
     seed: int
-    graph: FlowGraph
+    #: the process graph; ``None`` for an AMQP family (SW-AMQP: ``node_link`` is its
+    #: topology document)
+    graph: FlowGraph | None
     digest: str
     node_link: str
     features: dict[str, Any]
+    #: SW-AMQP: the row's credit and window columns of an AMQP case (``credit_initial``,
+    #: ``credit_more_after``, ``credit_label``, ``variant``); ``None`` for a NET graph
+    amqp_settings: dict[str, Any] | None = None
 
 
 class CaseTask(NamedTuple):
@@ -131,6 +139,7 @@ class Case:
             "max_crashes": None
             if g.params.get("max_crashes", "all") == "all"
             else g.params["max_crashes"],
+            **(g.amqp_settings or {}),
             "publishes": t.publishes,
             "checker": t.checker,
             "max_states": t.max_states,
@@ -158,7 +167,7 @@ def case_id(
     the workload, the checker and the model's version — never the budget."""
     identity = {
         "v": CASE_ID_VERSION,
-        "model": NETWORK_VERSION,
+        "model": NETWORK_VERSION if graph.kind != AMQP_KIND else f"amqp-{AMQP_VERSION}",
         "graph_id": graph.graph_id,
         "graph": graph.digest,
         "credit": credit,
@@ -175,6 +184,9 @@ def family_graphs(sweep: SweepSpec, family: FamilySpec) -> Iterator[GraphInstanc
     graph equals an earlier one of the family (a deterministic generator) is dropped."""
     import networkx as nx
 
+    if family.kind.model == "amqp":
+        yield from amqp_family_graphs(sweep, family)
+        return
     seen: set[str] = set()
     varied = [name for name, values in family.choices if len(values) > 1]
     for point in parameter_points(family):
@@ -209,6 +221,45 @@ def family_graphs(sweep: SweepSpec, family: FamilySpec) -> Iterator[GraphInstanc
             )
 
 
+def amqp_family_graphs(sweep: SweepSpec, family: FamilySpec) -> Iterator[GraphInstance]:
+    """SW-AMQP: one topology document per parameter point (nothing is drawn at random,
+    so ``instances`` gives one each); a point whose document equals an earlier one (a
+    parameter its policy does not read) is dropped."""
+    seen: set[str] = set()
+    varied = [name for name, values in family.choices if len(values) > 1]
+    for point in parameter_points(family):
+        label = ",".join(f"{k}={_param_text(point[k])}" for k in varied)
+        graph_id = f"{family.name}/{label}#0" if label else f"{family.name}#0"
+        doc = family.kind.document(point)
+        doc["graph"] = {**doc["graph"], "name": graph_id}
+        digest = amqp_sweep.document_digest(doc)
+        if digest in seen:
+            continue
+        seen.add(digest)
+        window, threshold, credit, session = amqp_sweep.policy_label(doc)
+        yield GraphInstance(
+            graph_id=graph_id,
+            family=family.name,
+            kind=family.kind.kind,
+            params=dict(point),
+            instance=0,
+            seed=derive_seed(sweep.seed, family.name, _canonical(point), 0),
+            graph=None,
+            digest=digest,
+            node_link=json.dumps(doc, separators=(",", ":")),
+            features=amqp_sweep.amqp_features(doc),
+            amqp_settings={
+                "credit_initial": window,
+                "credit_more_after": threshold,
+                "credit_label": credit,
+                "variant": session,
+                # SW-AMQP-FAULTS: a queue with leader changes, as SW-FAULTS stores faults
+                "may_crash": "queue" if point["leader_changes"] else "none",
+                "max_crashes": point["leader_changes"] or None,
+            },
+        )
+
+
 def _draw(rng: random.Random, spec: RandomCredits) -> tuple[int, int]:
     initial = rng.randint(*spec.initial)
     lo, hi = spec.more_after
@@ -234,7 +285,7 @@ def edge_credit_draws(
 ) -> list[tuple[tuple[int, int], ...]]:
     """SW-CREDITS: per-edge random assignments, seeded per graph instance."""
     r = family.settings.credits.random
-    if r is None or not r.per_edge:
+    if r is None or not r.per_edge or graph.graph is None:  # SW-AMQP: no process graph
         return []
     rng = random.Random(derive_seed(sweep.seed, graph.graph_id, "edge-credits"))
     draws = [tuple(_draw(rng, r) for _ in graph.graph.edges) for _ in range(r.count)]
@@ -252,9 +303,14 @@ def expand(sweep: SweepSpec) -> tuple[list[Case], dict[str, GraphInstance]]:
             key = f"{g.digest}:{g.graph_id}"
             graphs[key] = g
             assignments: list[tuple[tuple[int, int] | None, Any]] = [(c, None) for c in uniform]
+            if g.amqp_settings is not None:  # SW-AMQP: the credits are the family's own
+                assignments = [(None, None)]
             assignments += [(None, e) for e in edge_credit_draws(sweep, family, g)]
             for credit, edge_credits in assignments:
-                for variant in settings.variants:
+                variants = settings.variants
+                if g.amqp_settings is not None:  # SW-AMQP: the session policy
+                    variants = (g.amqp_settings["variant"],)
+                for variant in variants:
                     for publishes in settings.publishes:
                         for checker in settings.checkers:
                             task = CaseTask(

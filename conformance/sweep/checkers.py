@@ -75,6 +75,11 @@ class CheckerOutcome:
     exit_code: int | None = None
     #: the ITF document of the primary counterexample, if any (SW-TRACE)
     trace: dict[str, Any] | None = None
+    #: SW-AMQP-CLAIM: what the verdict claims (``supply``, ``directed-witness``,
+    #: ``budget``, ``every-supply``) and the claim in words; ``None`` for checkers that
+    #: state none (their scope is ``complete`` and the budget)
+    claim_scope: str | None = None
+    claim: str | None = None
 
 
 Checker = Callable[[FlowGraph, CaseBudget], CheckerOutcome]
@@ -171,6 +176,8 @@ def prove_checker(graph: FlowGraph, budget: CaseBudget) -> CheckerOutcome:
 BUILTIN: dict[str, str] = {
     "explore": "creditflow.conformance.sweep.checkers:explore_checker",
     "prove": "creditflow.conformance.sweep.checkers:prove_checker",
+    # SW-AMQP: the checker of AMQP families (takes an AmqpInput, not a FlowGraph)
+    "amqp": "creditflow.conformance.sweep.amqp:amqp_checker",
 }
 
 _registered: dict[str, Checker] = {}

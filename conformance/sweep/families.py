@@ -28,6 +28,7 @@ from typing import Any
 import networkx as nx
 
 from creditflow.conformance.inputs.schemas import boolean
+from creditflow.conformance.sweep import amqp
 from creditflow.model.network.graph import MAX_NODES, ON_PEER_DOWN
 
 Params = Mapping[str, Any]
@@ -57,6 +58,9 @@ class FamilyKind:
     build: Callable[[Params, random.Random], nx.DiGraph]
     #: cross-parameter validation of one parameter point
     check_point: Callable[[Params], None] = lambda params: None
+    #: the model the family's cases run: ``net`` (a process graph, NET-GRAPH) or
+    #: ``amqp`` (an AMQP topology document, SW-AMQP: :meth:`document`, not ``build``)
+    model: str = "net"
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -73,6 +77,13 @@ class FamilyKind:
         g = self.build(params, rng)
         apply_faults(g, params)
         return g
+
+    def document(self, params: Params) -> dict[str, Any]:
+        """SW-AMQP: the AMQP topology document of one parameter point (kind ``amqp``)."""
+        try:
+            return amqp.amqp_document(dict(params))
+        except amqp.AmqpFamilyError as exc:
+            raise ParamError(str(exc)) from None
 
 
 # -- parameter checks ------------------------------------------------------------------
@@ -383,6 +394,102 @@ def _check_broker_faults(params: Params) -> None:
         raise ParamError('may_crash = "msg_store" needs persistent = true')
 
 
+# -- AMQP families (SW-AMQP) -------------------------------------------------------------
+
+
+def _amqp_check(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def wrapped(value: Any) -> Any:
+        try:
+            return check(value)
+        except amqp.AmqpFamilyError as exc:
+            raise ParamError(str(exc)) from None
+
+    return wrapped
+
+
+def _amqp_not_a_graph(params: Params, rng: random.Random) -> nx.DiGraph:
+    """An AMQP family has no process graph (SW-AMQP): its cases are topology documents
+    (:meth:`FamilyKind.document`)."""
+    raise TypeError("an AMQP family builds topology documents, not process graphs")
+
+
+def _check_amqp_point(params: Params) -> None:
+    """SW-AMQP, SW-FILE: a point whose topology the model cannot run is refused."""
+    FAMILY_KINDS[amqp.AMQP_KIND].document(params)
+
+
+_AMQP_DEFAULTS = amqp.AMQP_PARAMS_DEFAULTS
+AMQP_FAMILY = FamilyKind(
+    amqp.AMQP_KIND,
+    "AMQP 1.0 topologies: credit and session-window policies x sizes (SW-AMQP)",
+    (
+        Param(
+            "topology",
+            _AMQP_DEFAULTS["topology"],
+            _amqp_check(amqp.check_topology_param),
+            "an AMQP preset name or topology file (AMQ-TOPOLOGY)",
+        ),
+        Param(
+            "credit_policy",
+            _AMQP_DEFAULTS["credit_policy"],
+            _one_of(amqp.CREDIT_POLICIES),
+            "the receiving end's credit policy (AMQ-POL-CREDIT-WINDOW, AMQ-RMQ-LINK-CREDIT)",
+        ),
+        Param(
+            "credit_window",
+            _AMQP_DEFAULTS["credit_window"],
+            _int_at_least(1, 2**31 - 1),
+            "its window W (max_link_credit for rabbitmq4)",
+        ),
+        Param(
+            "credit_threshold",
+            _AMQP_DEFAULTS["credit_threshold"],
+            _amqp_check(amqp.check_threshold_param),
+            'its renewal threshold, or "half" (W div 2)',
+        ),
+        Param(
+            "renew_on",
+            _AMQP_DEFAULTS["renew_on"],
+            _one_of(amqp.RENEW_ON),
+            "renew on arrival or as the application settles",
+        ),
+        Param(
+            "session_policy",
+            _AMQP_DEFAULTS["session_policy"],
+            _one_of(amqp.SESSION_POLICIES),
+            "the receiving session's window policy (AMQ-POL-WINDOW-*, AMQ-RMQ-SESSION-WINDOW)",
+        ),
+        Param(
+            "session_window",
+            _AMQP_DEFAULTS["session_window"],
+            _int_at_least(1, 2**31 - 1),
+            "its window (slots for ring, max_incoming_window for rabbitmq4)",
+        ),
+        Param(
+            "session_threshold",
+            _AMQP_DEFAULTS["session_threshold"],
+            _amqp_check(amqp.check_threshold_param),
+            'the fixed window\'s renewal threshold, or "half"',
+        ),
+        Param(
+            "holds",
+            _AMQP_DEFAULTS["holds"],
+            _amqp_check(amqp.check_holds_param),
+            'deliveries the receiving application never settles (AMQ-APP), or "keep"',
+        ),
+        Param(
+            "leader_changes",
+            _AMQP_DEFAULTS["leader_changes"],
+            _int_at_least(0, 100),
+            "quorum-queue leader changes re-sending a credit request (SW-AMQP-FAULTS)",
+        ),
+    ),
+    _amqp_not_a_graph,
+    _check_amqp_point,
+    model="amqp",
+)
+
+
 FAMILY_KINDS: dict[str, FamilyKind] = {
     k.kind: k
     for k in (
@@ -434,5 +541,6 @@ FAMILY_KINDS: dict[str, FamilyKind] = {
             ),
             build_layered,
         ),
+        AMQP_FAMILY,
     )
 }

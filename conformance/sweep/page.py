@@ -211,6 +211,17 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
         )
         if data.shortest
         else "<p>No counterexample.</p>",
+        "<h2>What the verdicts claim</h2>" if data.claims else "",
+        _table(  # SW-AMQP-CLAIM
+            ["family", "claim", "verdict", "cases"],
+            (
+                [_e(r["family"]), _e(r["claim_scope"]), _verdict(r["verdict"]), _e(r["cases"])]
+                for r in data.claims
+            ),
+            left=3,
+        )
+        if data.claims
+        else "",
         "<h2>Slowest cases</h2>",
         _table(
             [

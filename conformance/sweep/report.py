@@ -79,6 +79,8 @@ class ReportData:
     failures: list[dict[str, Any]]
     shortest: list[dict[str, Any]]
     case_times: list[dict[str, Any]] = field(default_factory=list)
+    #: SW-AMQP-CLAIM: cases per family, claim scope and verdict
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _rows(con: Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
@@ -194,6 +196,18 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
         """
         SELECT verdict, seconds, states FROM cases WHERE seconds IS NOT NULL""",
     )
+    columns = {r["column_name"] for r in _rows(con, "DESCRIBE cases")}
+    claims = (  # SW-AMQP-CLAIM; a folder of part files older than the column has none
+        _rows(
+            con,
+            """
+            SELECT family, claim_scope, verdict, count(*) AS cases
+            FROM cases WHERE claim_scope IS NOT NULL
+            GROUP BY ALL ORDER BY family, claim_scope, verdict""",
+        )
+        if "claim_scope" in columns
+        else []
+    )
     return ReportData(
         sweep_dir=str(sweep_dir),
         cases=int(total["n"]),
@@ -209,6 +223,7 @@ def sweep_report(sweep_dir: str | Path, top: int = 20) -> ReportData:
         failures=failures,
         shortest=shortest,
         case_times=case_times,
+        claims=claims,
     )
 
 

@@ -71,6 +71,9 @@ _COLUMNS: list[tuple[str, str]] = [
     ("exit_code", "int32"),
     ("error", "string"),
     ("trace_path", "string"),
+    # what the verdict claims (SW-AMQP-CLAIM; null for checkers that state none)
+    ("claim_scope", "string"),
+    ("claim", "string"),
     # the run that wrote the row (SW-RESUME)
     ("run_id", "string"),
     ("attempt", "int32"),
@@ -79,6 +82,9 @@ _COLUMNS: list[tuple[str, str]] = [
 ]
 
 COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
+#: SW-ROW: columns added after sweep folders existed; a part file written before them
+#: lacks them and is still a sweep part file (read as null, SW-RESUME)
+ADDED_COLUMNS = frozenset({"claim_scope", "claim"})
 
 
 def _type(pa: Any, name: str) -> Any:
@@ -179,6 +185,8 @@ def check_part_file(path: Any) -> str | None:
     for field in expected:
         index = found.get_field_index(field.name)
         if index < 0:
+            if field.name in ADDED_COLUMNS:
+                continue
             return f"{path}: not a sweep part file (no column {field.name!r})"
         if not found.field(index).type.equals(field.type):
             return (

@@ -17,6 +17,7 @@ from typing import Any
 from creditflow.conformance.inputs.plugins import CHECKER_GROUP, PluginError, check_plugin
 from creditflow.conformance.inputs.reading import InputError, parse_toml, read_text
 from creditflow.conformance.inputs.schemas import boolean
+from creditflow.conformance.sweep.amqp import AMQP_CHECKER
 from creditflow.conformance.sweep.checkers import (
     BUILTIN,
     CheckerError,
@@ -332,13 +333,37 @@ def _family(table: Any, index: int, settings: Settings, names: set[str]) -> Fami
                 raise _Invalid(f"{what}.{p.name} {exc}") from None
         choices.append((p.name, tuple(dict.fromkeys(checked))))
     instances = _int(table.get("instances", 1), f"{what}.instances", 1, MAX_INSTANCES)
-    spec = FamilySpec(name, kind, tuple(choices), instances, _settings(table, settings, what))
+    family_settings = _settings(table, settings, what)
+    if kind.model == "amqp":
+        family_settings = _amqp_settings(table, family_settings, what)
+    elif AMQP_CHECKER in family_settings.checkers:
+        raise _Invalid(f"{what}.checkers: {AMQP_CHECKER!r} checks AMQP families only (SW-AMQP)")
+    spec = FamilySpec(name, kind, tuple(choices), instances, family_settings)
     for point in parameter_points(spec):
         try:
             kind.check_point(point)
         except ParamError as exc:
             raise _Invalid(f"{what}: {exc}") from None
     return spec
+
+
+def _amqp_settings(table: Mapping[str, Any], settings: Settings, what: str) -> Settings:
+    """SW-AMQP: an AMQP family's credits and window are its parameters, not the NET
+    ``credits`` and ``variants`` (refused in its table, not inherited); its checker is
+    ``amqp`` unless its table names checkers, which must then be ``amqp``."""
+    for key in ("credits", "variants"):
+        if key in table:
+            raise _Invalid(
+                f"{what}.{key}: not used by kind amqp (give credit_policy, credit_window, "
+                "session_policy, session_window, … instead; SW-AMQP)"
+            )
+    checkers = settings.checkers if "checkers" in table else (AMQP_CHECKER,)
+    for name in checkers:
+        if name != AMQP_CHECKER:
+            raise _Invalid(
+                f"{what}.checkers: kind amqp is checked by {AMQP_CHECKER!r} only, got {name!r}"
+            )
+    return Settings(CreditChoices(), ("amqp",), settings.publishes, checkers)
 
 
 def parameter_points(family: FamilySpec) -> list[dict[str, Any]]:

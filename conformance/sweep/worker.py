@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from creditflow.conformance.inputs.amqp_topologies import AmqpInput, is_amqp_document
 from creditflow.conformance.inputs.graphs import graph_from_node_link
+from creditflow.conformance.sweep.amqp import case_input as amqp_case_input
 from creditflow.conformance.sweep.cases import CaseTask
 from creditflow.conformance.sweep.checkers import (
     CaseBudget,
@@ -52,17 +54,31 @@ class Batch(NamedTuple):
     tasks: tuple[CaseTask, ...]
 
 
-_graph_cache: dict[str, FlowGraph] = {}
+_graph_cache: dict[str, FlowGraph | dict[str, Any]] = {}
 
 
-def _base_graph(key: str, node_link: str) -> FlowGraph:
+def _base_graph(key: str, node_link: str) -> FlowGraph | dict[str, Any]:
+    """The family's graph of a case: a process graph, or for an AMQP family (SW-AMQP)
+    its topology document (read into a topology per case, with the case's supply)."""
     graph = _graph_cache.get(key)
     if graph is None:
         if len(_graph_cache) > 4096:
             _graph_cache.clear()
-        graph = graph_from_node_link(json.loads(node_link), name=key.partition(":")[2])
+        data = json.loads(node_link)
+        if is_amqp_document(data):
+            graph = data
+        else:
+            graph = graph_from_node_link(data, name=key.partition(":")[2])
         _graph_cache[key] = graph
     return graph
+
+
+def case_input(base: FlowGraph | dict[str, Any], task: CaseTask) -> FlowGraph | AmqpInput:
+    """What the case's checker takes (SW-CASE): the process graph with the case's
+    settings (:func:`case_graph`), or the AMQP topology with the case's supply (SW-AMQP)."""
+    if isinstance(base, dict):
+        return amqp_case_input(base, task.graph_key.partition(":")[2], task.publishes)
+    return case_graph(base, task)
 
 
 def case_graph(base: FlowGraph, task: CaseTask) -> FlowGraph:
@@ -174,6 +190,10 @@ class CaseResult:
     trace_z: bytes | None
     host: str
     finished_at: float
+    #: SW-AMQP-CLAIM: what the verdict claims, as a scope and in words (``None`` for a
+    #: checker that states none)
+    claim_scope: str | None = None
+    claim: str | None = None
 
     def to_row(self) -> dict[str, Any]:
         """SW-ROW: the stored row, columns in their order."""
@@ -192,6 +212,8 @@ class CaseResult:
             "shortest_counterexample": self.shortest_counterexample,
             "exit_code": self.exit_code,
             "error": self.error,
+            "claim_scope": self.claim_scope,
+            "claim": self.claim,
             "trace_z": self.trace_z,
             "host": self.host,
             "finished_at": self.finished_at,
@@ -247,15 +269,15 @@ def failure_result(
     )
 
 
-def run_case(task: CaseTask, base: FlowGraph) -> CaseResult:
+def run_case(task: CaseTask, base: FlowGraph | dict[str, Any]) -> CaseResult:
     """One case within its budgets (SW-BUDGET); never raises for a case's own failure."""
     started = time.monotonic()
     budget = CaseBudget(task.max_states, started + task.max_seconds)
     _watchdog.arm(task.case_id, started + task.max_seconds * HARD_KILL_FACTOR + HARD_KILL_GRACE)
     try:
         with _alarm(task.max_seconds):
-            checker = resolve_checker(task.checker)
-            outcome = checker(case_graph(base, task), budget)
+            checker: Any = resolve_checker(task.checker)
+            outcome = checker(case_input(base, task), budget)
             trace_z = (
                 zlib.compress(json.dumps(outcome.trace, separators=(",", ":")).encode(), 1)
                 if outcome.trace is not None
@@ -292,6 +314,8 @@ def run_case(task: CaseTask, base: FlowGraph) -> CaseResult:
         trace_z=trace_z,
         host=socket.gethostname(),
         finished_at=time.time(),
+        claim_scope=outcome.claim_scope,
+        claim=outcome.claim,
     )
 
 

@@ -141,6 +141,8 @@ class QueuePolicy:
     consumer_mode: Literal["credited", "simple_prefetch"] = "credited"
     prefetch: int = 0
     low_limit: float = 0.8
+    #: AMQ-FAULT-LEADER-CHANGE: leader changes that may re-send an applied credit request
+    leader_changes: int = 0
 
 
 RABBITMQ4_DEFAULTS = {

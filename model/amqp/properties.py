@@ -22,6 +22,7 @@ ALL = (
     "PROP-AMQ-PUBLISHER-GO",
     "PROP-AMQ-BOUNDS",
     "PROP-AMQ-CONSERVATION",
+    "PROP-AMQ-RESEND",
 )
 
 
@@ -226,6 +227,15 @@ def conservation_ok(t: Topology, s: State) -> bool:
     return place == t.supply and checked_out_ok
 
 
+def resend_ok(t: Topology, s: State) -> bool:
+    """PROP-AMQ-RESEND: a credit request re-sent by a leader change grants nothing twice:
+    the deliveries the queue has handed to the session and the session has not sent on
+    never exceed ``max_queue_credit`` (the buffer RabbitMQ 4's relay bounds)."""
+    if not isinstance(s, ConsumeState) or t.relay is None:
+        return True
+    return _count(s.pending, Delivery) <= t.relay.max_queue_credit
+
+
 def state_violations(t: Topology, s: State) -> tuple[str, ...]:
     """The PROP-AMQ-* state properties ``s`` violates, in the order of :data:`ALL`."""
     checks = {
@@ -236,6 +246,7 @@ def state_violations(t: Topology, s: State) -> tuple[str, ...]:
         "PROP-AMQ-PUBLISHER-GO": publisher_go_ok(t, s),
         "PROP-AMQ-BOUNDS": bounds_ok(t, s),
         "PROP-AMQ-CONSERVATION": conservation_ok(t, s),
+        "PROP-AMQ-RESEND": resend_ok(t, s),
     }
     return tuple(p for p in ALL if p in checks and not checks[p])
 

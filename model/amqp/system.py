@@ -86,6 +86,11 @@ class ConsumeState(NamedTuple):
     fwd: Wire
     receiver: Receiver
     back: Wire
+    applied: CreditRequest | None = None
+    """AMQ-FAULT-LEADER-CHANGE: the last credit request the queue applied whose answer
+    the session has not taken yet (what a new leader may be sent again)."""
+    leader_changes: int = 0
+    """AMQ-FAULT-LEADER-CHANGE: leader changes still possible."""
 
 
 State = LinkState | PublishState | ConsumeState
@@ -132,6 +137,8 @@ def initial_state(t: Topology) -> State:
         (),
         rcv,
         flows,
+        None,
+        t.queue.leader_changes if t.queue is not None else 0,
     )
 
 
@@ -287,14 +294,23 @@ def _consume_successors(t: Topology, s: ConsumeState) -> list[tuple[Action, Stat
     out: list[tuple[Action, State]] = []
     if s.s2q:
         head = s.s2q[0]
+        applied = s.applied
         if isinstance(head, CreditRequest):
             c, q, frames = queue.on_credit(s.consumer, s.msgs, head)
+            applied = head
         else:
             assert isinstance(head, Settle)
             c, q, frames = queue.settle(s.consumer, s.msgs, head.seq, t.queue)
-        out.append(
-            ("queue", s._replace(s2q=s.s2q[1:], consumer=c, msgs=q, pending=(*s.pending, *frames)))
+        nxt = s._replace(
+            s2q=s.s2q[1:], consumer=c, msgs=q, pending=(*s.pending, *frames), applied=applied
         )
+        out.append(("queue", nxt))
+    # AMQ-FAULT: faults are environment actions, bounded per topology
+    if s.leader_changes > 0 and s.applied is not None:
+        # AMQ-FAULT-LEADER-CHANGE: rabbit_fifo_client re-sends to the new leader a credit
+        # request the old leader applied and whose answer the session has not taken
+        resent = s._replace(s2q=(*s.s2q, s.applied), leader_changes=s.leader_changes - 1)
+        out.append(("leader_change", resent))
     if s.pending:
         head = s.pending[0]
         if isinstance(head, CreditReply):
@@ -304,7 +320,11 @@ def _consume_successors(t: Topology, s: ConsumeState) -> list[tuple[Action, Stat
                 (
                     "relay",
                     s._replace(
-                        pending=s.pending[1:], relay=rl, s2q=(*s.s2q, *reqs), fwd=(*s.fwd, *flows)
+                        pending=s.pending[1:],
+                        relay=rl,
+                        s2q=(*s.s2q, *reqs),
+                        fwd=(*s.fwd, *flows),
+                        applied=None,  # its answer taken: nothing of it left to re-send
                     ),
                 )
             )
