@@ -15,7 +15,6 @@ import click
 
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, fail, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
-from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.explore.amqp_synth import (
     AmqpSynthError,
     AmqpSynthResult,
@@ -23,6 +22,7 @@ from creditflow.conformance.explore.amqp_synth import (
     synthesize_amqp,
     with_value,
 )
+from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
