@@ -15,6 +15,11 @@ from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.symbolic.amqp_every_supply import (
+    AmqpProof,
+    EverySupplyCheck,
+    check_every_supply,
+)
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
 from creditflow.model.amqp import properties
@@ -74,22 +79,50 @@ def settings_lines(settings: tuple[AmqpSetting, ...]) -> list[str]:
     return lines
 
 
-def _properties(result: AmqpCheckResult) -> dict[str, bool | None]:
+def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict[str, bool | None]:
     """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
-    supply, ``None`` not decided (the search stopped first)."""
+    supply or proved for every supply (Z3-AMQ-EVERY-SUPPLY), ``None`` not decided."""
     v = result.search.violation
-    held = result.search.complete and v is None
+    held = result.search.complete and v is None and proof is None
     return {
-        p: False if v is not None and p in v.props else True if held else None
+        p: False
+        if v is not None and p in v.props
+        else True
+        if held or (proof is not None and proof.verdicts[p] == "proved")
+        else None
         for p in properties.ALL
     }
 
 
+def _proof_document(proof: AmqpProof | None) -> dict[str, Any] | None:
+    """The ``proof`` member of AMQ-CHECK-JSON (Z3-AMQ-EVERY-SUPPLY)."""
+    if proof is None:
+        return None
+    return {
+        "rule": "Z3-AMQ-EVERY-SUPPLY",
+        "proved": proof.proved,
+        "statement": proof.statement,
+        "properties": dict(proof.verdicts),
+        "serial": proof.serial,
+        "lemmas": list(proof.lemmas),
+        "dropped": list(proof.dropped),
+        "seconds": round(proof.seconds, 3),
+    }
+
+
 def check_document(
-    inp: AmqpInput, source: str, result: AmqpCheckResult, max_states: int, files: dict[str, Any]
+    inp: AmqpInput,
+    source: str,
+    result: AmqpCheckResult,
+    max_states: int,
+    files: dict[str, Any],
+    every: EverySupplyCheck | None = None,
 ) -> dict[str, Any]:
     """AMQ-CHECK-JSON (SCOPE-JSON, OUT-JSON-SCHEMA): the ``check --json`` document of
     an AMQP topology (spec/schemas/check.json, its ``amqp`` branch)."""
+    if every is not None:
+        result = every.result
+    proof = every.proof if every is not None else None
     v = result.search.violation
     return {
         "family": "amqp",
@@ -98,7 +131,7 @@ def check_document(
         "source": source,
         "complete": result.search.complete,
         "states": result.search.states,
-        "properties": _properties(result),
+        "properties": _properties(result, proof),
         "violation": None
         if v is None
         else {
@@ -112,13 +145,14 @@ def check_document(
             {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
             for s in inp.settings
         ],
-        "exit_code": result.exit_code,
+        "exit_code": every.exit_code if every is not None else result.exit_code,
+        "proof": _proof_document(proof),
         "scope": {
             "supply": "every" if result.every_supply else result.supply,
             "explored_supply": result.supply,
             "max_states": max_states,
         },
-        "claim": result.claim,
+        "claim": every.claim if every is not None else result.claim,
         **files,
     }
 
@@ -136,6 +170,12 @@ def run_check(
     """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search, write a
     violation's trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
     result = check_amqp(inp.topology, publishes, every_supply, max_states)
+    # Z3-AMQ-EVERY-SUPPLY: "every supply" is answered by proof where the shape allows
+    every = check_every_supply(inp.topology, result) if every_supply else None
+    if every is not None:
+        result = every.result
+    claim = every.claim if every is not None else result.claim
+    exit_code = every.exit_code if every is not None else result.exit_code
     saver = Saver()
     files: dict[str, Any] = {}
     v = result.search.violation
@@ -158,14 +198,14 @@ def run_check(
             "svg": str(svg_file) if svg_file else None,
         }
     if as_json:
-        doc = check_document(inp, source, result, max_states, files)
+        doc = check_document(inp, source, result, max_states, files, every)
         click.echo(json.dumps(saver.annotate(doc)))
-        saver.exit(result.exit_code)
+        saver.exit(exit_code)
     t = inp.topology
     click.echo(f"creditflow check {source}: AMQP {t.shape} topology {t.name}")
     for line in settings_lines(inp.settings):
         click.echo(line)
-    click.echo(result.claim)
+    click.echo(claim)
     if v is not None:
         click.echo(f"violated: {', '.join(v.props)}")
         for line in step_lines(v.steps, v.states):
@@ -173,4 +213,4 @@ def run_check(
         click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
-    saver.exit(result.exit_code)
+    saver.exit(exit_code)

@@ -1,0 +1,635 @@
+"""Z3-AMQ-EVERY-SUPPLY: "holds for every supply" for AMQP topologies, by proof.
+
+The explorer (AMQ-TS) enumerates one supply. Here the AMQP transition system of a
+shape is abstracted to integer counters (Z3-AMQ-ABSTRACTION) with the supply a symbolic
+integer ``N0 ≥ 0`` and every count unbounded; the policy's numbers (windows,
+thresholds, credits) are the topology's own, so a window of 2^31 − 1 costs what a window
+of 4 costs. Candidate lemmas are filtered to an inductive invariant by Houdini
+(Z3-AMQ-INVARIANT, as Z3-INVARIANT does for the NET family): every lemma left holds in
+the initial state and is kept by every abstract action from any state satisfying all of
+them. A property is proved for every supply when the invariant implies it; PROP-AMQ-NO-
+STALL when the invariant implies that some action is enabled or every message has
+reached its end (Z3-AMQ-NO-STALL). Serial-number arithmetic is unwrapped to integers,
+which is exact while every distance stays below 2^31 (AMQ-SERIAL); that is one more
+obligation (``AMQ-SERIAL``), and nothing is claimed unless it is proved.
+
+The abstraction is written by hand, so it is tested against the model
+(tests/test_amqp_every_supply.py): on every reachable state of small instances the
+abstraction of every concrete step is an abstract step, the enabled actions agree, and
+every property formula has the value of the model's predicate.
+
+Example::
+
+    >>> from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
+    >>> proof = prove_every_supply(load_amqp_preset("rabbitmq4-publish").topology)
+    >>> proof.verdicts["PROP-AMQ-NO-STALL"], proof.verdicts["PROP-AMQ-CONSERVATION"]
+    ('proved', 'proved')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Final, Literal
+
+import z3
+
+from creditflow.conformance import exit_codes
+from creditflow.conformance.explore.amqp import AmqpCheckResult, AmqpViolation
+from creditflow.conformance.explore.amqp_directed import directed_runs
+from creditflow.model.amqp import properties
+from creditflow.model.amqp.frames import Flow, Transfer
+from creditflow.model.amqp.policies import (
+    RabbitSessionWindow,
+    WindowFixed,
+    WindowNever,
+    WindowPolicy,
+)
+from creditflow.model.amqp.serial import SERIAL_SPACE, diff
+from creditflow.model.amqp.session import initial_window
+from creditflow.model.amqp.system import PublishState, State
+from creditflow.model.amqp.topology import Topology
+
+SERIAL_OBLIGATION: Final = "AMQ-SERIAL"
+MAX_DISTANCE: Final = 2**31 - 1
+"""The largest serial addend or distance RFC 1982 defines (AMQ-SERIAL)."""
+
+Status = Literal["proved", "not-proved"]
+Value = int | bool
+
+
+class AbstractionError(ValueError):
+    """A concrete state outside what the abstraction covers (Z3-AMQ-ABSTRACTION): a test
+    that meets one has found a drift between the model and the encoding."""
+
+
+@dataclass(frozen=True)
+class AbstractAction:
+    """One abstract action: the model's action ``name`` it stands for, its guard, the
+    next value of every variable, and ``side``: constraints on fresh choice variables
+    (an abstract step may stand for several concrete ones)."""
+
+    name: str
+    guard: z3.BoolRef
+    nexts: Mapping[str, z3.ExprRef]
+    side: z3.BoolRef
+
+
+def _max(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
+    return z3.If(a >= b, a, b)  # type: ignore[return-value]
+
+
+def _renewal(policy: WindowPolicy) -> tuple[int, int, bool] | None:
+    """``(W, T, renews)`` of a session window renewed to ``W`` at ``T`` (AMQ-POL-WINDOW-
+    FIXED, AMQ-RMQ-SESSION-WINDOW) or never (AMQ-POL-WINDOW-NEVER); ``None`` otherwise."""
+    if isinstance(policy, RabbitSessionWindow):
+        return policy.max_incoming_window, policy.max_incoming_window // 2, True
+    if isinstance(policy, WindowFixed):
+        return policy.window, policy.threshold, True
+    if isinstance(policy, WindowNever):
+        return policy.window, -1, False
+    return None
+
+
+class PublishEncoding:
+    """Z3-AMQ-ABSTRACTION for the ``publish`` shape (a client sender, RabbitMQ 4's session
+    with its inbound link credit, a quorum queue without a length limit).
+
+    Variables (serial counts unwrapped to integers from the topology's ``initial``):
+    ``S`` supply left, ``n`` transfers sent, ``F`` transfers on the wire, ``sLl``/``sLs``
+    the sender's link and session limits (``n`` + its credit, ``n`` + its remote incoming
+    window), ``bn`` transfers the broker took (its delivery-count and next-incoming-id),
+    ``biw`` its incoming window, ``bc`` its link credit, ``P``/``U`` pending enqueues
+    and unconfirmed deliveries, ``R`` ready, ``K`` consumed, ``ov`` the overrun flag;
+    the FLOWs in flight to the sender as ``ne`` (any), ``wLs`` the session limit of the
+    last one, ``hasL`` (one carries link fields) and ``wLl`` the link limit of the last
+    such. ``N0`` is the supply (symbolic)."""
+
+    INTS: Final = ("S", "n", "F", "sLl", "sLs", "bn", "biw", "bc", "P", "U", "R", "K")
+    INTS += ("wLs", "wLl", "N0")
+    BOOLS: Final = ("ov", "ne", "hasL")
+
+    def __init__(self, t: Topology) -> None:
+        assert t.shape == "publish" and t.broker_window is not None
+        assert t.broker_credit is not None and t.queue is not None
+        renewal = _renewal(t.broker_window)
+        assert renewal is not None
+        self.topology = t
+        self.W, self.T, self.renews = renewal
+        self.W0 = initial_window(t.broker_window)
+        self.C = t.broker_credit.max_link_credit
+        self.sender_window0 = initial_window(t.sender_window)
+        self.consumes = t.queue.consumes
+        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
+        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
+        self.actions = self._actions()
+
+    # -- the abstraction function (Python, for the tests) --------------------------------
+
+    def alpha(self, s: State) -> dict[str, Value]:
+        """The abstract state of a concrete one; :class:`AbstractionError` when ``s`` is
+        outside the abstraction (Z3-AMQ-ABSTRACTION)."""
+        t = self.topology
+        if not isinstance(s, PublishState):
+            raise AbstractionError("not a publish state")
+        i = t.initial
+        if not all(isinstance(f, Transfer) for f in s.fwd):
+            raise AbstractionError("a frame other than a transfer toward the broker")
+        if s.status or s.enqueuer.status != "go" or s.broker.rejected or s.overflow.limit:
+            raise AbstractionError("the queue's status moved without a length limit")
+        n, F = s.sender.sent, len(s.fwd)
+        bn = n - F
+
+        def at(k: int) -> int:
+            return (i + k) % SERIAL_SPACE
+
+        def unwrap(x: int) -> int:
+            return bn + diff(x, at(bn))
+
+        snd, b = s.sender, s.broker
+        if snd.link.delivery_count != at(n) or snd.session.next_outgoing_id != at(n):
+            raise AbstractionError("the sender's counts are not its transfers sent")
+        if b.link.delivery_count != at(bn) or b.session.next_incoming_id != at(bn):
+            raise AbstractionError("the broker's counts are not its transfers taken")
+        if snd.link.drain or snd.link.echo:
+            raise AbstractionError("drain or echo on the publish link")
+        a: dict[str, Value] = {
+            "S": snd.supply,
+            "n": n,
+            "F": F,
+            "sLl": n + snd.link.credit,
+            "sLs": n + snd.session.remote_incoming_window,
+            "bn": bn,
+            "biw": b.session.incoming_window,
+            "bc": b.link.credit,
+            "P": len(s.enqueuer.pending),
+            "U": len(b.unconfirmed),
+            "R": s.ready,
+            "K": s.consumed,
+            "N0": t.supply,
+            "ov": snd.overrun,
+            "ne": bool(s.back),
+            "hasL": False,
+        }
+        a["wLs"], a["wLl"] = a["sLs"], a["sLl"]  # nothing in flight: the sender's own
+        for f in s.back:
+            if not isinstance(f, Flow) or f.session is None:
+                raise AbstractionError("a FLOW without session fields toward the sender")
+            a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
+            if f.link is not None:
+                if f.link.drain or f.link.echo:
+                    raise AbstractionError("drain or echo on the publish link")
+                a["hasL"] = True
+                a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+        return a
+
+    # -- the abstract transition system ---------------------------------------------------
+
+    def _flow(self, nexts: dict[str, z3.ExprRef], flow: z3.BoolRef, grant: z3.BoolRef) -> None:
+        """A FLOW of the broker with its session fields, and its link fields on a grant."""
+        v = self.v
+        nexts["ne"] = z3.Or(v["ne"], flow)
+        nexts["wLs"] = z3.If(flow, nexts["bn"] + _max(nexts["biw"], 0), v["wLs"])
+        nexts["hasL"] = z3.Or(v["hasL"], grant)
+        nexts["wLl"] = z3.If(grant, nexts["bn"] + self.C, v["wLl"])
+
+    def _actions(self) -> list[AbstractAction]:
+        v = self.v
+        C, W, T = self.C, self.W, self.T
+        out: list[AbstractAction] = []
+        tru = z3.BoolVal(True)
+
+        def act(
+            name: str, guard: z3.BoolRef, side: z3.BoolRef = tru, **changes: z3.ExprRef
+        ) -> None:
+            nexts = dict(v)
+            nexts.update(changes)
+            out.append(AbstractAction(name, guard, nexts, side))
+
+        credit_ok = z3.And(v["sLl"] - v["n"] > 0, v["sLs"] - v["n"] > 0)
+        # send: AMQ-LINK-TRANSFER, AMQ-SESSION-SEND
+        act(
+            "send",
+            z3.And(v["S"] > 0, credit_ok),
+            S=v["S"] - 1,
+            n=v["n"] + 1,
+            F=v["F"] + 1,
+            ov=z3.Or(v["ov"], z3.Not(credit_ok)),
+        )
+        # take_fwd: AMQ-SESSION-RECV, AMQ-RMQ-SESSION-WINDOW, AMQ-RMQ-LINK-CREDIT, enqueue
+        nx: dict[str, z3.ExprRef] = dict(v)
+        biw1 = v["biw"] - 1
+        renew = z3.And(z3.BoolVal(self.renews), biw1 <= T)
+        nx.update(
+            F=v["F"] - 1,
+            bn=v["bn"] + 1,
+            biw=z3.If(renew, W, biw1),
+            P=v["P"] + 1,
+            U=v["U"] + 1,
+        )
+        grant = z3.And(v["bc"] - 1 <= C // 2, nx["U"] < C)
+        nx["bc"] = z3.If(grant, C, v["bc"] - 1)
+        self._flow(nx, z3.Or(renew, grant), grant)
+        out.append(AbstractAction("take_fwd", v["F"] > 0, nx, tru))
+        # apply: the queue applies the oldest enqueue, the broker may grant again
+        nx = dict(v)
+        nx.update(P=v["P"] - 1, U=v["U"] - 1, R=v["R"] + 1)
+        grant = z3.And(v["bc"] <= C // 2, nx["U"] < C)
+        nx["bc"] = z3.If(grant, C, v["bc"])
+        self._flow(nx, grant, grant)
+        out.append(AbstractAction("apply", z3.And(v["P"] > 0, v["U"] > 0), nx, tru))
+        if self.consumes:
+            act("consume", v["R"] > 0, R=v["R"] - 1, K=v["K"] + 1)
+        # take_back, the last FLOW in flight: AMQ-SESSION-FLOW, AMQ-LINK-CREDIT-SND
+        # (with nothing in flight ``wLs``/``wLl`` are the sender's own limits)
+        last_s = _max(v["wLs"], v["n"])
+        last_l = z3.If(v["hasL"], _max(v["wLl"], v["n"]), v["sLl"])
+        act(
+            "take_back",
+            v["ne"],
+            ne=z3.BoolVal(False),
+            hasL=z3.BoolVal(False),
+            sLs=last_s,
+            sLl=last_l,
+            wLs=last_s,
+            wLl=last_l,
+        )
+        # take_back, an earlier FLOW: its limits lie between the sender's and the last's
+        xs, xl, keep = z3.Int("take_back.s"), z3.Int("take_back.l"), z3.Bool("take_back.keep")
+        side = z3.And(
+            v["sLs"] <= xs,
+            xs <= _max(v["wLs"], v["n"]),
+            z3.If(
+                v["hasL"],
+                z3.Or(
+                    z3.And(keep, v["sLl"] <= xl, xl <= _max(v["wLl"], v["n"])),
+                    z3.And(z3.Not(keep), xl == _max(v["wLl"], v["n"])),
+                ),
+                z3.And(keep, xl == v["sLl"]),
+            ),
+        )
+        act(
+            "take_back",
+            v["ne"],
+            side,
+            sLs=xs,
+            sLl=xl,
+            hasL=z3.And(v["hasL"], keep),
+            wLl=z3.If(z3.And(v["hasL"], keep), v["wLl"], xl),
+        )
+        return out
+
+    def init(self) -> z3.BoolRef:
+        """The state after BEGIN and ATTACH (AMQ-BEGIN-ATTACH), any supply ``N0 ≥ 0``."""
+        v, C = self.v, self.C
+        return z3.And(
+            v["N0"] >= 0,
+            v["S"] == v["N0"],
+            *(v[k] == 0 for k in ("n", "F", "bn", "P", "U", "R", "K", "sLl")),
+            v["sLs"] == self.W0,
+            v["biw"] == self.W0,
+            v["bc"] == C,
+            z3.Not(v["ov"]),
+            v["ne"],
+            v["hasL"],
+            v["wLs"] == max(0, self.W0),
+            v["wLl"] == C,
+        )
+
+    def enabled(self, name: str) -> z3.BoolRef:
+        """Whether the model's action ``name`` is enabled (its guard without choices)."""
+        guards = [a.guard for a in self.actions if a.name == name]
+        return z3.Or(*guards) if guards else z3.BoolVal(False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.name for a in self.actions))
+
+    def complete(self) -> z3.BoolRef:
+        """Every message reached its end (PROP-AMQ-NO-STALL's ``complete``)."""
+        v = self.v
+        return z3.And(v["S"] == 0, v["F"] == 0, v["P"] == 0)
+
+    def properties(self) -> dict[str, z3.BoolRef]:
+        """PROP-AMQ-* as formulas over the abstract state (PROP-AMQ-NO-STALL: something
+        is enabled or everything has arrived). PROP-AMQ-DRAIN and PROP-AMQ-PUBLISHER-GO
+        hold by the shape: no drain on a publish link, and without a length limit the
+        queue never leaves ``go`` (the abstraction refuses a state where it did)."""
+        v, C = self.v, self.C
+        tru = z3.BoolVal(True)
+        nonneg = z3.And(
+            v["sLl"] - v["n"] >= 0,
+            v["sLs"] - v["n"] >= 0,
+            v["biw"] >= 0,
+            z3.BoolVal(self.sender_window0 >= 0),
+        )
+        agree = z3.Implies(
+            z3.And(v["F"] == 0, z3.Not(v["hasL"])),
+            z3.And(v["n"] == v["bn"], v["sLl"] - v["n"] == _max(v["bc"], 0)),
+        )
+        return {
+            "PROP-AMQ-CREDIT": z3.Not(v["ov"]),
+            "PROP-AMQ-NONNEG": nonneg,
+            "PROP-AMQ-AGREE": agree,
+            "PROP-AMQ-DRAIN": tru,
+            "PROP-AMQ-NO-STALL": z3.Or(
+                self.complete(), *(self.enabled(name) for name in self.names)
+            ),
+            "PROP-AMQ-PUBLISHER-GO": tru,
+            "PROP-AMQ-BOUNDS": v["U"] <= C + C // 2,
+            "PROP-AMQ-CONSERVATION": v["S"] + v["F"] + v["P"] + v["R"] + v["K"] == v["N0"],
+        }
+
+    def serial_defined(self) -> z3.BoolRef:
+        """AMQ-SERIAL: every serial addition and distance the model computes is defined
+        (the FLOW's limits within 2^31 − 1 of the sender's counts, the windows and
+        credits added below 2^31)."""
+        v = self.v
+        return z3.And(
+            z3.BoolVal(max(self.W, self.W0, self.C) <= MAX_DISTANCE),
+            z3.Implies(v["ne"], z3.And(v["wLs"] - v["n"] >= 0, v["wLs"] - v["n"] <= MAX_DISTANCE)),
+            z3.Implies(
+                v["hasL"], z3.And(v["wLl"] - v["n"] >= 0, v["wLl"] - v["n"] <= MAX_DISTANCE)
+            ),
+            v["sLs"] - v["n"] <= MAX_DISTANCE,
+            v["sLl"] - v["n"] <= MAX_DISTANCE,
+        )
+
+    def lemmas(self) -> dict[str, z3.BoolRef]:
+        """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT); the ones that are not
+        inductive are dropped, so a wrong candidate costs strength, never soundness."""
+        v, C, W, T = self.v, self.C, self.W, self.T
+        cands: dict[str, z3.BoolRef] = {
+            f"{k} >= 0": v[k] >= 0 for k in ("S", "n", "F", "bn", "P", "U", "R", "K")
+        }
+        cands.update(
+            {
+                "n = bn + F": v["n"] == v["bn"] + v["F"],
+                "bn = P + R + K": v["bn"] == v["P"] + v["R"] + v["K"],
+                "U = P": v["U"] == v["P"],
+                "S + n = N0": v["S"] + v["n"] == v["N0"],
+                "no overrun": z3.Not(v["ov"]),
+                "n <= sLl": v["n"] <= v["sLl"],
+                "n <= sLs": v["n"] <= v["sLs"],
+                "sLl <= bn + bc": v["sLl"] <= v["bn"] + v["bc"],
+                "sLs <= bn + biw": v["sLs"] <= v["bn"] + v["biw"],
+                "ne -> wLs = bn + biw": z3.Implies(v["ne"], v["wLs"] == v["bn"] + v["biw"]),
+                "ne -> sLs <= wLs": z3.Implies(v["ne"], v["sLs"] <= v["wLs"]),
+                "!ne -> sLs = bn + biw": z3.Implies(
+                    z3.Not(v["ne"]), v["sLs"] == v["bn"] + v["biw"]
+                ),
+                "hasL -> ne": z3.Implies(v["hasL"], v["ne"]),
+                "hasL -> wLl = bn + bc": z3.Implies(v["hasL"], v["wLl"] == v["bn"] + v["bc"]),
+                "hasL -> sLl <= wLl": z3.Implies(v["hasL"], v["sLl"] <= v["wLl"]),
+                "!hasL -> sLl = bn + bc": z3.Implies(
+                    z3.Not(v["hasL"]), v["sLl"] == v["bn"] + v["bc"]
+                ),
+                "biw <= W": v["biw"] <= max(W, self.W0),
+                "biw > T": v["biw"] > T,
+                "U < C -> bc > C div 2": z3.Implies(v["U"] < C, v["bc"] > C // 2),
+                "bc <= C": v["bc"] <= C,
+                "U <= C + C div 2": v["U"] <= C + C // 2,
+                "U + bc <= 2C - 1": v["U"] + v["bc"] <= 2 * C - 1,
+                "U <= 2C - 1": v["U"] <= 2 * C - 1,
+                "wLs - n <= W": z3.Implies(v["ne"], v["wLs"] - v["n"] <= max(W, self.W0)),
+                "wLl - n <= C": z3.Implies(v["hasL"], v["wLl"] - v["n"] <= C),
+            }
+        )
+        return cands
+
+
+Encoding = PublishEncoding
+
+
+@dataclass(frozen=True)
+class AmqpProof:
+    """What Z3-AMQ-EVERY-SUPPLY established for a topology: per PROP-AMQ-* ``proved``
+    (for every supply) or ``not-proved`` (the invariant does not imply it: violated at
+    some supply, or the invariant is too weak — not a finding by itself); the inductive
+    invariant's lemmas, those dropped, the obligation AMQ-SERIAL, and the time taken."""
+
+    topology: str
+    shape: str
+    verdicts: dict[str, Status]
+    lemmas: tuple[str, ...]
+    dropped: tuple[str, ...]
+    serial: Status
+    seconds: float
+    queries: int = 0
+    numbers: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def proved(self) -> bool:
+        """Every property and AMQ-SERIAL proved: the topology holds for every supply."""
+        return self.serial == "proved" and all(s == "proved" for s in self.verdicts.values())
+
+    @property
+    def open(self) -> tuple[str, ...]:
+        """The properties not proved, in the order of PROP-AMQ-*."""
+        return tuple(p for p, s in self.verdicts.items() if s != "proved")
+
+    @property
+    def statement(self) -> str:
+        """What was proved, in words (Z3-AMQ-EVERY-SUPPLY)."""
+        nums = ", ".join(f"{k}={v:,}" for k, v in self.numbers.items())
+        return (
+            f"an inductive invariant of {len(self.lemmas)} lemmas over the {self.shape} "
+            f"shape's transition relation ({nums}; supply symbolic, every count unbounded) "
+            f"implies every PROP-AMQ-* (Z3-AMQ-EVERY-SUPPLY)"
+        )
+
+
+def _valid(hyp: z3.BoolRef, goal: z3.BoolRef, timeout_ms: int) -> tuple[bool, z3.ModelRef | None]:
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(hyp, z3.Not(goal))
+    r = solver.check()
+    return r == z3.unsat, solver.model() if r == z3.sat else None
+
+
+def houdini(
+    enc: Encoding, timeout_ms: int = 10_000
+) -> tuple[dict[str, z3.BoolRef], list[str], int]:
+    """Z3-AMQ-INVARIANT: the largest subset of :meth:`lemmas` that holds initially and
+    is kept by every abstract action; returns it, the dropped names and the queries."""
+    lemmas = enc.lemmas()
+    dropped: list[str] = []
+    queries = 0
+
+    def drop(model: z3.ModelRef | None, goals: Mapping[str, z3.BoolRef]) -> bool:
+        gone = [
+            n
+            for n, f in goals.items()
+            if model is None or z3.is_false(model.eval(f, model_completion=True))
+        ]
+        for n in gone:
+            dropped.append(n)
+            del lemmas[n]
+        return bool(gone)
+
+    ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms)
+    queries += 1
+    while not ok and drop(model, dict(lemmas)):
+        ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms)
+        queries += 1
+    changed = True
+    while changed:
+        changed = False
+        for a in enc.actions:
+            while True:
+                pairs = [(enc.v[k], a.nexts[k]) for k in enc.v]
+                post = {n: z3.substitute(f, *pairs) for n, f in lemmas.items()}
+                hyp = z3.And(a.guard, a.side, *lemmas.values())
+                ok, model = _valid(hyp, z3.And(*post.values()), timeout_ms)
+                queries += 1
+                if ok:
+                    break
+                if not drop(model, post):
+                    raise RuntimeError(f"Houdini: {a.name} gave up (Z3 unknown)")
+                changed = True
+    return lemmas, dropped, queries
+
+
+SUPPORTED: Final = (
+    "a publish topology (a RabbitMQ 4 session whose window is fixed, rabbitmq4 or never, "
+    "a queue without a length limit)"
+)
+
+
+def encoding_for(t: Topology) -> Encoding | None:
+    """The abstraction of ``t``'s shape when Z3-AMQ-ABSTRACTION covers it, else ``None``
+    (then "for every supply" stays not established, SCOPE-EXIT)."""
+    if t.shape != "publish" or t.broker_window is None or t.queue is None:
+        return None
+    if _renewal(t.broker_window) is None or t.queue.max_length is not None:
+        return None
+    if t.sender_credit.formula != "serial" or t.broker_credit is None:
+        return None
+    return PublishEncoding(t)
+
+
+def prove_every_supply(t: Topology, timeout_ms: int = 10_000) -> AmqpProof | None:
+    """Z3-AMQ-EVERY-SUPPLY for ``t``; ``None`` when its shape or policies are outside
+    Z3-AMQ-ABSTRACTION."""
+    started = time.perf_counter()
+    enc = encoding_for(t)
+    if enc is None:
+        return None
+    lemmas, dropped, queries = houdini(enc, timeout_ms)
+    inv = z3.And(*lemmas.values()) if lemmas else z3.BoolVal(True)
+    verdicts: dict[str, Status] = {}
+    for prop, formula in enc.properties().items():
+        ok, _ = _valid(inv, formula, timeout_ms)
+        queries += 1
+        verdicts[prop] = "proved" if ok else "not-proved"
+    assert tuple(verdicts) == properties.ALL
+    ok, _ = _valid(inv, enc.serial_defined(), timeout_ms)
+    queries += 1
+    return AmqpProof(
+        topology=t.name,
+        shape=t.shape,
+        verdicts=verdicts,
+        lemmas=tuple(lemmas),
+        dropped=tuple(dropped),
+        serial="proved" if ok else "not-proved",
+        seconds=time.perf_counter() - started,
+        queries=queries,
+        numbers={"max_incoming_window": enc.W, "max_link_credit": enc.C},
+    )
+
+
+def probe_supply(t: Topology) -> int:
+    """The supply a directed run is given to look for a witness of a property the proof
+    left open (Z3-AMQ-WITNESS): enough for two full windows and two rounds of credit."""
+    enc = encoding_for(t)
+    if enc is None:
+        return t.supply
+    return max(t.supply, 2 * (max(enc.W, enc.W0) + 2 * enc.C))
+
+
+@dataclass(frozen=True)
+class EverySupplyCheck:
+    """``check``'s answer to "every supply" for an AMQP topology (Z3-AMQ-EVERY-SUPPLY,
+    Z3-AMQ-WITNESS, SCOPE-EXIT): the proof, and the search result whose violation (if
+    any) is reported — the explicit search of the topology's own supply, or a directed
+    run at :func:`probe_supply` for a property the proof left open."""
+
+    proof: AmqpProof
+    result: AmqpCheckResult
+    proof_supply: int = -1
+    """The topology's own supply (explored); a witness at another supply came from
+    :func:`probe_supply`."""
+
+    @property
+    def proved_props(self) -> tuple[str, ...]:
+        return tuple(p for p, s in self.proof.verdicts.items() if s == "proved")
+
+    @property
+    def claim(self) -> str:
+        """The sentence the verdict stands for (SCOPE-TEXT)."""
+        v = self.result.search.violation
+        if self.proof.proved and v is None:
+            return f"holds for every supply (proved: {self.proof.statement})"
+        others = ", ".join(p.removeprefix("PROP-AMQ-") for p in self.proved_props)
+        proved = f"proved for every supply (Z3-AMQ-EVERY-SUPPLY): {others or 'nothing'}"
+        if v is not None and not self.result.shortest and self.result.supply != self.proof_supply:
+            return (
+                f"{v.prop} violated after {len(v.steps)} steps with supply "
+                f"{self.result.supply:,} (a directed run's witness, Z3-AMQ-WITNESS; shortest "
+                f"not established); {proved}"
+            )
+        if v is not None:
+            return f"{self.result.claim}; {proved}"
+        left = ", ".join(
+            (*self.proof.open, *(() if self.proof.serial == "proved" else ("AMQ-SERIAL",)))
+        )
+        return (
+            f"{self.result.claim.removesuffix('; for every supply: not established')}; "
+            f"for every supply: not established ({left} not proved); {proved}"
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """SCOPE-EXIT: 0 only when every property is proved for every supply; a
+        violation's code (10 a stall, 12 another); 4 otherwise."""
+        if self.result.search.violation is not None:
+            return self.result.exit_code
+        return exit_codes.OK if self.proof.proved else exit_codes.INCOMPLETE
+
+
+def check_every_supply(t: Topology, explored: AmqpCheckResult) -> EverySupplyCheck | None:
+    """Z3-AMQ-EVERY-SUPPLY after the explicit search ``explored`` of ``t``'s own supply;
+    ``None`` when Z3-AMQ-ABSTRACTION does not cover ``t``. A violation the search found
+    of a property the proof says holds is an internal error (the encoding drifted from
+    the model), never a verdict. For a property left open, a directed run at
+    :func:`probe_supply` looks for a witness (Z3-AMQ-WITNESS; not proved shortest)."""
+    proof = prove_every_supply(t)
+    if proof is None:
+        return None
+    v = explored.search.violation
+    if v is not None:
+        wrong = [p for p in v.props if proof.verdicts.get(p) == "proved"]
+        if wrong:
+            raise RuntimeError(
+                f"Z3-AMQ-EVERY-SUPPLY proved {wrong[0]} but the search violates it: "
+                f"the abstraction drifted from the model"
+            )
+        return EverySupplyCheck(proof, explored, t.supply)
+    if proof.proved:
+        return EverySupplyCheck(proof, explored, t.supply)
+    probe = replace(t, supply=probe_supply(t))
+    runs = directed_runs(probe)
+    w = runs.witness
+    if w is None:
+        return EverySupplyCheck(proof, explored, t.supply)
+    if proof.verdicts.get(w.prop) == "proved":
+        raise RuntimeError(
+            f"Z3-AMQ-EVERY-SUPPLY proved {w.prop} but a directed run violates it: "
+            f"the abstraction drifted from the model"
+        )
+    found = AmqpViolation(w.prop, w.steps, w.states, w.props)
+    result = AmqpCheckResult(
+        replace(explored.search, violation=found), probe.supply, True, runs.steps_taken, False
+    )
+    return EverySupplyCheck(proof, result, t.supply)
