@@ -94,10 +94,8 @@ def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict
     }
 
 
-def _proof_document(proof: AmqpProof | None) -> dict[str, Any] | None:
+def _proof_document(proof: AmqpProof) -> dict[str, Any]:
     """The ``proof`` member of AMQ-CHECK-JSON (Z3-AMQ-EVERY-SUPPLY)."""
-    if proof is None:
-        return None
     return {
         "rule": "Z3-AMQ-EVERY-SUPPLY",
         "proved": proof.proved,
@@ -146,7 +144,7 @@ def check_document(
             for s in inp.settings
         ],
         "exit_code": every.exit_code if every is not None else result.exit_code,
-        "proof": _proof_document(proof),
+        **({"proof": _proof_document(proof)} if proof is not None else {}),
         "scope": {
             "supply": "every" if result.every_supply else result.supply,
             "explored_supply": result.supply,
