@@ -271,3 +271,23 @@ def test_a_shape_outside_the_abstraction_stays_not_established():
     assert aes.prove_every_supply(load_amqp_preset("rabbitmq4-consume")) is None
     result = CliRunner().invoke(main, ["check", "rabbitmq4-consume"])
     assert result.exit_code == 4
+
+
+def test_prove_answers_an_amqp_topology_per_property(tmp_path):
+    """Z3-AMQ-EVERY-SUPPLY through ``creditflow prove``: per property proved or not,
+    AMQ-SERIAL, the invariant; exit 0 only when everything is proved, 4 otherwise (the
+    consume shape: not covered), 2 for an option it does not take."""
+    out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish"])
+    assert out.exit_code == 4, out.output
+    assert "  PROP-AMQ-NO-STALL      proved for every supply" in out.output
+    assert "  PROP-AMQ-BOUNDS        not proved" in out.output
+    assert "for every supply: not established (PROP-AMQ-BOUNDS not proved;" in out.output
+    config = tmp_path / "advanced.config"
+    config.write_text("[{rabbit, [{max_incoming_window, 65535}, {max_link_credit, 2}]}].\n")
+    out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish", "--config", str(config)])
+    assert out.exit_code == 0, out.output
+    assert "holds for every supply (proved: an inductive invariant" in out.output
+    out = CliRunner().invoke(main, ["prove", "rabbitmq4-consume"])
+    assert out.exit_code == 4 and "outside Z3-AMQ-ABSTRACTION" in out.output
+    out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish", "--symbolic"])
+    assert out.exit_code == 2 and "--symbolic is not available" in out.output

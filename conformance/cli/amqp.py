@@ -11,14 +11,18 @@ from typing import Any
 
 import click
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.symbolic.amqp_every_supply import (
+    SERIAL_OBLIGATION,
+    SUPPORTED,
     AmqpProof,
     EverySupplyCheck,
     check_every_supply,
+    prove_every_supply,
 )
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
@@ -212,3 +216,39 @@ def run_check(
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
     saver.exit(exit_code)
+
+
+def run_prove(inp: AmqpInput, source: str) -> None:
+    """``creditflow prove`` on an AMQP topology (Z3-AMQ-EVERY-SUPPLY): the proof for
+    every supply, per property, and what was proved; exit 0 only when every property
+    and AMQ-SERIAL are proved, 4 otherwise (SCOPE-EXIT). A property not proved is not a
+    finding: ``check`` looks for its witness (Z3-AMQ-WITNESS)."""
+    t = inp.topology
+    click.echo(f"creditflow prove {source}: AMQP {t.shape} topology {t.name}")
+    for line in settings_lines(inp.settings):
+        click.echo(line)
+    proof = prove_every_supply(t)
+    if proof is None:
+        click.echo(
+            f"for every supply: not established (the {t.shape} shape is outside "
+            f"Z3-AMQ-ABSTRACTION; covered: {SUPPORTED})"
+        )
+        raise SystemExit(exit_codes.INCOMPLETE)
+    for prop, status in proof.verdicts.items():
+        said = "proved for every supply" if status == "proved" else "not proved"
+        click.echo(f"  {prop:<22} {said}")
+    click.echo(
+        f"  {SERIAL_OBLIGATION:<22} {'proved' if proof.serial == 'proved' else 'not proved'}"
+    )
+    click.echo(
+        f"invariant: {len(proof.lemmas)} lemmas kept, {len(proof.dropped)} dropped "
+        f"({', '.join(proof.dropped) or 'none'}); {proof.seconds:.2f} s"
+    )
+    if proof.proved:
+        click.echo(f"holds for every supply (proved: {proof.statement})")
+        raise SystemExit(exit_codes.OK)
+    click.echo(
+        f"for every supply: not established ({', '.join(proof.open) or SERIAL_OBLIGATION} "
+        f"not proved; `creditflow check {source}` looks for a witness)"
+    )
+    raise SystemExit(exit_codes.INCOMPLETE)
