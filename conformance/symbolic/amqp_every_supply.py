@@ -77,7 +77,8 @@ class AbstractAction:
 
 
 def _max(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
-    return z3.If(a >= b, a, b)  # type: ignore[return-value]
+    out: z3.ArithRef = z3.If(a >= b, a, b)
+    return out
 
 
 def _renewal(policy: WindowPolicy) -> tuple[int, int, bool] | None:
@@ -106,8 +107,10 @@ class PublishEncoding:
     last one, ``hasL`` (one carries link fields) and ``wLl`` the link limit of the last
     such. ``N0`` is the supply (symbolic)."""
 
-    INTS: Final = ("S", "n", "F", "sLl", "sLs", "bn", "biw", "bc", "P", "U", "R", "K")
-    INTS += ("wLs", "wLl", "N0")
+    INTS: Final = (
+        *("S", "n", "F", "sLl", "sLs", "bn", "biw", "bc"),
+        *("P", "U", "R", "K", "wLs", "wLl", "N0"),
+    )
     BOOLS: Final = ("ov", "ne", "hasL")
 
     def __init__(self, t: Topology) -> None:
