@@ -28,6 +28,7 @@ from creditflow.conformance.symbolic import amqp_every_supply as aes
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.policies import (
+    CreditWindow,
     QueuePolicy,
     RabbitLinkCredit,
     RabbitSessionWindow,
@@ -65,6 +66,37 @@ def random_publish(rng: random.Random) -> Topology:
     return publish(rng.randint(1, 4), window, rng.randint(0, 6), rng.random() < 0.5)
 
 
+def link(credit: CreditWindow, window, supply: int, holds: int = 0) -> Topology:
+    return Topology(
+        name=f"link-{credit}-{window}",
+        shape="link",
+        initial=2**32 - 2,
+        supply=supply,
+        sender_window=WindowFixed(8, 4),
+        receiver=ReceiverConfig(credit, window, holds, (), 0),
+        sender_credit=SenderCredit(),
+    )
+
+
+def random_link(rng: random.Random) -> Topology:
+    c = rng.randint(1, 4)
+    credit = CreditWindow(
+        c,
+        rng.randint(0, c - 1),
+        rng.choice(["credit", "since_grant"]),
+        rng.choice(["absolute", "delta"]),
+    )
+    w = rng.randint(1, 5)
+    window = rng.choice(
+        [RabbitSessionWindow(w), WindowFixed(w, rng.randint(0, w - 1)), WindowNever(w)]
+    )
+    return link(credit, window, rng.randint(0, 6), rng.randint(0, 2))
+
+
+def random_topology(rng: random.Random) -> Topology:
+    return random_publish(rng) if rng.random() < 0.5 else random_link(rng)
+
+
 def reachable(t: Topology, limit: int = 20_000):
     """Every reachable state and step of ``t`` (a second, plain search)."""
     start = system.initial_state(t)
@@ -82,14 +114,14 @@ def reachable(t: Topology, limit: int = 20_000):
     return seen, steps
 
 
-def _at(enc: aes.PublishEncoding, values: dict) -> list:
+def _at(enc: aes.Encoding, values: dict) -> list:
     return [
         (enc.v[k], z3.BoolVal(x) if isinstance(x, bool) else z3.IntVal(x))
         for k, x in values.items()
     ]
 
 
-def disagreements(enc: aes.PublishEncoding, t: Topology) -> list[str]:
+def disagreements(enc: aes.Encoding, t: Topology) -> list[str]:
     """Z3-AMQ-ABSTRACTION on ``t``: where the abstraction and the model disagree."""
     states, steps = reachable(t)
     problems: list[str] = []
@@ -132,12 +164,12 @@ def disagreements(enc: aes.PublishEncoding, t: Topology) -> list[str]:
 
 
 def test_the_abstraction_agrees_with_the_model_on_random_small_topologies():
-    """Z3-AMQ-ABSTRACTION: on every reachable state of random small publish topologies
-    the enabled actions and every PROP-AMQ-* agree, and every model step is an abstract
-    step (serial counters start near 2^32, so they wrap)."""
+    """Z3-AMQ-ABSTRACTION: on every reachable state of random small publish and link
+    topologies the enabled actions and every PROP-AMQ-* agree, and every model step is
+    an abstract step (serial counters start near 2^32, so they wrap)."""
     rng = random.Random(28)
-    for _ in range(12):
-        t = random_publish(rng)
+    for _ in range(10):
+        t = random_topology(rng)
         enc = aes.encoding_for(t)
         assert enc is not None
         assert disagreements(enc, t) == [], t
@@ -152,6 +184,24 @@ def test_a_mutant_model_is_caught_by_the_abstraction_check(monkeypatch):
     assert enc is not None
     assert disagreements(enc, t) == []
     monkeypatch.setattr(system, "broker_may_grant", lambda b, c: b.link.credit <= c // 2)
+    assert disagreements(enc, t) != []
+
+
+def test_a_mutant_link_model_is_caught_by_the_abstraction_check(monkeypatch):
+    """Z3-AMQ-ABSTRACTION: a receiver that renews its credit window one arrival late
+    (AMQ-POL-CREDIT-WINDOW broken) is caught."""
+    from creditflow.model.amqp import endpoints
+
+    t = link(CreditWindow(3, 1), WindowFixed(4, 2), 5)
+    enc = aes.encoding_for(t)
+    assert enc is not None
+    assert disagreements(enc, t) == []
+    renew = endpoints._renew
+    monkeypatch.setattr(
+        endpoints,
+        "_renew",
+        lambda cfg, r, point: renew(cfg, r, point) if r.link.credit < 1 else (r, None),
+    )
     assert disagreements(enc, t) != []
 
 
@@ -172,8 +222,8 @@ def test_the_proof_never_contradicts_the_explorer_on_random_topologies():
     everything the explorer finds nothing. Both outcomes occur."""
     rng = random.Random(2028)
     seen_proved = seen_violated = 0
-    for _ in range(14):
-        t = random_publish(rng)
+    for _ in range(18):
+        t = random_topology(rng)
         proof = aes.prove_every_supply(t)
         assert proof is not None
         seen_proved += proof.proved
@@ -263,6 +313,27 @@ def test_a_topology_that_holds_for_every_supply_exits_0(tmp_path):
     assert d["exit_code"] == 0 and d["proof"]["proved"] is True
     assert d["proof"]["rule"] == "Z3-AMQ-EVERY-SUPPLY"
     assert all(v is True for v in d["properties"].values())
+
+
+def test_the_link_stall_shapes_are_not_proved_and_a_sound_link_holds(tmp_path):
+    """Z3-AMQ-EVERY-SUPPLY on link topologies: the stall shapes it covers are not
+    proved (a window never renewed: NO-STALL; credit sent as a delta: AGREE, NO-STALL);
+    a client with a credit window of 10,000 at half and windows of 65,535 holds for
+    every supply, exit 0."""
+    never = aes.prove_every_supply(load_amqp_preset("session-window-never-renewed"))
+    assert never is not None and "PROP-AMQ-NO-STALL" in never.open
+    delta = aes.prove_every_supply(load_amqp_preset("credit-as-delta"))
+    assert delta is not None and {"PROP-AMQ-AGREE", "PROP-AMQ-NO-STALL"} <= set(delta.open)
+    doc = json.loads((ROOT / "spec/graphs/amqp/credit-as-delta.json").read_text())
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    nodes["receiver"]["credit"].update(encoding="absolute", window=10_000, threshold=5_000)
+    for name in ("sender-session", "receiver-session"):
+        nodes[name]["window"] = {"policy": "fixed", "window": 65_535, "threshold": 32_767}
+    path = tmp_path / "sound.json"
+    path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "holds for every supply (proved:" in result.output
 
 
 def test_a_shape_outside_the_abstraction_stays_not_established():

@@ -41,6 +41,7 @@ from creditflow.conformance.explore.amqp_directed import directed_runs
 from creditflow.model.amqp import properties
 from creditflow.model.amqp.frames import Flow, Transfer
 from creditflow.model.amqp.policies import (
+    CreditWindow,
     RabbitSessionWindow,
     WindowFixed,
     WindowNever,
@@ -48,7 +49,7 @@ from creditflow.model.amqp.policies import (
 )
 from creditflow.model.amqp.serial import SERIAL_SPACE, diff
 from creditflow.model.amqp.session import initial_window
-from creditflow.model.amqp.system import PublishState, State
+from creditflow.model.amqp.system import LinkState, PublishState, State
 from creditflow.model.amqp.topology import Topology
 
 SERIAL_OBLIGATION: Final = "AMQ-SERIAL"
@@ -91,6 +92,100 @@ def _renewal(policy: WindowPolicy) -> tuple[int, int, bool] | None:
     if isinstance(policy, WindowNever):
         return policy.window, -1, False
     return None
+
+
+def _sender_actions(v: Mapping[str, z3.ExprRef]) -> list[AbstractAction]:
+    """The sender's ``send`` and ``take_back`` (AMQ-LINK-TRANSFER, AMQ-SESSION-SEND,
+    AMQ-SESSION-FLOW, AMQ-LINK-CREDIT-SND) over the sender's limits and the FLOWs in
+    flight to it, shared by the shapes whose sender is a client (Z3-AMQ-ABSTRACTION)."""
+    out: list[AbstractAction] = []
+    tru = z3.BoolVal(True)
+
+    def act(name: str, guard: z3.BoolRef, side: z3.BoolRef = tru, **changes: z3.ExprRef) -> None:
+        nexts = dict(v)
+        nexts.update(changes)
+        out.append(AbstractAction(name, guard, nexts, side))
+
+    credit_ok = z3.And(v["sLl"] - v["n"] > 0, v["sLs"] - v["n"] > 0)
+    act(
+        "send",
+        z3.And(v["S"] > 0, credit_ok),
+        S=v["S"] - 1,
+        n=v["n"] + 1,
+        F=v["F"] + 1,
+        ov=z3.Or(v["ov"], z3.Not(credit_ok)),
+    )
+    # the last FLOW in flight (with nothing in flight ``wLs``/``wLl`` are the sender's own)
+    last_s = _max(v["wLs"], v["n"])
+    last_l = z3.If(v["hasL"], _max(v["wLl"], v["n"]), v["sLl"])
+    act(
+        "take_back",
+        v["ne"],
+        ne=z3.BoolVal(False),
+        hasL=z3.BoolVal(False),
+        sLs=last_s,
+        sLl=last_l,
+        wLs=last_s,
+        wLl=last_l,
+    )
+    # an earlier FLOW: its limits lie between the sender's and the last's
+    xs, xl, keep = z3.Int("take_back.s"), z3.Int("take_back.l"), z3.Bool("take_back.keep")
+    side = z3.And(
+        v["sLs"] <= xs,
+        xs <= _max(v["wLs"], v["n"]),
+        z3.If(
+            v["hasL"],
+            z3.Or(
+                z3.And(keep, v["sLl"] <= xl, xl <= _max(v["wLl"], v["n"])),
+                z3.And(z3.Not(keep), xl == _max(v["wLl"], v["n"])),
+            ),
+            z3.And(keep, xl == v["sLl"]),
+        ),
+    )
+    act(
+        "take_back",
+        v["ne"],
+        side,
+        sLs=xs,
+        sLl=xl,
+        hasL=z3.And(v["hasL"], keep),
+        wLl=z3.If(z3.And(v["hasL"], keep), v["wLl"], xl),
+    )
+    return out
+
+
+def _sender_lemmas(
+    v: Mapping[str, z3.ExprRef], count: str, window: str, credit: str
+) -> dict[str, z3.BoolRef]:
+    """Candidate lemmas relating the sender's limits, the FLOWs in flight and the
+    receiving end's ``count`` (taken), ``window`` and ``credit`` (Z3-AMQ-INVARIANT)."""
+    lim_s, lim_l = v[count] + v[window], v[count] + v[credit]
+    return {
+        "no overrun": z3.Not(v["ov"]),
+        "n <= sLl": v["n"] <= v["sLl"],
+        "n <= sLs": v["n"] <= v["sLs"],
+        f"sLl <= {count} + {credit}": v["sLl"] <= lim_l,
+        f"sLs <= {count} + {window}": v["sLs"] <= lim_s,
+        f"ne -> wLs = {count} + {window}": z3.Implies(v["ne"], v["wLs"] == lim_s),
+        "ne -> sLs <= wLs": z3.Implies(v["ne"], v["sLs"] <= v["wLs"]),
+        f"!ne -> sLs = {count} + {window}": z3.Implies(z3.Not(v["ne"]), v["sLs"] == lim_s),
+        "hasL -> ne": z3.Implies(v["hasL"], v["ne"]),
+        f"hasL -> wLl = {count} + {credit}": z3.Implies(v["hasL"], v["wLl"] == lim_l),
+        "hasL -> sLl <= wLl": z3.Implies(v["hasL"], v["sLl"] <= v["wLl"]),
+        f"!hasL -> sLl = {count} + {credit}": z3.Implies(z3.Not(v["hasL"]), v["sLl"] == lim_l),
+    }
+
+
+def _serial_defined(v: Mapping[str, z3.ExprRef], largest: int) -> z3.BoolRef:
+    """AMQ-SERIAL: every serial addition and distance the model computes is defined (the
+    FLOWs' limits within 2^31 − 1 of the sender's counts, windows and credits below 2^31)."""
+    return z3.And(
+        z3.BoolVal(largest <= MAX_DISTANCE),
+        z3.Implies(v["ne"], z3.And(v["wLs"] - v["n"] >= 0, v["wLs"] - v["n"] <= MAX_DISTANCE)),
+        z3.Implies(v["hasL"], z3.And(v["wLl"] - v["n"] >= 0, v["wLl"] - v["n"] <= MAX_DISTANCE)),
+        v["sLs"] - v["n"] <= MAX_DISTANCE,
+        v["sLl"] - v["n"] <= MAX_DISTANCE,
+    )
 
 
 class PublishEncoding:
@@ -210,16 +305,7 @@ class PublishEncoding:
             nexts.update(changes)
             out.append(AbstractAction(name, guard, nexts, side))
 
-        credit_ok = z3.And(v["sLl"] - v["n"] > 0, v["sLs"] - v["n"] > 0)
-        # send: AMQ-LINK-TRANSFER, AMQ-SESSION-SEND
-        act(
-            "send",
-            z3.And(v["S"] > 0, credit_ok),
-            S=v["S"] - 1,
-            n=v["n"] + 1,
-            F=v["F"] + 1,
-            ov=z3.Or(v["ov"], z3.Not(credit_ok)),
-        )
+        out.extend(_sender_actions(v))
         # take_fwd: AMQ-SESSION-RECV, AMQ-RMQ-SESSION-WINDOW, AMQ-RMQ-LINK-CREDIT, enqueue
         nx: dict[str, z3.ExprRef] = dict(v)
         biw1 = v["biw"] - 1
@@ -244,43 +330,6 @@ class PublishEncoding:
         out.append(AbstractAction("apply", z3.And(v["P"] > 0, v["U"] > 0), nx, tru))
         if self.consumes:
             act("consume", v["R"] > 0, R=v["R"] - 1, K=v["K"] + 1)
-        # take_back, the last FLOW in flight: AMQ-SESSION-FLOW, AMQ-LINK-CREDIT-SND
-        # (with nothing in flight ``wLs``/``wLl`` are the sender's own limits)
-        last_s = _max(v["wLs"], v["n"])
-        last_l = z3.If(v["hasL"], _max(v["wLl"], v["n"]), v["sLl"])
-        act(
-            "take_back",
-            v["ne"],
-            ne=z3.BoolVal(False),
-            hasL=z3.BoolVal(False),
-            sLs=last_s,
-            sLl=last_l,
-            wLs=last_s,
-            wLl=last_l,
-        )
-        # take_back, an earlier FLOW: its limits lie between the sender's and the last's
-        xs, xl, keep = z3.Int("take_back.s"), z3.Int("take_back.l"), z3.Bool("take_back.keep")
-        side = z3.And(
-            v["sLs"] <= xs,
-            xs <= _max(v["wLs"], v["n"]),
-            z3.If(
-                v["hasL"],
-                z3.Or(
-                    z3.And(keep, v["sLl"] <= xl, xl <= _max(v["wLl"], v["n"])),
-                    z3.And(z3.Not(keep), xl == _max(v["wLl"], v["n"])),
-                ),
-                z3.And(keep, xl == v["sLl"]),
-            ),
-        )
-        act(
-            "take_back",
-            v["ne"],
-            side,
-            sLs=xs,
-            sLl=xl,
-            hasL=z3.And(v["hasL"], keep),
-            wLl=z3.If(z3.And(v["hasL"], keep), v["wLl"], xl),
-        )
         return out
 
     def init(self) -> z3.BoolRef:
@@ -348,16 +397,7 @@ class PublishEncoding:
         """AMQ-SERIAL: every serial addition and distance the model computes is defined
         (the FLOW's limits within 2^31 − 1 of the sender's counts, the windows and
         credits added below 2^31)."""
-        v = self.v
-        return z3.And(
-            z3.BoolVal(max(self.W, self.W0, self.C) <= MAX_DISTANCE),
-            z3.Implies(v["ne"], z3.And(v["wLs"] - v["n"] >= 0, v["wLs"] - v["n"] <= MAX_DISTANCE)),
-            z3.Implies(
-                v["hasL"], z3.And(v["wLl"] - v["n"] >= 0, v["wLl"] - v["n"] <= MAX_DISTANCE)
-            ),
-            v["sLs"] - v["n"] <= MAX_DISTANCE,
-            v["sLl"] - v["n"] <= MAX_DISTANCE,
-        )
+        return _serial_defined(self.v, max(self.W, self.W0, self.C))
 
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT); the ones that are not
@@ -366,28 +406,13 @@ class PublishEncoding:
         cands: dict[str, z3.BoolRef] = {
             f"{k} >= 0": v[k] >= 0 for k in ("S", "n", "F", "bn", "P", "U", "R", "K")
         }
+        cands.update(_sender_lemmas(v, "bn", "biw", "bc"))
         cands.update(
             {
                 "n = bn + F": v["n"] == v["bn"] + v["F"],
                 "bn = P + R + K": v["bn"] == v["P"] + v["R"] + v["K"],
                 "U = P": v["U"] == v["P"],
                 "S + n = N0": v["S"] + v["n"] == v["N0"],
-                "no overrun": z3.Not(v["ov"]),
-                "n <= sLl": v["n"] <= v["sLl"],
-                "n <= sLs": v["n"] <= v["sLs"],
-                "sLl <= bn + bc": v["sLl"] <= v["bn"] + v["bc"],
-                "sLs <= bn + biw": v["sLs"] <= v["bn"] + v["biw"],
-                "ne -> wLs = bn + biw": z3.Implies(v["ne"], v["wLs"] == v["bn"] + v["biw"]),
-                "ne -> sLs <= wLs": z3.Implies(v["ne"], v["sLs"] <= v["wLs"]),
-                "!ne -> sLs = bn + biw": z3.Implies(
-                    z3.Not(v["ne"]), v["sLs"] == v["bn"] + v["biw"]
-                ),
-                "hasL -> ne": z3.Implies(v["hasL"], v["ne"]),
-                "hasL -> wLl = bn + bc": z3.Implies(v["hasL"], v["wLl"] == v["bn"] + v["bc"]),
-                "hasL -> sLl <= wLl": z3.Implies(v["hasL"], v["sLl"] <= v["wLl"]),
-                "!hasL -> sLl = bn + bc": z3.Implies(
-                    z3.Not(v["hasL"]), v["sLl"] == v["bn"] + v["bc"]
-                ),
                 "biw <= W": v["biw"] <= max(W, self.W0),
                 "biw > T": v["biw"] > T,
                 "U < C -> bc > C div 2": z3.Implies(v["U"] < C, v["bc"] > C // 2),
@@ -402,7 +427,218 @@ class PublishEncoding:
         return cands
 
 
-Encoding = PublishEncoding
+class LinkEncoding:
+    """Z3-AMQ-ABSTRACTION for the ``link`` shape (a client sender, a client receiver whose
+    credit window renews on arrival, counted by credit or since its grant, sent absolute
+    or as a delta; no hand grants, no drains; a receiving session window fixed,
+    rabbitmq4 or never; ``holds`` deliveries held).
+
+    Variables as :class:`PublishEncoding` for the sender and the FLOWs in flight to it;
+    the receiver's ``rn`` arrivals (its delivery-count and next-incoming-id), ``riw`` its
+    incoming window, ``rc`` its link credit, ``sg`` arrivals since its last grant,
+    ``Uh``/``Uf`` unsettled held / not held, ``Z`` settled."""
+
+    INTS: Final = (
+        *("S", "n", "F", "sLl", "sLs", "rn", "riw", "rc", "sg"),
+        *("Uh", "Uf", "Z", "wLs", "wLl", "N0"),
+    )
+    BOOLS: Final = ("ov", "ne", "hasL")
+
+    def __init__(self, t: Topology) -> None:
+        pol = t.receiver.credit
+        renewal = _renewal(t.receiver.window)
+        assert t.shape == "link" and isinstance(pol, CreditWindow) and renewal is not None
+        self.topology = t
+        self.W, self.T, self.renews = renewal
+        self.W0 = initial_window(t.receiver.window)
+        self.C, self.Tc = pol.window, pol.threshold
+        self.since_grant = pol.count == "since_grant"
+        self.delta = pol.encoding == "delta"
+        self.K = t.receiver.holds
+        self.sender_window0 = initial_window(t.sender_window)
+        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
+        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
+        self.actions = self._actions()
+
+    def alpha(self, s: State) -> dict[str, Value]:
+        """The abstract state of a concrete one (Z3-AMQ-ABSTRACTION)."""
+        t = self.topology
+        if not isinstance(s, LinkState):
+            raise AbstractionError("not a link state")
+        if not all(isinstance(f, Transfer) for f in s.fwd):
+            raise AbstractionError("a frame other than a transfer toward the receiver")
+        snd, r = s.sender, s.receiver
+        n, F = snd.sent, len(s.fwd)
+        rn = n - F
+        i = t.initial
+
+        def at(k: int) -> int:
+            return (i + k) % SERIAL_SPACE
+
+        def unwrap(x: int) -> int:
+            return rn + diff(x, at(rn))
+
+        if snd.link.delivery_count != at(n) or snd.session.next_outgoing_id != at(n):
+            raise AbstractionError("the sender's counts are not its transfers sent")
+        if r.link.delivery_count != at(rn) or r.session.next_incoming_id != at(rn):
+            raise AbstractionError("the receiver's counts are not its arrivals")
+        if r.arrivals != rn or snd.link.drain or snd.link.echo or r.link.drain or r.drained:
+            raise AbstractionError("arrivals, drain or echo outside the abstraction")
+        held = sum(1 for _, _, h in r.unsettled if h)
+        a: dict[str, Value] = {
+            "S": snd.supply,
+            "n": n,
+            "F": F,
+            "sLl": n + snd.link.credit,
+            "sLs": n + snd.session.remote_incoming_window,
+            "rn": rn,
+            "riw": r.session.incoming_window,
+            "rc": r.link.credit,
+            "sg": r.since_grant if self.since_grant else 0,
+            "Uh": held,
+            "Uf": len(r.unsettled) - held,
+            "Z": r.settled,
+            "N0": t.supply,
+            "ov": snd.overrun,
+            "ne": bool(s.back),
+            "hasL": False,
+        }
+        a["wLs"], a["wLl"] = a["sLs"], a["sLl"]
+        for f in s.back:
+            if not isinstance(f, Flow) or f.session is None:
+                raise AbstractionError("a FLOW without session fields toward the sender")
+            a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
+            if f.link is not None:
+                if f.link.drain or f.link.echo:
+                    raise AbstractionError("drain or echo on the link")
+                a["hasL"] = True
+                a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+        return a
+
+    def _actions(self) -> list[AbstractAction]:
+        v = self.v
+        out = _sender_actions(v)
+        # take_fwd: AMQ-SESSION-RECV, AMQ-LINK-TRANSFER, AMQ-POL-WINDOW-*, AMQ-POL-CREDIT-WINDOW
+        nx: dict[str, z3.ExprRef] = dict(v)
+        held = v["rn"] < self.K
+        riw1 = v["riw"] - 1
+        renew = z3.And(z3.BoolVal(self.renews), riw1 <= self.T)
+        rc1 = v["rc"] - 1
+        sg1 = v["sg"] + 1
+        due = sg1 >= self.C - self.Tc if self.since_grant else rc1 <= self.Tc
+        grant = z3.And(due, rc1 < self.C)
+        sent = self.C - _max(rc1, 0) if self.delta else z3.IntVal(self.C)
+        nx.update(
+            F=v["F"] - 1,
+            rn=v["rn"] + 1,
+            riw=z3.If(renew, self.W, riw1),
+            rc=z3.If(grant, self.C, rc1),
+            sg=z3.If(grant, 0, sg1) if self.since_grant else v["sg"],
+            Uh=z3.If(held, v["Uh"] + 1, v["Uh"]),
+            Uf=z3.If(held, v["Uf"], v["Uf"] + 1),
+        )
+        flow = z3.Or(renew, grant)
+        nx["ne"] = z3.Or(v["ne"], flow)
+        nx["wLs"] = z3.If(flow, nx["rn"] + _max(nx["riw"], 0), v["wLs"])
+        nx["hasL"] = z3.Or(v["hasL"], grant)
+        nx["wLl"] = z3.If(grant, nx["rn"] + sent, v["wLl"])
+        out.append(AbstractAction("take_fwd", v["F"] > 0, nx, z3.BoolVal(True)))
+        # settle: AMQ-APP (a fixed or never window and a window renewed on arrival send nothing)
+        nx = dict(v)
+        nx.update(Uf=v["Uf"] - 1, Z=v["Z"] + 1)
+        out.append(AbstractAction("settle", v["Uf"] > 0, nx, z3.BoolVal(True)))
+        return out
+
+    def init(self) -> z3.BoolRef:
+        """After BEGIN and ATTACH: the receiver's first grant in flight (AMQ-BEGIN-ATTACH)."""
+        v = self.v
+        return z3.And(
+            v["N0"] >= 0,
+            v["S"] == v["N0"],
+            *(v[k] == 0 for k in ("n", "F", "rn", "sg", "Uh", "Uf", "Z", "sLl")),
+            v["sLs"] == self.W0,
+            v["riw"] == self.W0,
+            v["rc"] == self.C,
+            z3.Not(v["ov"]),
+            v["ne"],
+            v["hasL"],
+            v["wLs"] == max(0, self.W0),
+            v["wLl"] == self.C,
+        )
+
+    def enabled(self, name: str) -> z3.BoolRef:
+        guards = [a.guard for a in self.actions if a.name == name]
+        return z3.Or(*guards) if guards else z3.BoolVal(False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.name for a in self.actions))
+
+    def complete(self) -> z3.BoolRef:
+        v = self.v
+        return z3.And(v["S"] == 0, v["F"] == 0)
+
+    def properties(self) -> dict[str, z3.BoolRef]:
+        """PROP-AMQ-* over the abstract state. PROP-AMQ-DRAIN and PROP-AMQ-PUBLISHER-GO
+        hold by the class (no drains, no queue); PROP-AMQ-BOUNDS bounds nothing for a
+        window renewed on arrival (the model's ``_credit_bound``)."""
+        v = self.v
+        tru = z3.BoolVal(True)
+        return {
+            "PROP-AMQ-CREDIT": z3.Not(v["ov"]),
+            "PROP-AMQ-NONNEG": z3.And(
+                v["sLl"] - v["n"] >= 0,
+                v["sLs"] - v["n"] >= 0,
+                v["riw"] >= 0,
+                z3.BoolVal(self.sender_window0 >= 0),
+            ),
+            "PROP-AMQ-AGREE": z3.Implies(
+                z3.And(v["F"] == 0, z3.Not(v["hasL"])),
+                z3.And(v["n"] == v["rn"], v["sLl"] - v["n"] == _max(v["rc"], 0)),
+            ),
+            "PROP-AMQ-DRAIN": tru,
+            "PROP-AMQ-NO-STALL": z3.Or(
+                self.complete(), *(self.enabled(name) for name in self.names)
+            ),
+            "PROP-AMQ-PUBLISHER-GO": tru,
+            "PROP-AMQ-BOUNDS": tru,
+            "PROP-AMQ-CONSERVATION": z3.And(
+                v["S"] + v["F"] + v["Uh"] + v["Uf"] + v["Z"] == v["N0"],
+                v["n"] == v["N0"] - v["S"],
+            ),
+        }
+
+    def serial_defined(self) -> z3.BoolRef:
+        """AMQ-SERIAL, as :meth:`PublishEncoding.serial_defined`."""
+        return _serial_defined(self.v, max(self.W, self.W0, self.C))
+
+    def lemmas(self) -> dict[str, z3.BoolRef]:
+        """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
+        v, C, W, T, Tc, K = self.v, self.C, self.W, self.T, self.Tc, self.K
+        cands: dict[str, z3.BoolRef] = {
+            f"{k} >= 0": v[k] >= 0 for k in ("S", "n", "F", "rn", "sg", "Uh", "Uf", "Z")
+        }
+        cands.update(_sender_lemmas(v, "rn", "riw", "rc"))
+        cands.update(
+            {
+                "n = rn + F": v["n"] == v["rn"] + v["F"],
+                "rn = Uh + Uf + Z": v["rn"] == v["Uh"] + v["Uf"] + v["Z"],
+                "Uh = min(rn, holds)": v["Uh"] == z3.If(v["rn"] < K, v["rn"], K),
+                "S + n = N0": v["S"] + v["n"] == v["N0"],
+                "riw <= W": v["riw"] <= max(W, self.W0),
+                "riw > T": v["riw"] > T,
+                "rc > Tc": v["rc"] > Tc,
+                "rc <= C": v["rc"] <= C,
+                "sg < C - Tc": v["sg"] < C - Tc,
+                "rc + sg = C": v["rc"] + v["sg"] == C,
+                "wLs - n <= W": z3.Implies(v["ne"], v["wLs"] - v["n"] <= max(W, self.W0)),
+                "wLl - n <= C": z3.Implies(v["hasL"], v["wLl"] - v["n"] <= C),
+            }
+        )
+        return cands
+
+
+Encoding = PublishEncoding | LinkEncoding
 
 
 @dataclass(frozen=True)
@@ -496,13 +732,23 @@ def houdini(
 
 SUPPORTED: Final = (
     "a publish topology (a RabbitMQ 4 session whose window is fixed, rabbitmq4 or never, "
-    "a queue without a length limit)"
+    "a queue without a length limit) or a link topology (a credit window renewed on "
+    "arrival, no hand grants or drains, a receiving window fixed, rabbitmq4 or never)"
 )
 
 
 def encoding_for(t: Topology) -> Encoding | None:
     """The abstraction of ``t``'s shape when Z3-AMQ-ABSTRACTION covers it, else ``None``
     (then "for every supply" stays not established, SCOPE-EXIT)."""
+    if t.shape == "link":
+        c, r = t.receiver.credit, t.receiver
+        if not isinstance(c, CreditWindow) or c.renew_on != "arrival":
+            return None
+        if r.grants or r.drains or _renewal(r.window) is None:
+            return None
+        if t.sender_credit.formula != "serial":
+            return None
+        return LinkEncoding(t)
     if t.shape != "publish" or t.broker_window is None or t.queue is None:
         return None
     if _renewal(t.broker_window) is None or t.queue.max_length is not None:
@@ -538,7 +784,11 @@ def prove_every_supply(t: Topology, timeout_ms: int = 10_000) -> AmqpProof | Non
         serial="proved" if ok else "not-proved",
         seconds=time.perf_counter() - started,
         queries=queries,
-        numbers={"max_incoming_window": enc.W, "max_link_credit": enc.C},
+        numbers=(
+            {"max_incoming_window": enc.W, "max_link_credit": enc.C}
+            if isinstance(enc, PublishEncoding)
+            else {"incoming window": enc.W, "credit window": enc.C}
+        ),
     )
 
 
