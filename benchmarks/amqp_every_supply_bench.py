@@ -1,7 +1,7 @@
 """AMQP "every supply" at real sizes (Z3-AMQ-EVERY-SUPPLY): the proof for every supply
 side by side with breadth-first search of one supply, in one process and one run.
 
-For each publish case: breadth first over supply ``--supply`` within ``--max-states``
+For each publish or link case: breadth first over supply ``--supply`` within ``--max-states``
 (seconds, states, whether it finished), then the proof (seconds, what it proved, the
 invariant's size), their ratio, and the peak RSS at the end.
 
@@ -14,11 +14,17 @@ import argparse
 import resource
 import time
 from dataclasses import replace
+from typing import Literal
 
 from creditflow.conformance.explore.amqp import search
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
 from creditflow.conformance.symbolic.amqp_every_supply import prove_every_supply
-from creditflow.model.amqp.policies import RabbitLinkCredit, RabbitSessionWindow
+from creditflow.model.amqp.policies import (
+    CreditWindow,
+    RabbitLinkCredit,
+    RabbitSessionWindow,
+    WindowFixed,
+)
 from creditflow.model.amqp.topology import Topology
 
 
@@ -32,12 +38,27 @@ def case(window: int, credit: int) -> Topology:
     )
 
 
+def link_case(
+    window: int, credit: int, encoding: Literal["absolute", "delta"] = "absolute"
+) -> Topology:
+    t = load_amqp_preset("credit-as-delta")
+    w = WindowFixed(window, window // 2)
+    pol = CreditWindow(credit, credit // 2, encoding=encoding)
+    return replace(
+        t,
+        name=f"link W={window:,} credit={credit:,} {encoding}",
+        sender_window=w,
+        receiver=t.receiver._replace(window=w, credit=pol),
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--supply", type=int, default=400)
     ap.add_argument("--max-states", type=int, default=20_000)
     args = ap.parse_args()
     cases = [case(400, 170), case(65_535, 10_000), case(2**31 - 1, 10_000), case(2_048, 2)]
+    cases += [link_case(65_535, 10_000), link_case(65_535, 10_000, "delta")]
     print(
         f"{'case':34} {'BFS s':>7} {'states':>7} {'BFS':>9} | {'proof s':>7} "
         f"{'lemmas':>6} {'open':>16} | {'ratio':>6}"
