@@ -230,7 +230,7 @@ def run_prove(inp: AmqpInput, source: str) -> None:
     proof = prove_every_supply(t)
     if proof is None:
         click.echo(
-            f"for every supply: not established (the {t.shape} shape is outside "
+            f"for every supply: not established (this {t.shape} topology is outside "
             f"Z3-AMQ-ABSTRACTION; covered: {SUPPORTED})"
         )
         raise SystemExit(exit_codes.INCOMPLETE)

@@ -1,4 +1,5 @@
-"""Z3-AMQ-EVERY-SUPPLY: "holds for every supply" for AMQP topologies, by proof.
+"""Z3-AMQ-EVERY-SUPPLY: "holds for every supply" for AMQP topologies, by proof
+(the publish, link and consume shapes, Z3-AMQ-ABSTRACTION).
 
 The explorer (AMQ-TS) enumerates one supply. Here the AMQP transition system of a
 shape is abstracted to integer counters (Z3-AMQ-ABSTRACTION) with the supply a symbolic
@@ -39,7 +40,15 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.amqp import AmqpCheckResult, AmqpViolation
 from creditflow.conformance.explore.amqp_directed import directed_runs
 from creditflow.model.amqp import properties
-from creditflow.model.amqp.frames import Flow, Transfer
+from creditflow.model.amqp.frames import (
+    CreditReply,
+    CreditRequest,
+    Delivery,
+    Disposition,
+    Flow,
+    Settle,
+    Transfer,
+)
 from creditflow.model.amqp.policies import (
     CreditWindow,
     RabbitSessionWindow,
@@ -49,7 +58,7 @@ from creditflow.model.amqp.policies import (
 )
 from creditflow.model.amqp.serial import SERIAL_SPACE, diff
 from creditflow.model.amqp.session import initial_window
-from creditflow.model.amqp.system import LinkState, PublishState, State
+from creditflow.model.amqp.system import ConsumeState, LinkState, PublishState, State
 from creditflow.model.amqp.topology import Topology
 
 SERIAL_OBLIGATION: Final = "AMQ-SERIAL"
@@ -638,7 +647,465 @@ class LinkEncoding:
         return cands
 
 
-Encoding = PublishEncoding | LinkEncoding
+class ConsumeEncoding:
+    """Z3-AMQ-ABSTRACTION for the ``consume`` shape without drains (a quorum queue's
+    credited consumer, RabbitMQ 4's relay and session, a client receiver whose credit
+    window renews on arrival; no hand grants; a receiving window fixed, rabbitmq4 or
+    never).
+
+    Variables: ``R`` ready, ``q`` deliveries the queue made (its consumer's
+    delivery-count), ``ccr`` the consumer's credit, ``CO`` checked out; toward the
+    queue ``Ss`` settlements and at most one credit request (``rq``, ``rqdc``,
+    ``rqcr``); from it ``D`` deliveries and at most one credit reply after them (``rp``,
+    ``rpdc``, ``rpcr``); the relay's ``rcd``/``rcc`` (client side), ``rqd``/``rqc``
+    (queue side), ``inf`` (a request in flight), the stash ``st`` with its link limit
+    ``stl``, ``fc`` (a delivery forced through); ``bLs`` the session's limit (transfers
+    sent + remote incoming window); ``F`` transfers on the wire; the receiver as in
+    :class:`LinkEncoding`; toward the relay ``Dd`` dispositions and the FLOWs as ``ne``,
+    ``wLs``, ``hasL``, ``wLl`` and ``wLo`` (the link limit of the last and of the oldest
+    link FLOW; with none in flight both are the receiver's own limit, with no FLOW
+    ``wLs`` is the session's). Credit sent absolute only: the limits FLOWs carry never
+    decrease, so the oldest link FLOW's is a lower bound of the others'."""
+
+    INTS: Final = (
+        *("R", "q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr"),
+        *("rcd", "rcc", "rqd", "rqc", "stl", "bLs", "F"),
+        *("rn", "riw", "rc", "sg", "Uh", "Uf", "Z", "Dd", "wLs", "wLl", "wLo", "N0"),
+    )
+    BOOLS: Final = ("rq", "rp", "inf", "st", "fc", "ne", "hasL")
+
+    def __init__(self, t: Topology) -> None:
+        pol = t.receiver.credit
+        renewal = _renewal(t.receiver.window)
+        assert t.shape == "consume" and isinstance(pol, CreditWindow) and renewal is not None
+        assert t.relay is not None and t.broker_window is not None
+        self.topology = t
+        self.W, self.T, self.renews = renewal
+        self.W0 = initial_window(t.receiver.window)
+        self.C, self.Tc = pol.window, pol.threshold
+        self.since_grant = pol.count == "since_grant"
+        self.delta = pol.encoding == "delta"
+        self.K = t.receiver.holds
+        self.Q = t.relay.max_queue_credit
+        self.broker0 = initial_window(t.broker_window)
+        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
+        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
+        self.actions = self._actions()
+
+    def alpha(self, s: State) -> dict[str, Value]:
+        """The abstract state of a concrete one (Z3-AMQ-ABSTRACTION)."""
+        t = self.topology
+        if not isinstance(s, ConsumeState):
+            raise AbstractionError("not a consume state")
+        r, rl, c = s.receiver, s.relay, s.consumer
+        if not all(isinstance(f, Transfer) for f in s.fwd):
+            raise AbstractionError("a frame other than a transfer toward the client")
+        F, rn = len(s.fwd), r.arrivals
+        m = rn + F
+        q = t.supply - s.msgs.ready
+        i = t.initial
+
+        def at(k: int) -> int:
+            return (i + k) % SERIAL_SPACE
+
+        def unwrap(x: int) -> int:
+            return m + diff(x, at(m))
+
+        if r.link.delivery_count != at(rn) or r.session.next_incoming_id != at(rn):
+            raise AbstractionError("the receiver's counts are not its arrivals")
+        if rl.client_dc != at(m) or s.session.next_outgoing_id != at(m):
+            raise AbstractionError("the relay's client count is not its transfers sent")
+        if c.delivery_count != at(q) or s.msgs.next_msg != q or c.drain:
+            raise AbstractionError("the consumer's count is not its deliveries")
+        if r.link.drain or r.drained or rl.client_echo or rl.queue_drain:
+            raise AbstractionError("drain or echo outside the abstraction")
+        a: dict[str, Value] = {
+            "R": s.msgs.ready,
+            "q": q,
+            "ccr": c.credit,
+            "CO": len(c.checked_out),
+            "Ss": sum(1 for f in s.s2q if isinstance(f, Settle)),
+            "rq": False,
+            "rqdc": 0,
+            "rqcr": 0,
+            "D": sum(1 for f in s.pending if isinstance(f, Delivery)),
+            "rp": False,
+            "rpdc": 0,
+            "rpcr": 0,
+            "rcd": m,
+            "rcc": rl.client_credit,
+            "rqd": unwrap(rl.queue_dc),
+            "rqc": rl.queue_credit,
+            "inf": rl.in_flight,
+            "st": rl.stashed is not None,
+            "stl": 0,
+            "fc": rl.forced,
+            "bLs": m + s.session.remote_incoming_window,
+            "F": F,
+            "rn": rn,
+            "riw": r.session.incoming_window,
+            "rc": r.link.credit,
+            "sg": r.since_grant if self.since_grant else 0,
+            "Uh": sum(1 for _, _, h in r.unsettled if h),
+            "Uf": sum(1 for _, _, h in r.unsettled if not h),
+            "Z": r.settled,
+            "Dd": sum(1 for f in s.back if isinstance(f, Disposition)),
+            "N0": t.supply,
+            "ne": False,
+            "hasL": False,
+        }
+        if rl.stashed is not None:
+            if rl.stashed.drain or rl.stashed.echo:
+                raise AbstractionError("drain or echo in the stash")
+            a["stl"] = unwrap(rl.stashed.delivery_count) + rl.stashed.credit
+        reqs = [f for f in s.s2q if isinstance(f, CreditRequest)]
+        replies = [f for f in s.pending if isinstance(f, CreditReply)]
+        if len(reqs) > 1 or len(replies) > 1 or (replies and s.pending[-1] != replies[0]):
+            raise AbstractionError("more than one credit request or reply in flight")
+        for req in reqs:
+            if req.drain:
+                raise AbstractionError("a drain request")
+            a.update(rq=True, rqdc=unwrap(req.delivery_count), rqcr=req.credit)
+        for rep in replies:
+            if rep.drain:
+                raise AbstractionError("a drain reply")
+            a.update(rp=True, rpdc=unwrap(rep.delivery_count), rpcr=rep.credit)
+        a["wLs"], a["wLl"] = a["bLs"], rn + r.link.credit
+        a["wLo"] = a["wLl"]
+        for f in s.back:
+            if isinstance(f, Disposition):
+                continue
+            if not isinstance(f, Flow) or f.session is None:
+                raise AbstractionError("a FLOW without session fields toward the relay")
+            a["ne"] = True
+            a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
+            if f.link is not None:
+                if f.link.drain or f.link.echo:
+                    raise AbstractionError("drain or echo on the link")
+                if not a["hasL"]:
+                    a["wLo"] = unwrap(f.link.delivery_count) + f.link.credit
+                a["hasL"] = True
+                a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+        return a
+
+    def _react(self, nx: dict[str, z3.ExprRef], x: z3.ArithRef) -> None:
+        """The relay takes a client FLOW with link limit ``x`` (AMQ-RMQ-RELAY): a credit
+        request, or stashed while one is in flight."""
+        v = self.v
+        c = _max(x - v["rcd"], 0)
+        capped = z3.If(c <= self.Q, c, self.Q)
+        free = z3.Not(v["inf"])
+        nx["rcc"] = z3.If(free, c, v["rcc"])
+        nx["rqc"] = z3.If(free, capped, v["rqc"])
+        nx["rq"] = z3.Or(v["rq"], free)
+        nx["rqdc"] = z3.If(free, v["rqd"], v["rqdc"])
+        nx["rqcr"] = z3.If(free, capped, v["rqcr"])
+        nx["inf"] = z3.BoolVal(True)
+        nx["st"] = z3.If(free, v["st"], z3.BoolVal(True))
+        nx["stl"] = z3.If(free, v["stl"], x)
+
+    def _actions(self) -> list[AbstractAction]:
+        v, Q = self.v, self.Q
+        tru = z3.BoolVal(True)
+        out: list[AbstractAction] = []
+
+        def add(name: str, guard: z3.BoolRef, nx: dict[str, z3.ExprRef], side=tru) -> None:
+            # a request, reply or stash not in flight has its fields at 0 (as ``alpha``)
+            for flag, keys in (
+                ("rq", ("rqdc", "rqcr")),
+                ("rp", ("rpdc", "rpcr")),
+                ("st", ("stl",)),
+            ):
+                for key in keys:
+                    nx[key] = z3.If(nx[flag], nx[key], 0)
+            out.append(AbstractAction(name, guard, nx, side))
+
+        # queue takes the credit request: credit_active_consumer/4, checkout (AMQ-QQ-CREDITED)
+        nx: dict[str, z3.ExprRef] = dict(v)
+        credit = _max(v["rqdc"] + v["rqcr"] - v["q"], 0)
+        k = z3.If(credit <= v["R"], credit, v["R"])
+        nx.update(
+            D=v["D"] + k,
+            R=v["R"] - k,
+            q=v["q"] + k,
+            CO=v["CO"] + k,
+            ccr=credit - k,
+            rp=tru,
+            rpdc=v["q"] + k,
+            rpcr=credit - k,
+            rq=z3.BoolVal(False),
+        )
+        add("queue", v["rq"], nx)
+        # queue takes a settlement (AMQ-QQ-SETTLE)
+        nx = dict(v)
+        nx.update(Ss=v["Ss"] - 1, CO=v["CO"] - 1)
+        add("queue", v["Ss"] > 0, nx)
+        # relay takes the credit reply (AMQ-RMQ-RELAY, handle_credit_reply0/4, no drain)
+        nx = dict(v)
+        cs = _max(v["stl"] - v["rcd"], 0)
+        cs_cap = z3.If(cs <= Q, cs, Q)
+        topup = z3.And(z3.Not(v["st"]), v["rpcr"] == 0, v["rcc"] > 0)
+        top = z3.If(v["rcc"] <= Q, v["rcc"], Q)
+        nx.update(
+            rqd=v["rpdc"],
+            rp=z3.BoolVal(False),
+            rcc=z3.If(v["st"], cs, v["rcc"]),
+            rqc=z3.If(v["st"], cs_cap, z3.If(topup, top, v["rqc"])),
+            rq=z3.Or(v["st"], topup),
+            rqdc=z3.If(z3.Or(v["st"], topup), v["rpdc"], v["rqdc"]),
+            rqcr=z3.If(v["st"], cs_cap, z3.If(topup, top, v["rqcr"])),
+            st=z3.BoolVal(False),
+            inf=z3.Or(v["st"], topup),
+        )
+        add("relay", z3.And(v["D"] == 0, v["rp"]), nx)
+        # send: a delivery relayed to the client (sent_pending_delivery/3, AMQ-SESSION-SEND)
+        nx = dict(v)
+        rcc1 = _max(v["rcc"] - 1, 0)
+        rqc1 = _max(v["rqc"] - 1, 0)
+        topup = z3.And(rqc1 == 0, rcc1 > 0, z3.Not(v["inf"]))
+        top = z3.If(rcc1 <= Q, rcc1, Q)
+        nx.update(
+            D=v["D"] - 1,
+            F=v["F"] + 1,
+            rcd=v["rcd"] + 1,
+            rcc=rcc1,
+            fc=z3.Or(v["fc"], v["rcc"] <= 0),
+            rqd=v["rqd"] + 1,
+            rqc=z3.If(topup, top, rqc1),
+            inf=z3.Or(v["inf"], topup),
+            rq=z3.Or(v["rq"], topup),
+            rqdc=z3.If(topup, v["rqd"] + 1, v["rqdc"]),
+            rqcr=z3.If(topup, top, v["rqcr"]),
+        )
+        add("send", z3.And(v["D"] > 0, v["bLs"] - v["rcd"] > 0), nx)
+        # take_fwd: the receiver takes a transfer (as LinkEncoding)
+        nx = dict(v)
+        held = v["rn"] < self.K
+        riw1 = v["riw"] - 1
+        renew = z3.And(z3.BoolVal(self.renews), riw1 <= self.T)
+        rc1 = v["rc"] - 1
+        sg1 = v["sg"] + 1
+        due = sg1 >= self.C - self.Tc if self.since_grant else rc1 <= self.Tc
+        grant = z3.And(due, rc1 < self.C)
+        sent = self.C - _max(rc1, 0) if self.delta else z3.IntVal(self.C)
+        nx.update(
+            F=v["F"] - 1,
+            rn=v["rn"] + 1,
+            riw=z3.If(renew, self.W, riw1),
+            rc=z3.If(grant, self.C, rc1),
+            sg=z3.If(grant, 0, sg1) if self.since_grant else v["sg"],
+            Uh=z3.If(held, v["Uh"] + 1, v["Uh"]),
+            Uf=z3.If(held, v["Uf"], v["Uf"] + 1),
+        )
+        flow = z3.Or(renew, grant)
+        nx["ne"] = z3.Or(v["ne"], flow)
+        nx["wLs"] = z3.If(flow, nx["rn"] + _max(nx["riw"], 0), v["wLs"])
+        nx["hasL"] = z3.Or(v["hasL"], grant)
+        nx["wLl"] = z3.If(grant, nx["rn"] + sent, v["wLl"])
+        nx["wLo"] = z3.If(z3.And(grant, z3.Not(v["hasL"])), nx["rn"] + sent, v["wLo"])
+        add("take_fwd", v["F"] > 0, nx)
+        # settle: the application settles, a disposition toward the relay (AMQ-APP)
+        nx = dict(v)
+        nx.update(Uf=v["Uf"] - 1, Z=v["Z"] + 1, Dd=v["Dd"] + 1)
+        add("settle", v["Uf"] > 0, nx)
+        # take_back: a disposition becomes a settlement toward the queue
+        nx = dict(v)
+        nx.update(Dd=v["Dd"] - 1, Ss=v["Ss"] + 1)
+        add("take_back", v["Dd"] > 0, nx)
+        # take_back: the last FLOW in flight (AMQ-SESSION-FLOW, then the relay)
+        nx = dict(v)
+        last_s = _max(v["wLs"], v["rcd"])
+        nx.update(ne=z3.BoolVal(False), hasL=z3.BoolVal(False), bLs=last_s, wLs=last_s)
+        linked = dict(nx)
+        self._react(linked, v["wLl"])
+        for key in ("rcc", "rqc", "rq", "rqdc", "rqcr", "inf", "st", "stl"):
+            nx[key] = z3.If(v["hasL"], linked[key], v[key])
+        nx["wLl"] = nx["wLo"] = v["rn"] + v["rc"]
+        add("take_back", v["ne"], nx)
+        # take_back: an earlier FLOW: session limit between; no link fields, the oldest
+        # link FLOW (the next oldest's limit between its and the last's), or the only one
+        xs, xo = z3.Int("take_back.s"), z3.Int("take_back.o")
+        between = z3.And(v["bLs"] <= xs, xs <= _max(v["wLs"], v["rcd"]))
+        nx = dict(v)
+        nx.update(bLs=xs)
+        add("take_back", v["ne"], nx, between)
+        nx = dict(v)
+        nx.update(bLs=xs, wLo=xo)
+        self._react(nx, v["wLo"])
+        add(
+            "take_back",
+            z3.And(v["ne"], v["hasL"]),
+            nx,
+            z3.And(between, v["wLo"] <= xo, xo <= v["wLl"]),
+        )
+        nx = dict(v)
+        nx.update(bLs=xs, hasL=z3.BoolVal(False))
+        self._react(nx, v["wLl"])
+        nx["wLl"] = nx["wLo"] = v["rn"] + v["rc"]
+        add("take_back", z3.And(v["ne"], v["hasL"]), nx, between)
+        return out
+
+    def init(self) -> z3.BoolRef:
+        """After BEGIN and ATTACH: the client's first grant in flight (AMQ-BEGIN-ATTACH)."""
+        v = self.v
+        zero = ("q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr", "rcd", "rcc")
+        zero += ("rqd", "rqc", "stl", "F", "rn", "sg", "Uh", "Uf", "Z", "Dd")
+        return z3.And(
+            v["N0"] >= 0,
+            v["R"] == v["N0"],
+            *(v[k] == 0 for k in zero),
+            *(z3.Not(v[k]) for k in ("rq", "rp", "inf", "st", "fc")),
+            v["bLs"] == self.W0,
+            v["riw"] == self.W0,
+            v["rc"] == self.C,
+            v["ne"],
+            v["hasL"],
+            v["wLs"] == max(0, self.W0),
+            v["wLl"] == self.C,
+            v["wLo"] == self.C,
+        )
+
+    def enabled(self, name: str) -> z3.BoolRef:
+        guards = [a.guard for a in self.actions if a.name == name]
+        return z3.Or(*guards) if guards else z3.BoolVal(False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.name for a in self.actions))
+
+    def complete(self) -> z3.BoolRef:
+        v = self.v
+        return z3.And(v["R"] == 0, v["D"] == 0, v["F"] == 0)
+
+    def properties(self) -> dict[str, z3.BoolRef]:
+        """PROP-AMQ-* over the abstract state; PROP-AMQ-DRAIN and PROP-AMQ-PUBLISHER-GO
+        hold by the class (no drains, no publisher)."""
+        v = self.v
+        tru = z3.BoolVal(True)
+        client_busy = z3.Or(v["F"] > 0, v["hasL"], v["st"])
+        queue_busy = z3.Or(v["inf"], v["rq"], v["D"] > 0, v["rp"])
+        return {
+            "PROP-AMQ-CREDIT": z3.Not(v["fc"]),
+            "PROP-AMQ-NONNEG": z3.And(
+                v["rcc"] >= 0,
+                v["rqc"] >= 0,
+                v["ccr"] >= 0,
+                v["bLs"] - v["rcd"] >= 0,
+                v["riw"] >= 0,
+                z3.BoolVal(self.broker0 >= 0),
+                z3.Implies(v["rq"], v["rqcr"] >= 0),
+                z3.Implies(v["rp"], v["rpcr"] >= 0),
+            ),
+            "PROP-AMQ-AGREE": z3.And(
+                z3.Or(
+                    client_busy,
+                    z3.And(v["rcd"] == v["rn"], v["rcc"] == _max(v["rc"], 0)),
+                ),
+                z3.Or(queue_busy, z3.And(v["rqd"] == v["q"], v["rqc"] == v["ccr"])),
+            ),
+            "PROP-AMQ-DRAIN": tru,
+            "PROP-AMQ-NO-STALL": z3.Or(
+                self.complete(), *(self.enabled(name) for name in self.names)
+            ),
+            "PROP-AMQ-PUBLISHER-GO": tru,
+            "PROP-AMQ-BOUNDS": v["rqc"] <= self.Q,
+            "PROP-AMQ-CONSERVATION": z3.And(
+                v["R"] + v["D"] + v["F"] + v["Uh"] + v["Uf"] + v["Z"] == v["N0"],
+                v["CO"] == v["D"] + v["F"] + v["Uh"] + v["Uf"] + v["Dd"] + v["Ss"],
+            ),
+        }
+
+    def serial_defined(self) -> z3.BoolRef:
+        """AMQ-SERIAL: the limits the relay and the queue compute stay within 2^31 − 1."""
+        v = self.v
+
+        def near(x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
+            return z3.And(x - y <= MAX_DISTANCE, y - x <= MAX_DISTANCE)
+
+        return z3.And(
+            z3.BoolVal(max(self.W, self.W0, self.C, self.Q) <= MAX_DISTANCE),
+            near(v["wLs"], v["rcd"]),
+            near(v["wLl"], v["rcd"]),
+            z3.Implies(v["st"], near(v["stl"], v["rcd"])),
+            z3.Implies(v["rq"], near(v["rqdc"] + v["rqcr"], v["q"])),
+            near(v["rqd"], v["rcd"]),
+        )
+
+    def lemmas(self) -> dict[str, z3.BoolRef]:
+        """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
+        v, C, W, T, Tc, K, Q = self.v, self.C, self.W, self.T, self.Tc, self.K, self.Q
+        nonneg = ("R", "q", "ccr", "CO", "Ss", "D", "rcd", "rcc", "rqc", "F", "rn", "sg")
+        cands: dict[str, z3.BoolRef] = {f"{k} >= 0": v[k] >= 0 for k in nonneg}
+        cands.update({f"{k} >= 0": v[k] >= 0 for k in ("Uh", "Uf", "Z", "Dd")})
+        rl = v["rn"] + v["rc"]
+        cands.update(
+            {
+                "q + R = N0": v["q"] + v["R"] == v["N0"],
+                "q = rcd + D": v["q"] == v["rcd"] + v["D"],
+                "rqd = rcd": v["rqd"] == v["rcd"],
+                "rcd = rn + F": v["rcd"] == v["rn"] + v["F"],
+                "rn = Uh + Uf + Z": v["rn"] == v["Uh"] + v["Uf"] + v["Z"],
+                "Uh = min(rn, holds)": v["Uh"] == z3.If(v["rn"] < K, v["rn"], K),
+                "CO = D + F + Uh + Uf + Dd + Ss": v["CO"]
+                == v["D"] + v["F"] + v["Uh"] + v["Uf"] + v["Dd"] + v["Ss"],
+                "no forced delivery": z3.Not(v["fc"]),
+                "rq -> inf": z3.Implies(v["rq"], v["inf"]),
+                "rp -> inf": z3.Implies(v["rp"], v["inf"]),
+                "st -> inf": z3.Implies(v["st"], v["inf"]),
+                "inf -> rq | rp": z3.Implies(v["inf"], z3.Or(v["rq"], v["rp"])),
+                "!(rq & rp)": z3.Not(z3.And(v["rq"], v["rp"])),
+                "D > 0 -> rp": z3.Implies(v["D"] > 0, v["rp"]),
+                "rq -> rqdc = rqd": z3.Implies(v["rq"], v["rqdc"] == v["rqd"]),
+                "rq -> rqcr = rqc": z3.Implies(v["rq"], v["rqcr"] == v["rqc"]),
+                "rp -> rpdc = q": z3.Implies(v["rp"], v["rpdc"] == v["q"]),
+                "rp -> rpcr = ccr": z3.Implies(v["rp"], v["rpcr"] == v["ccr"]),
+                "rp -> rqc = D + ccr": z3.Implies(v["rp"], v["rqc"] == v["D"] + v["ccr"]),
+                "rp & rpcr > 0 -> R = 0": z3.Implies(z3.And(v["rp"], v["rpcr"] > 0), v["R"] == 0),
+                "!inf -> R = 0 | rcc = 0": z3.Implies(
+                    z3.Not(v["inf"]), z3.Or(v["R"] == 0, v["rcc"] == 0)
+                ),
+                "!inf -> rqc = ccr": z3.Implies(z3.Not(v["inf"]), v["rqc"] == v["ccr"]),
+                "rqc <= rcc": v["rqc"] <= v["rcc"],
+                "rqc <= Q": v["rqc"] <= Q,
+                "rcd + rcc <= rn + rc": v["rcd"] + v["rcc"] <= rl,
+                "!hasL & !st -> rcd + rcc = rn + rc": z3.Implies(
+                    z3.And(z3.Not(v["hasL"]), z3.Not(v["st"])), v["rcd"] + v["rcc"] == rl
+                ),
+                "st -> stl <= rn + rc": z3.Implies(v["st"], v["stl"] <= rl),
+                "st & !hasL -> stl = rn + rc": z3.Implies(
+                    z3.And(v["st"], z3.Not(v["hasL"])), v["stl"] == rl
+                ),
+                "st -> rcd <= stl": z3.Implies(v["st"], v["rcd"] <= v["stl"]),
+                "st -> rcd + rcc <= stl": z3.Implies(v["st"], v["rcd"] + v["rcc"] <= v["stl"]),
+                "hasL -> rcd + rcc <= wLo": z3.Implies(v["hasL"], v["rcd"] + v["rcc"] <= v["wLo"]),
+                "st & hasL -> stl <= wLo": z3.Implies(
+                    z3.And(v["st"], v["hasL"]), v["stl"] <= v["wLo"]
+                ),
+                "wLo <= wLl": v["wLo"] <= v["wLl"],
+                "!hasL -> wLo = wLl": z3.Implies(z3.Not(v["hasL"]), v["wLo"] == v["wLl"]),
+                "wLl = rn + rc": v["wLl"] == rl,
+                "rcd <= bLs": v["rcd"] <= v["bLs"],
+                "bLs <= rn + riw": v["bLs"] <= v["rn"] + v["riw"],
+                "ne -> wLs = rn + riw": z3.Implies(v["ne"], v["wLs"] == v["rn"] + v["riw"]),
+                "ne -> bLs <= wLs": z3.Implies(v["ne"], v["bLs"] <= v["wLs"]),
+                "!ne -> bLs = rn + riw": z3.Implies(
+                    z3.Not(v["ne"]), v["bLs"] == v["rn"] + v["riw"]
+                ),
+                "!ne -> wLs = bLs": z3.Implies(z3.Not(v["ne"]), v["wLs"] == v["bLs"]),
+                "hasL -> ne": z3.Implies(v["hasL"], v["ne"]),
+                "riw <= W": v["riw"] <= max(W, self.W0),
+                "riw > T": v["riw"] > T,
+                "rc > Tc": v["rc"] > Tc,
+                "rc <= C": v["rc"] <= C,
+                "sg < C - Tc": v["sg"] < C - Tc,
+                "rc + sg = C": v["rc"] + v["sg"] == C,
+                "rc >= F + rcc": v["rc"] >= v["F"] + v["rcc"],
+            }
+        )
+        return cands
+
+
+Encoding = PublishEncoding | LinkEncoding | ConsumeEncoding
 
 
 @dataclass(frozen=True)
@@ -731,9 +1198,10 @@ def houdini(
 
 
 SUPPORTED: Final = (
-    "a publish topology (a RabbitMQ 4 session whose window is fixed, rabbitmq4 or never, "
-    "a queue without a length limit) or a link topology (a credit window renewed on "
-    "arrival, no hand grants or drains, a receiving window fixed, rabbitmq4 or never)"
+    "publish (a RabbitMQ 4 session whose window is fixed, rabbitmq4 or never, a queue "
+    "without a length limit); link and consume (a client credit window renewed on "
+    "arrival, no hand grants, no drains, a client window fixed, rabbitmq4 or never; "
+    "consume: the credit sent absolute)"
 )
 
 
@@ -749,6 +1217,15 @@ def encoding_for(t: Topology) -> Encoding | None:
         if t.sender_credit.formula != "serial":
             return None
         return LinkEncoding(t)
+    if t.shape == "consume":
+        c, r = t.receiver.credit, t.receiver
+        if not isinstance(c, CreditWindow) or c.renew_on != "arrival":
+            return None
+        if c.encoding != "absolute":
+            return None
+        if r.grants or r.drains or _renewal(r.window) is None:
+            return None
+        return ConsumeEncoding(t)
     if t.shape != "publish" or t.broker_window is None or t.queue is None:
         return None
     if _renewal(t.broker_window) is None or t.queue.max_length is not None:
@@ -787,6 +1264,8 @@ def prove_every_supply(t: Topology, timeout_ms: int = 10_000) -> AmqpProof | Non
         numbers=(
             {"max_incoming_window": enc.W, "max_link_credit": enc.C}
             if isinstance(enc, PublishEncoding)
+            else {"incoming window": enc.W, "credit window": enc.C, "max_queue_credit": enc.Q}
+            if isinstance(enc, ConsumeEncoding)
             else {"incoming window": enc.W, "credit window": enc.C}
         ),
     )
