@@ -1,9 +1,10 @@
 """AMQP "every supply" at real sizes (Z3-AMQ-EVERY-SUPPLY): the proof for every supply
 side by side with breadth-first search of one supply, in one process and one run.
 
-For each publish or link case: breadth first over supply ``--supply`` within ``--max-states``
-(seconds, states, whether it finished), then the proof (seconds, what it proved, the
-invariant's size), their ratio, and the peak RSS at the end.
+For each publish, link or consume (without drains) case: breadth first over supply
+``--supply`` within ``--max-states`` (seconds, states, whether it finished), then the
+proof (seconds, what it proved, the invariant's size), their ratio, and the peak RSS at
+the end.
 
     .venv/bin/python benchmarks/amqp_every_supply_bench.py [--supply 400] [--max-states 20000]
 """
@@ -52,6 +53,18 @@ def link_case(
     )
 
 
+def consume_case(window: int, credit: int, queue_credit: int) -> Topology:
+    t = load_amqp_preset("rabbitmq4-consume")
+    w = WindowFixed(window, window // 2)
+    assert t.relay is not None
+    return replace(
+        t,
+        name=f"consume W={window:,} credit={credit:,} Q={queue_credit}",
+        receiver=t.receiver._replace(window=w, credit=CreditWindow(credit, credit // 2), drains=0),
+        relay=replace(t.relay, max_queue_credit=queue_credit),
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--supply", type=int, default=400)
@@ -59,6 +72,7 @@ def main() -> None:
     args = ap.parse_args()
     cases = [case(400, 170), case(65_535, 10_000), case(2**31 - 1, 10_000), case(2_048, 2)]
     cases += [link_case(65_535, 10_000), link_case(65_535, 10_000, "delta")]
+    cases += [consume_case(2_048, 100, 256), consume_case(65_535, 10_000, 256)]
     print(
         f"{'case':34} {'BFS s':>7} {'states':>7} {'BFS':>9} | {'proof s':>7} "
         f"{'lemmas':>6} {'open':>16} | {'ratio':>6}"

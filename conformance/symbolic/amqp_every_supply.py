@@ -809,7 +809,9 @@ class ConsumeEncoding:
         tru = z3.BoolVal(True)
         out: list[AbstractAction] = []
 
-        def add(name: str, guard: z3.BoolRef, nx: dict[str, z3.ExprRef], side=tru) -> None:
+        def add(
+            name: str, guard: z3.BoolRef, nx: dict[str, z3.ExprRef], side: z3.BoolRef = tru
+        ) -> None:
             # a request, reply or stash not in flight has its fields at 0 (as ``alpha``)
             for flag, keys in (
                 ("rq", ("rqdc", "rqcr")),
@@ -948,8 +950,10 @@ class ConsumeEncoding:
     def init(self) -> z3.BoolRef:
         """After BEGIN and ATTACH: the client's first grant in flight (AMQ-BEGIN-ATTACH)."""
         v = self.v
-        zero = ("q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr", "rcd", "rcc")
-        zero += ("rqd", "rqc", "stl", "F", "rn", "sg", "Uh", "Uf", "Z", "Dd")
+        zero = (
+            *("q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr", "rcd", "rcc"),
+            *("rqd", "rqc", "stl", "F", "rn", "sg", "Uh", "Uf", "Z", "Dd"),
+        )
         return z3.And(
             v["N0"] >= 0,
             v["R"] == v["N0"],
