@@ -22,7 +22,7 @@ every property formula has the value of the model's predicate.
 Example::
 
     >>> from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
-    >>> proof = prove_every_supply(load_amqp_preset("rabbitmq4-publish").topology)
+    >>> proof = prove_every_supply(load_amqp_preset("rabbitmq4-publish"))
     >>> proof.verdicts["PROP-AMQ-NO-STALL"], proof.verdicts["PROP-AMQ-CONSERVATION"]
     ('proved', 'proved')
 """
