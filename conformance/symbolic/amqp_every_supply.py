@@ -10,7 +10,7 @@ of 4 costs. Candidate lemmas are filtered to an inductive invariant by Houdini
 the initial state and is kept by every abstract action from any state satisfying all of
 them. A property is proved for every supply when the invariant implies it; PROP-AMQ-NO-
 STALL when the invariant implies that some action is enabled or every message has
-reached its end (Z3-AMQ-NO-STALL). Serial-number arithmetic is unwrapped to integers,
+reached its end. Serial-number arithmetic is unwrapped to integers,
 which is exact while every distance stays below 2^31 (AMQ-SERIAL); that is one more
 obligation (``AMQ-SERIAL``), and nothing is claimed unless it is proved.
 
