@@ -8,9 +8,9 @@ thresholds, credits) are the topology's own, so a window of 2^31 − 1 costs wha
 of 4 costs. Candidate lemmas are filtered to an inductive invariant by Houdini
 (Z3-AMQ-INVARIANT, as Z3-INVARIANT does for the NET family): every lemma left holds in
 the initial state and is kept by every abstract action from any state satisfying all of
-them. A property is proved for every supply when the invariant implies it; PROP-AMQ-NO-
-STALL when the invariant implies that some action is enabled or every message has
-reached its end. Serial-number arithmetic is unwrapped to integers,
+them. A property is proved for every supply when the invariant implies it;
+PROP-AMQ-NO-STALL when the invariant implies that some action is enabled or every
+message has reached its end. Serial-number arithmetic is unwrapped to integers,
 which is exact while every distance stays below 2^31 (AMQ-SERIAL); that is one more
 obligation (``AMQ-SERIAL``), and nothing is claimed unless it is proved.
 
