@@ -20,15 +20,29 @@ def run(*args: str):
     return CliRunner().invoke(main, ["check", *args])
 
 
-@pytest.mark.parametrize("preset", ["rabbitmq4-publish", "rabbitmq4-consume"])
-def test_presets_hold_for_their_supply_but_every_supply_is_not_established(preset):
+def test_consume_preset_holds_for_its_supply_but_every_supply_is_not_established():
     """AMQ-PRESETS: nothing violated; asked for every supply, explicit search cannot
-    establish it: exit 4, never 0."""
-    result = run(preset)
+    establish it (the consume shape is outside Z3-AMQ-ABSTRACTION): exit 4, never 0."""
+    result = run("rabbitmq4-consume")
     assert result.exit_code == 4, result.output
     assert (
         "holds for supply 4" in result.output
         and "for every supply: not established" in result.output
+    )
+
+
+def test_publish_preset_for_every_supply_is_proved_but_its_unconfirmed_bound(tmp_path, monkeypatch):
+    """Z3-AMQ-EVERY-SUPPLY, Z3-AMQ-WITNESS: every property of rabbitmq4-publish but
+    PROP-AMQ-BOUNDS is proved for every supply; PROP-AMQ-BOUNDS is violated at a larger
+    supply (256 unconfirmed > 170 + 85), a directed run's witness, exit 12."""
+    monkeypatch.chdir(tmp_path)
+    result = run("rabbitmq4-publish")
+    assert result.exit_code == 12, result.output
+    assert "PROP-AMQ-BOUNDS violated after 857 steps with supply 1,480" in result.output
+    assert "shortest not established" in result.output
+    assert (
+        "proved for every supply (Z3-AMQ-EVERY-SUPPLY): CREDIT, NONNEG, AGREE, DRAIN, "
+        "NO-STALL, PUBLISHER-GO, CONSERVATION" in result.output
     )
 
 

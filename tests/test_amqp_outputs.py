@@ -64,9 +64,10 @@ def test_check_json_schema_refuses_an_amqp_document_without_settings():
         validate("check", json.dumps(doc))
 
 
-def test_settings_in_effect_text_and_json():
+def test_settings_in_effect_text_and_json(tmp_path, monkeypatch):
     """AMQ-SETTINGS: every credit and window with where it came from: the preset's file,
     or the reader's default when the attribute is left out."""
+    monkeypatch.chdir(tmp_path)  # rabbitmq4-publish writes its PROP-AMQ-BOUNDS witness
     text = cli("check", "rabbitmq4-consume").output
     assert "credits and windows in effect:" in text
     assert "  relay (relay) max_queue_credit=256 [preset]" in text

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, fail, output_path
 from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
 from creditflow.conformance.explore.amqp_synth import (
@@ -25,6 +26,14 @@ from creditflow.conformance.explore.amqp_synth import (
 from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.symbolic.amqp_every_supply import (
+    SERIAL_OBLIGATION,
+    SUPPORTED,
+    AmqpProof,
+    EverySupplyCheck,
+    check_every_supply,
+    prove_every_supply,
+)
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
 from creditflow.model.amqp import properties
@@ -98,22 +107,48 @@ def settings_lines(settings: tuple[AmqpSetting, ...]) -> list[str]:
     return lines
 
 
-def _properties(result: AmqpCheckResult) -> dict[str, bool | None]:
+def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict[str, bool | None]:
     """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
-    supply, ``None`` not decided (the search stopped first)."""
+    supply or proved for every supply (Z3-AMQ-EVERY-SUPPLY), ``None`` not decided."""
     v = result.search.violation
-    held = result.search.complete and v is None
+    held = result.search.complete and v is None and proof is None
     return {
-        p: False if v is not None and p in v.props else True if held else None
+        p: False
+        if v is not None and p in v.props
+        else True
+        if held or (proof is not None and proof.verdicts[p] == "proved")
+        else None
         for p in properties.ALL
     }
 
 
+def _proof_document(proof: AmqpProof) -> dict[str, Any]:
+    """The ``proof`` member of AMQ-CHECK-JSON (Z3-AMQ-EVERY-SUPPLY)."""
+    return {
+        "rule": "Z3-AMQ-EVERY-SUPPLY",
+        "proved": proof.proved,
+        "statement": proof.statement,
+        "properties": dict(proof.verdicts),
+        "serial": proof.serial,
+        "lemmas": list(proof.lemmas),
+        "dropped": list(proof.dropped),
+        "seconds": round(proof.seconds, 3),
+    }
+
+
 def check_document(
-    inp: AmqpInput, source: str, result: AmqpCheckResult, max_states: int, files: dict[str, Any]
+    inp: AmqpInput,
+    source: str,
+    result: AmqpCheckResult,
+    max_states: int,
+    files: dict[str, Any],
+    every: EverySupplyCheck | None = None,
 ) -> dict[str, Any]:
     """AMQ-CHECK-JSON (SCOPE-JSON, OUT-JSON-SCHEMA): the ``check --json`` document of
     an AMQP topology (spec/schemas/check.json, its ``amqp`` branch)."""
+    if every is not None:
+        result = every.result
+    proof = every.proof if every is not None else None
     v = result.search.violation
     return {
         "family": "amqp",
@@ -122,7 +157,7 @@ def check_document(
         "source": source,
         "complete": result.search.complete,
         "states": result.search.states,
-        "properties": _properties(result),
+        "properties": _properties(result, proof),
         "violation": None
         if v is None
         else {
@@ -137,13 +172,14 @@ def check_document(
             {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
             for s in inp.settings
         ],
-        "exit_code": result.exit_code,
+        "exit_code": every.exit_code if every is not None else result.exit_code,
+        **({"proof": _proof_document(proof)} if proof is not None else {}),
         "scope": {
             "supply": "every" if result.every_supply else result.supply,
             "explored_supply": result.supply,
             "max_states": max_states,
         },
-        "claim": result.claim,
+        "claim": every.claim if every is not None else result.claim,
         **files,
     }
 
@@ -161,6 +197,12 @@ def run_check(
     """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search, write a
     violation's trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
     result = check_amqp(inp.topology, publishes, every_supply, max_states)
+    # Z3-AMQ-EVERY-SUPPLY: "every supply" is answered by proof where the shape allows
+    every = check_every_supply(inp.topology, result) if every_supply else None
+    if every is not None:
+        result = every.result
+    claim = every.claim if every is not None else result.claim
+    exit_code = every.exit_code if every is not None else result.exit_code
     saver = Saver()
     files: dict[str, Any] = {}
     v = result.search.violation
@@ -183,14 +225,14 @@ def run_check(
             "svg": str(svg_file) if svg_file else None,
         }
     if as_json:
-        doc = check_document(inp, source, result, max_states, files)
+        doc = check_document(inp, source, result, max_states, files, every)
         click.echo(json.dumps(saver.annotate(doc)))
-        saver.exit(result.exit_code)
+        saver.exit(exit_code)
     t = inp.topology
     click.echo(f"creditflow check {source}: AMQP {t.shape} topology {t.name}")
     for line in settings_lines(inp.settings):
         click.echo(line)
-    click.echo(result.claim)
+    click.echo(claim)
     if v is not None:
         click.echo(f"violated: {', '.join(v.props)}")
         for line in step_lines(v.steps, v.states):
@@ -198,7 +240,7 @@ def run_check(
         click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
-    saver.exit(result.exit_code)
+    saver.exit(exit_code)
 
 
 def synth_document(result: AmqpSynthResult, source: str, files: dict[str, Any]) -> dict[str, Any]:
@@ -301,3 +343,39 @@ def run_synth(
         click.echo(line)
     saver.show_unsaved()
     saver.exit(result.exit_code)
+
+
+def run_prove(inp: AmqpInput, source: str) -> None:
+    """``creditflow prove`` on an AMQP topology (Z3-AMQ-EVERY-SUPPLY): the proof for
+    every supply, per property, and what was proved; exit 0 only when every property
+    and AMQ-SERIAL are proved, 4 otherwise (SCOPE-EXIT). A property not proved is not a
+    finding: ``check`` looks for its witness (Z3-AMQ-WITNESS)."""
+    t = inp.topology
+    click.echo(f"creditflow prove {source}: AMQP {t.shape} topology {t.name}")
+    for line in settings_lines(inp.settings):
+        click.echo(line)
+    proof = prove_every_supply(t)
+    if proof is None:
+        click.echo(
+            f"for every supply: not established (this {t.shape} topology is outside "
+            f"Z3-AMQ-ABSTRACTION; covered: {SUPPORTED})"
+        )
+        raise SystemExit(exit_codes.INCOMPLETE)
+    for prop, status in proof.verdicts.items():
+        said = "proved for every supply" if status == "proved" else "not proved"
+        click.echo(f"  {prop:<22} {said}")
+    click.echo(
+        f"  {SERIAL_OBLIGATION:<22} {'proved' if proof.serial == 'proved' else 'not proved'}"
+    )
+    click.echo(
+        f"invariant: {len(proof.lemmas)} lemmas kept, {len(proof.dropped)} dropped "
+        f"({', '.join(proof.dropped) or 'none'}); {proof.seconds:.2f} s"
+    )
+    if proof.proved:
+        click.echo(f"holds for every supply (proved: {proof.statement})")
+        raise SystemExit(exit_codes.OK)
+    click.echo(
+        f"for every supply: not established ({', '.join(proof.open) or SERIAL_OBLIGATION} "
+        f"not proved; `creditflow check {source}` looks for a witness)"
+    )
+    raise SystemExit(exit_codes.INCOMPLETE)

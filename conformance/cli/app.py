@@ -243,7 +243,9 @@ def check(
     presets`). A JSON file with "family": "amqp", or an AMQP preset
     (rabbitmq4-publish, rabbitmq4-consume, ...), is checked for PROP-AMQ-* by explicit
     search of its supply (breadth first; past 10,000 states directed runs, whose witness
-    is not proved shortest: AMQ-DIRECTED-RUN in spec/amqp.md); --config advanced.config
+    is not proved shortest: AMQ-DIRECTED-RUN in spec/amqp.md), and for every supply
+    proved with Z3 where the shape allows (publish, link: Z3-AMQ-EVERY-SUPPLY in
+    spec/symbolic.md); --config advanced.config
     also sets its max_incoming_window, max_link_credit, max_queue_credit and
     quorum_commands_soft_limit, and the credits and windows in effect are printed. A
     violation is written as a counterexample trace (ITF JSON) and a picture before it is

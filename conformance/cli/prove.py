@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from creditflow.conformance.cli import amqp as amqp_cli
+from creditflow.conformance.cli.amqp import run_prove as run_amqp_prove
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
@@ -39,6 +40,7 @@ from creditflow.conformance.explore.amqp_synth import SYNTH_SETTINGS
 from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
@@ -206,6 +208,33 @@ def prove(
       creditflow prove fanout --symbolic
       creditflow prove cycle2 --credit 1,1 --depth 10 --json
     """
+    try:
+        amqp = find_amqp_input(graph)
+        if amqp is not None and config is not None:
+            amqp = find_amqp_input(graph, load_credit_config(config))
+    except (AmqpTopologyError, ConfigFileError) as exc:
+        fail(str(exc))
+        return
+    if amqp is not None:
+        # Z3-AMQ-EVERY-SUPPLY: an AMQP topology is proved for every supply
+        net_only = {
+            "--credit": credit is not None,
+            "--edge-credit": bool(edge_credit),
+            "--role-credit": bool(role_credit),
+            "--symbolic": symbolic,
+            "--depth": depth is not None,
+            "--publishes": publishes is not None,
+            "--graph-supply": graph_supply,
+            "--all-check-blocked": all_check_blocked,
+            "--mailbox-bound": mailbox_bound is not None,
+            "--max-crashes": max_crashes is not None,
+            "--json": as_json,
+            "--trace-out": trace_out is not None,
+        }
+        given = [name for name, set_ in net_only.items() if set_]
+        if given:
+            fail(f"{graph}: {given[0]} is not available for AMQP topologies in prove (yet)")
+        run_amqp_prove(amqp, graph)
     if symbolic and credit is not None:
         fail("--symbolic and --credit exclude each other")
     if symbolic and (config is not None or edge_credit or role_credit):
