@@ -31,19 +31,16 @@ def test_consume_preset_holds_for_its_supply_but_every_supply_is_not_established
     )
 
 
-def test_publish_preset_for_every_supply_is_proved_but_its_unconfirmed_bound(tmp_path, monkeypatch):
-    """Z3-AMQ-EVERY-SUPPLY, Z3-AMQ-WITNESS: every property of rabbitmq4-publish but
-    PROP-AMQ-BOUNDS is proved for every supply; PROP-AMQ-BOUNDS is violated at a larger
-    supply (256 unconfirmed > 170 + 85), a directed run's witness, exit 12."""
+def test_publish_preset_holds_for_every_supply(tmp_path, monkeypatch):
+    """Issue 28's done-when, Z3-AMQ-EVERY-SUPPLY: rabbitmq4-publish at RabbitMQ 4's
+    numbers holds for every supply (PROP-AMQ-BOUNDS with its true bound 2 · 170 − 1,
+    AMQ-RMQ-LINK-CREDIT), exit 0, and nothing is written."""
     monkeypatch.chdir(tmp_path)
     result = run("rabbitmq4-publish")
-    assert result.exit_code == 12, result.output
-    assert "PROP-AMQ-BOUNDS violated after 857 steps with supply 1,480" in result.output
-    assert "shortest not established" in result.output
-    assert (
-        "proved for every supply (Z3-AMQ-EVERY-SUPPLY): CREDIT, NONNEG, AGREE, DRAIN, "
-        "NO-STALL, PUBLISHER-GO, CONSERVATION" in result.output
-    )
+    assert result.exit_code == 0, result.output
+    assert "holds for every supply (proved: an inductive invariant" in result.output
+    assert "max_link_credit=170" in result.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_supply_asked_is_established_by_a_complete_search():

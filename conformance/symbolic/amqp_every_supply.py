@@ -398,8 +398,9 @@ class PublishEncoding:
                 self.complete(), *(self.enabled(name) for name in self.names)
             ),
             "PROP-AMQ-PUBLISHER-GO": tru,
-            "PROP-AMQ-BOUNDS": v["U"] <= C + C // 2,
+            "PROP-AMQ-BOUNDS": v["U"] <= properties.max_unconfirmed(C),
             "PROP-AMQ-CONSERVATION": v["S"] + v["F"] + v["P"] + v["R"] + v["K"] == v["N0"],
+            "PROP-AMQ-RESEND": tru,  # no relay, no leader change on a publish queue
         }
 
     def serial_defined(self) -> z3.BoolRef:
@@ -615,6 +616,7 @@ class LinkEncoding:
                 v["S"] + v["F"] + v["Uh"] + v["Uf"] + v["Z"] == v["N0"],
                 v["n"] == v["N0"] - v["S"],
             ),
+            "PROP-AMQ-RESEND": tru,  # no queue on a link
         }
 
     def serial_defined(self) -> z3.BoolRef:
@@ -1017,6 +1019,9 @@ class ConsumeEncoding:
                 v["R"] + v["D"] + v["F"] + v["Uh"] + v["Uf"] + v["Z"] == v["N0"],
                 v["CO"] == v["D"] + v["F"] + v["Uh"] + v["Uf"] + v["Dd"] + v["Ss"],
             ),
+            # PROP-AMQ-RESEND: the queue's deliveries buffered at the session (``D``);
+            # leader changes are outside the abstraction (encoding_for refuses them)
+            "PROP-AMQ-RESEND": v["D"] <= self.Q,
         }
 
     def serial_defined(self) -> z3.BoolRef:
@@ -1228,6 +1233,8 @@ def encoding_for(t: Topology) -> Encoding | None:
         if c.encoding != "absolute":
             return None
         if r.grants or r.drains or _renewal(r.window) is None:
+            return None
+        if t.queue is not None and t.queue.leader_changes:  # AMQ-FAULT-LEADER-CHANGE
             return None
         return ConsumeEncoding(t)
     if t.shape != "publish" or t.broker_window is None or t.queue is None:
