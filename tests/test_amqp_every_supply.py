@@ -148,42 +148,56 @@ def _at(enc: aes.Encoding, values: dict) -> list:
 
 
 def disagreements(enc: aes.Encoding, t: Topology) -> list[str]:
-    """Z3-AMQ-ABSTRACTION on ``t``: where the abstraction and the model disagree."""
+    """Z3-AMQ-ABSTRACTION on ``t``: where the abstraction and the model disagree. Every
+    reachable state and step is compared; Z3's answers are cached per abstract state
+    and per abstract step (many concrete states share one), which changes no verdict."""
     states, steps = reachable(t)
     problems: list[str] = []
     props = enc.properties()
+    abstract_at: dict[tuple, tuple[set[str], dict[str, bool]]] = {}
     for s in states:
         a = enc.alpha(s)
-        sub = _at(enc, a)
+        key = tuple(sorted(a.items()))
+        if key not in abstract_at:
+            sub = _at(enc, a)
+            enabled = {
+                n for n in enc.names if z3.is_true(z3.simplify(z3.substitute(enc.enabled(n), *sub)))
+            }
+            values = {p: z3.is_true(z3.simplify(z3.substitute(f, *sub))) for p, f in props.items()}
+            abstract_at[key] = (enabled, values)
+        abstract, values = abstract_at[key]
         concrete = {name for name, _ in system.successors(t, s)}
-        abstract = {
-            n for n in enc.names if z3.is_true(z3.simplify(z3.substitute(enc.enabled(n), *sub)))
-        }
         if concrete != abstract:
             problems.append(f"enabled {sorted(abstract)} != model {sorted(concrete)}")
         bad = set(properties.state_violations(t, s))
         if properties.stalled(t, s):
             bad.add("PROP-AMQ-NO-STALL")
-        for p, f in props.items():
-            holds = z3.is_true(z3.simplify(z3.substitute(f, *sub)))
+        for p, holds in values.items():
             if holds == (p in bad):
                 problems.append(f"{p}: formula {holds}, model violated={p in bad}")
+    primed = {k: z3.Const(f"{k}'", x.sort()) for k, x in enc.v.items()}
+    relation: dict[str, z3.BoolRef] = {}  # per action name: some abstract step v -> v'
+    checked: set[tuple] = set()
     for s, name, nxt in steps:
-        before, after = _at(enc, enc.alpha(s)), enc.alpha(nxt)
-        solver = z3.Solver()
-        solver.add(
-            z3.Or(
+        a_before, a_after = enc.alpha(s), enc.alpha(nxt)
+        key = (tuple(sorted(a_before.items())), name, tuple(sorted(a_after.items())))
+        if key in checked:
+            continue
+        checked.add(key)
+        if name not in relation:
+            relation[name] = z3.Or(
                 *(
-                    z3.And(
-                        z3.substitute(act.guard, *before),
-                        z3.substitute(act.side, *before),
-                        *(z3.substitute(act.nexts[k], *before) == after[k] for k in enc.v),
-                    )
+                    z3.And(act.guard, act.side, *(act.nexts[k] == primed[k] for k in enc.v))
                     for act in enc.actions
                     if act.name == name
                 )
             )
-        )
+        after = [
+            (primed[k], z3.BoolVal(x) if isinstance(x, bool) else z3.IntVal(x))
+            for k, x in a_after.items()
+        ]
+        solver = z3.Solver()
+        solver.add(z3.substitute(relation[name], *_at(enc, a_before), *after))
         if solver.check() != z3.sat:
             problems.append(f"step {name} has no abstract step")
     return problems
