@@ -21,7 +21,7 @@ def verdicts(graph, **options):
     return {pid: (f.length, f.kind) for pid, f in result.findings.items()}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(graph=process_graphs(max_nodes=4, max_publishes=3))
 def test_reductions_preserve_verdicts_and_shortest_lengths(graph):
     """EXP-SAFE, EXP-SYMMETRY, EXP-SHORTEST: with or without the safe-action and symmetry

@@ -59,7 +59,7 @@ def test_readable_rules_and_flat_encoding_agree_step_by_step(graph, mailbox_boun
     assert net.counts(flat) == rules.counts(graph, readable)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(graph=process_graphs(max_nodes=3, max_publishes=2))
 def test_readable_rules_and_flat_encoding_give_the_same_verdicts(graph):
     """PROP-NO-DEADLOCK, EXP-BFS, EXP-SHORTEST: exploring the specification itself and the

@@ -118,7 +118,7 @@ def test_raced_and_sequential_verdicts_are_the_same(graph):
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(fault_graphs(max_nodes=3, max_publishes=2))
 def test_fault_graphs_bmc_k_induction_and_the_explorer_agree(graph):
     """Issue 31: on random fault graphs with their own supply, Z3-BMC, k-induction and the

@@ -191,7 +191,7 @@ def test_max_crashes_zero_proves_the_fault_free_graph():
     assert "PROP-RECOVERY" not in json.loads(result.output)["properties"]
 
 
-@settings(max_examples=20, deadline=None, derandomize=True)
+@settings(max_examples=10, deadline=None, derandomize=True)
 @given(
     graph=fault_graphs(
         max_nodes=3, max_publishes=2, acyclic=True, handler_odds=1, min_max_crashes=1

@@ -212,7 +212,7 @@ def test_blocked_alone_is_not_a_dead_set():
 
 
 @settings(
-    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(process_graphs(max_nodes=3, max_publishes=2))
 def test_symbolic_proofs_against_the_explorer_on_the_graphs_own_credits(graph):
