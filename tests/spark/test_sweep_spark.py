@@ -359,7 +359,7 @@ def test_replay_corpus_against_adapters(spark, tmp_path):
     """SW-REPLAY: the shipped per-process corpus replayed across executors against the
     REAL credit_flow module (adapter:rabbitmq, an Erlang VM per worker) passes; against a
     mutant it diverges on exactly the traces its expectations file lists."""
-    corpus = ROOT / "conformance" / "corpus"
+    corpus = ROOT / "conformance" / "corpus" / "credit_flow"  # the AMQP runs live beside it
     traces = sorted(corpus.glob("**/*.itf.json"))
     result = cli(
         "replay-corpus",
@@ -405,7 +405,7 @@ def test_bad_input_is_exit_2_without_starting_spark(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         f"creditflow: error: {bad}: family[0]: kind must be one of broker, random-dag, "
-        "random-cyclic, layered, got 'ring'"
+        "random-cyclic, layered, amqp, got 'ring'"
     ]
     result = CliRunner().invoke(main, ["replay-corpus", str(tmp_path), "--replay", "nope"])
     assert result.exit_code == 2 and "unknown replay function 'nope'" in result.stderr
