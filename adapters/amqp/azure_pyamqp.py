@@ -19,8 +19,6 @@ azure-servicebus release first: AD-AMQ-VERSION).
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import deque
 from importlib import metadata
 from types import SimpleNamespace
@@ -32,7 +30,8 @@ from azure.servicebus._pyamqp.message import Message
 from azure.servicebus._pyamqp.outcomes import Accepted
 
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS  # AD-AMQ-OPS
+from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-AZURE-OPS: the sending application has no API to answer a drain (no
 #: ``drained``) nor to announce what it has (no ``offered``).
@@ -390,23 +389,15 @@ def version() -> str:
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
     op = req.get("op")
     if op == "hello":
-        return pair, {
-            "ok": True,
-            "name": f"azure-servicebus _pyamqp {version()}",
-            "version": version(),
-            "families": [FAMILY],
-            "ops": list(AZURE_OPS),
-            "settings": SETTINGS,
-            "policy": policy(SETTINGS),
-        }
+        name = f"azure-servicebus _pyamqp {version()}"
+        return pair, hello_answer(name, version(), AZURE_OPS, SETTINGS, policy)
     if op not in AZURE_OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
-        given = req.get("settings") or {}
-        unknown = sorted(set(given) - set(SETTINGS))
-        if unknown:
-            return pair, {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-        settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+        try:
+            settings = reset_settings(req, SETTINGS)
+        except SettingsRefused as exc:
+            return pair, {"ok": False, "error": str(exc)}
         if settings["max_frame_size"] < 512:
             return pair, {"ok": False, "error": "max_frame_size below 512 (AMQP 1.0 §2.7.1)"}
         pair = Pair(settings)
@@ -439,19 +430,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
     pair: Pair | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
+
+    def answer(req: dict[str, Any]) -> dict[str, Any]:
+        nonlocal pair
         pair, resp = handle(pair, req)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":"), default=_jsonable) + "\n")
-        sys.stdout.flush()
+        return resp
+
+    serve(answer, default=_jsonable)
 
 
 def _jsonable(value: Any) -> Any:

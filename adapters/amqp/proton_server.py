@@ -13,16 +13,15 @@ proton release first: AD-AMQ-VERSION).
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from typing import Any
 
 import proton
 from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS  # AD-AMQ-OPS
+from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
 SETTINGS = {"max_frame_size": 0, "incoming_capacity": 0, "message_size": 10}
@@ -294,23 +293,15 @@ def version() -> str:
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
     op = req.get("op")
     if op == "hello":
-        return pair, {
-            "ok": True,
-            "name": f"python-qpid-proton {version()}",
-            "version": version(),
-            "families": [FAMILY],
-            "ops": list(OPS),
-            "settings": SETTINGS,
-            "policy": policy(SETTINGS),
-        }
+        name = f"python-qpid-proton {version()}"
+        return pair, hello_answer(name, version(), OPS, SETTINGS, policy)
     if op not in OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
-        given = req.get("settings") or {}
-        unknown = sorted(set(given) - set(SETTINGS))
-        if unknown:
-            return pair, {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-        settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+        try:
+            settings = reset_settings(req, SETTINGS)
+        except SettingsRefused as exc:
+            return pair, {"ok": False, "error": str(exc)}
         pair = Pair(settings)
         out = {"ok": True, "policy": policy(settings), "frames": pair.frames, "state": pair.state()}
         pair.frames = []
@@ -348,19 +339,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
     pair: Pair | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
+
+    def answer(req: dict[str, Any]) -> dict[str, Any]:
+        nonlocal pair
         pair, resp = handle(pair, req)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+        return resp
+
+    serve(answer)
 
 
 if __name__ == "__main__":

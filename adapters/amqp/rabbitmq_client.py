@@ -19,7 +19,6 @@ Run: ``python -m creditflow.adapters.amqp.rabbitmq_client --port PORT``.
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import selectors
 import socket
@@ -32,7 +31,8 @@ from proton import Collector, Connection, Delivery, Endpoint, Event, Message, Tr
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS
+from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.conformance.differential.amqp_protocol import OPS
 
 #: AD-AMQ-RMQ-QUIESCE: seconds without a byte either way after which the link is at rest.
 QUIET = 0.25
@@ -361,23 +361,15 @@ class Adapter:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "hello":
-            return {
-                "ok": True,
-                "name": f"rabbitmq-amqp1.0 {self.version}",
-                "version": self.version,
-                "families": [FAMILY],
-                "ops": list(ADAPTER_OPS),
-                "settings": SETTINGS,
-                "policy": broker_policy(SETTINGS),
-            }
+            name = f"rabbitmq-amqp1.0 {self.version}"
+            return hello_answer(name, self.version, ADAPTER_OPS, SETTINGS, broker_policy)
         if op not in ADAPTER_OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":
-            given = req.get("settings") or {}
-            unknown = sorted(set(given) - set(SETTINGS))
-            if unknown:
-                return {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-            settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+            try:
+                settings = reset_settings(req, SETTINGS)
+            except SettingsRefused as exc:
+                return {"ok": False, "error": str(exc)}
             if self.run is not None:
                 self.run.close()
             self.run = BrokerRun(self.port, settings, self.publisher)
@@ -436,23 +428,7 @@ def main() -> None:
     except (BrokerGone, OSError) as exc:
         print(f"rabbitmq-amqp1.0: no AMQP 1.0 broker on port {args.port}: {exc}", file=sys.stderr)
         sys.exit(3)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
-        try:
-            resp = adapter.handle(req)
-        except (BrokerGone, OSError) as exc:
-            print(f"rabbitmq-amqp1.0: {exc}", file=sys.stderr, flush=True)
-            sys.exit(3)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+    serve(adapter.handle, fatal=(BrokerGone, OSError), prefix="rabbitmq-amqp1.0")
 
 
 if __name__ == "__main__":
