@@ -21,6 +21,12 @@ from creditflow.adapters.rabbitmq.module import ENV_EBIN, ERL_FLAGS, compiled_mo
 from creditflow.conformance.differential.adapter import MISSING, AdapterFailure
 
 PLUGINS_GLOB = "/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins"
+#: The Erlang module both halves read record layouts with.
+RECORDS = "cf_beam_records"
+
+
+def _source(module: str) -> Path:
+    return Path(str(resources.files("creditflow.adapters") / "erlang" / f"{module}.erl"))
 
 
 @dataclass(frozen=True)
@@ -69,17 +75,19 @@ class ErlangHalf:
         )
 
     def command(self, ebin: Path) -> list[str]:
-        """The Erlang half's command line on ``ebin`` (both modules compiled once into the
-        cache: the adapter's and credit_flow_adapter, whose JSON codec it uses)."""
+        """The Erlang half's command line on ``ebin`` (the modules compiled once into the
+        cache: the adapter's, credit_flow_adapter, whose JSON codec it uses, and
+        cf_beam_records, the record layouts both halves read)."""
         erl = shutil.which("erl")
-        source = Path(str(resources.files("creditflow.adapters") / "erlang" / f"{self.module}.erl"))
         codec = compiled_module_dir()
-        own = compiled_module_dir(source, self.module)
-        if erl is None or codec is None or own is None:
+        own = compiled_module_dir(_source(self.module), self.module)
+        shared = compiled_module_dir(_source(RECORDS), RECORDS)
+        if erl is None or codec is None or own is None or shared is None:
             raise AdapterFailure(
                 self.name, MISSING, "Erlang (erl, erlc) is not installed; " + self.install_hint
             )
-        return [erl, "-noshell", "-noinput", *ERL_FLAGS, "-pa", str(codec), "-pa", str(own)] + [
+        paths = [arg for folder in (codec, own, shared) for arg in ("-pa", str(folder))]
+        return [erl, "-noshell", "-noinput", *ERL_FLAGS, *paths] + [
             "-run",
             self.module,
             "main",

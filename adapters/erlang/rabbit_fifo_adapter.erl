@@ -29,7 +29,7 @@ main(Args) ->
 
 start([Ebin | _]) ->
     Info = load(Ebin),
-    Records = records(code:which(rabbit_fifo)),
+    Records = cf_beam_records:records(code:which(rabbit_fifo), "rabbit_fifo.beam"),
     Port = open_port({fd, 0, 1}, [binary, {line, 1 bsl 20}, eof]),
     loop(#st{port = Port, info = Info, records = Records}, <<>>);
 start([]) ->
@@ -63,28 +63,10 @@ load(Ebin) ->
       exports => rabbit_fifo:module_info(exports),
       otp => unicode:characters_to_binary(erlang:system_info(otp_release))}.
 
-%% Record name => field names, from the beam's debug_info (AD-AMQ-FIFO-STATE).
-records(Beam) ->
-    case beam_lib:chunks(Beam, [debug_info]) of
-        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
-            {ok, Forms} = Backend:debug_info(erlang_v1, M, Data, []),
-            maps:from_list([{Name, [field_name(F) || F <- Fields]}
-                            || {attribute, _, record, {Name, Fields}} <- Forms]);
-        _ -> throw({fatal, "rabbit_fifo.beam has no debug_info: its state cannot be read"})
-    end.
-
-field_name({record_field, _, {atom, _, N}}) -> N;
-field_name({record_field, _, {atom, _, N}, _}) -> N;
-field_name({typed_record_field, F, _}) -> field_name(F).
-
+%% A record's field by name, from the beam's debug_info (cf_beam_records,
+%% AD-AMQ-FIFO-STATE).
 get(Rec, Field, Tuple, #st{records = Records}) ->
-    Fields = maps:get(Rec, Records),
-    Pos = index_of(Field, Fields, 2),
-    element(Pos, Tuple).
-
-index_of(F, [F | _], N) -> N;
-index_of(F, [_ | R], N) -> index_of(F, R, N + 1);
-index_of(F, [], _) -> throw({error, io_lib:format("this rabbit_fifo has no field ~p", [F])}).
+    cf_beam_records:get(Rec, Field, Tuple, Records, "rabbit_fifo").
 
 %% ---------------------------------------------------------------------------------------
 
