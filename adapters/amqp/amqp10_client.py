@@ -33,7 +33,14 @@ from typing import Any
 
 from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+    settled_slice,
+)
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.amqp_protocol import OPS, AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
@@ -87,10 +94,6 @@ class Amqp10ClientAdapter(AmqpAdapter):
 
 
 # -- the adapter process ---------------------------------------------------------------
-
-
-class Refused(Exception):
-    """A well-formed request that cannot be carried out now (``ok: false``)."""
 
 
 class ErlangFailed(Exception):
@@ -413,12 +416,7 @@ class Pair:
             from proton import Delivery
 
             held = self.held.get(name, [])
-            if count < 1 or keep < 0 or keep + count > len(held):
-                raise Refused(
-                    f"link {name!r} holds {len(held)} unsettled deliveries: "
-                    f"cannot keep {keep} and settle {count}"
-                )
-            for dlv in held[keep : keep + count]:
+            for dlv in settled_slice(name, held, count, keep):
                 dlv.update(Delivery.ACCEPTED)
                 dlv.settle()
             del held[keep : keep + count]

@@ -30,7 +30,14 @@ from azure.servicebus._pyamqp.message import Message
 from azure.servicebus._pyamqp.outcomes import Accepted
 
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+    settled_slice,
+)
 from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-AZURE-OPS: the sending application has no API to answer a drain (no
@@ -59,10 +66,6 @@ _PERFORMATIVES: dict[int, tuple[str, Any]] = {
     0x18: ("close", performatives.CloseFrame),
 }
 _BY_CLASS = {cls: name for name, cls in _PERFORMATIVES.values()}
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 def _values(fields: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -287,12 +290,7 @@ class Pair:
         ``keep`` oldest (``ReceiverLink.send_disposition``)."""
         rcv = self._link(name)[1]
         held = self.held.get(name, [])
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for delivery_id, tag in held[keep : keep + count]:
+        for delivery_id, tag in settled_slice(name, held, count, keep):
             rcv.send_disposition(
                 first_delivery_id=delivery_id,
                 delivery_tag=tag,

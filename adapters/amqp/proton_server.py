@@ -20,7 +20,14 @@ import proton
 from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+    settled_slice,
+)
 from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
@@ -51,10 +58,6 @@ def parse_trace(side: str, line: str) -> dict[str, Any] | None:
     if name == "disposition" and isinstance(values.get("role"), bool):
         values["role"] = "receiver" if values["role"] else "sender"
     return frame_record(side, "sent" if arrow == "->" else "received", int(channel), name, values)
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 class Pair:
@@ -206,12 +209,7 @@ class Pair:
         """The receiving application settles ``count`` deliveries after its ``keep``
         oldest unsettled ones (AD-AMQ-OPS)."""
         held = self.received.get(name, [])
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for dlv in held[keep : keep + count]:
+        for dlv in settled_slice(name, held, count, keep):
             dlv.update(Delivery.ACCEPTED)
             dlv.settle()
         del held[keep : keep + count]

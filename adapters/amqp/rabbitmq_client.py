@@ -31,7 +31,14 @@ from proton import Collector, Connection, Delivery, Endpoint, Event, Message, Tr
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
-from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+    settled_slice,
+)
 from creditflow.conformance.differential.amqp_protocol import OPS
 
 #: AD-AMQ-RMQ-QUIESCE: seconds without a byte either way after which the link is at rest.
@@ -46,10 +53,6 @@ DECLARE_TIMEOUT = 20.0
 BUSY_LIMIT = 20.0
 #: The ops this adapter offers (no ``offered``: the broker is the sender).
 ADAPTER_OPS = tuple(o for o in OPS if o != "offered")
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 class BrokerGone(Exception):
@@ -292,12 +295,7 @@ class BrokerRun:
     def settle(self, name: str, count: int, keep: int) -> None:
         rcv = self._rcv(name)
         held = [d for d in self.wire.received if d.link == rcv]
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for dlv in held[keep : keep + count]:
+        for dlv in settled_slice(name, held, count, keep):
             dlv.update(Delivery.ACCEPTED)
             dlv.settle()
             self.wire.received.remove(dlv)

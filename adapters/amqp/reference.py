@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import SettingsRefused, hello_answer, reset_settings, serve
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+)
 
 SERIAL = 1 << 32
 OPS = (
@@ -58,10 +64,6 @@ MUTANTS = {
     "ignores-credit": "the sender transfers without link credit (AMQ-LINK-TRANSFER)",
     "double-grant": "the receiver adds a hand grant twice (AMQ-POL-CREDIT-MANUAL)",
 }
-
-
-class Refused(Exception):
-    """A well-formed op that is not possible now (AD-AMQ-REFUSE)."""
 
 
 @dataclass

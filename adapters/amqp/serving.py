@@ -2,7 +2,8 @@
 Python AMQP adapter: the JSON Lines loop, the ``hello`` answer (AD-AMQ-HELLO) and the
 settings a ``reset`` asks for (AD-AMQ-SETTINGS, AD-AMQ-RESET).
 
-Each adapter keeps only what is its own: its ops, settings, policy and how it runs them.
+It also holds what the adapters' ``settle`` and refusals share (AD-AMQ-REFUSE). Each
+adapter keeps only what is its own: its ops, settings, policy and how it runs them.
 """
 
 from __future__ import annotations
@@ -10,11 +11,28 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from creditflow.conformance.differential.amqp_protocol import FAMILY
 
 Answer = dict[str, Any]
+T = TypeVar("T")
+
+
+class Refused(Exception):
+    """A well-formed request this adapter cannot carry out now, answered ``ok: false``
+    with ``{op}: {reason}`` (AD-AMQ-REFUSE)."""
+
+
+def settled_slice(name: str, held: list[T], count: int, keep: int) -> list[T]:
+    """AD-AMQ-OPS ``settle``: the ``count`` unsettled deliveries of link ``name`` after its
+    ``keep`` oldest (``held``, oldest first); :class:`Refused` when it holds too few."""
+    if count < 1 or keep < 0 or keep + count > len(held):
+        raise Refused(
+            f"link {name!r} holds {len(held)} unsettled deliveries: "
+            f"cannot keep {keep} and settle {count}"
+        )
+    return held[keep : keep + count]
 
 
 class SettingsRefused(Exception):
