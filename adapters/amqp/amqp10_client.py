@@ -31,16 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import (
-    Refused,
-    SettingsRefused,
-    hello_answer,
-    reset_settings,
-    serve,
-    settled_slice,
-)
+from creditflow.adapters.amqp.serving import Refused, settled_slice
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.amqp_protocol import OPS, AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
@@ -545,13 +539,15 @@ class Server:
                 "peer": "python-qpid-proton " + ".".join(str(p) for p in VERSION),
             }
             name = f"amqp10_client {version}"
-            return hello_answer(name, version, OPS, SETTINGS, policy, implementation=implementation)
+            return serving.hello_answer(
+                name, version, OPS, SETTINGS, policy, implementation=implementation
+            )
         if op not in OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":  # AD-AMQ-RESET
             try:
-                settings = reset_settings(req, SETTINGS)
-            except SettingsRefused as exc:
+                settings = serving.reset_settings(req, SETTINGS)
+            except serving.SettingsRefused as exc:
                 return {"ok": False, "error": str(exc)}
             if settings["credit_window"] and not settings["renew_when"] < settings["credit_window"]:
                 return {"ok": False, "error": "renew_when must be below credit_window"}
@@ -600,7 +596,7 @@ def main() -> None:
     except (ErlangFailed, AdapterFailure, OSError) as exc:
         print(f"amqp10-client: {exc}", file=sys.stderr)
         sys.exit(3)
-    serve(server.handle, fatal=(ErlangFailed,), prefix="amqp10-client")
+    serving.serve(server.handle, fatal=(ErlangFailed,), prefix="amqp10-client")
     server.erl.close()
 
 

@@ -29,15 +29,9 @@ from azure.servicebus._pyamqp.client import ReceiveClient
 from azure.servicebus._pyamqp.message import Message
 from azure.servicebus._pyamqp.outcomes import Accepted
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import (
-    Refused,
-    SettingsRefused,
-    hello_answer,
-    reset_settings,
-    serve,
-    settled_slice,
-)
+from creditflow.adapters.amqp.serving import Refused, settled_slice
 from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-AZURE-OPS: the sending application has no API to answer a drain (no
@@ -388,13 +382,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
     op = req.get("op")
     if op == "hello":
         name = f"azure-servicebus _pyamqp {version()}"
-        return pair, hello_answer(name, version(), AZURE_OPS, SETTINGS, policy)
+        return pair, serving.hello_answer(name, version(), AZURE_OPS, SETTINGS, policy)
     if op not in AZURE_OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
         try:
-            settings = reset_settings(req, SETTINGS)
-        except SettingsRefused as exc:
+            settings = serving.reset_settings(req, SETTINGS)
+        except serving.SettingsRefused as exc:
             return pair, {"ok": False, "error": str(exc)}
         if settings["max_frame_size"] < 512:
             return pair, {"ok": False, "error": "max_frame_size below 512 (AMQP 1.0 §2.7.1)"}
@@ -434,7 +428,7 @@ def main() -> None:
         pair, resp = handle(pair, req)
         return resp
 
-    serve(answer, default=_jsonable)
+    serving.serve(answer, default=_jsonable)
 
 
 def _jsonable(value: Any) -> Any:

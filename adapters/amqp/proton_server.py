@@ -19,15 +19,9 @@ from typing import Any
 import proton
 from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import (
-    Refused,
-    SettingsRefused,
-    hello_answer,
-    reset_settings,
-    serve,
-    settled_slice,
-)
+from creditflow.adapters.amqp.serving import Refused, settled_slice
 from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
@@ -292,13 +286,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
     op = req.get("op")
     if op == "hello":
         name = f"python-qpid-proton {version()}"
-        return pair, hello_answer(name, version(), OPS, SETTINGS, policy)
+        return pair, serving.hello_answer(name, version(), OPS, SETTINGS, policy)
     if op not in OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
         try:
-            settings = reset_settings(req, SETTINGS)
-        except SettingsRefused as exc:
+            settings = serving.reset_settings(req, SETTINGS)
+        except serving.SettingsRefused as exc:
             return pair, {"ok": False, "error": str(exc)}
         pair = Pair(settings)
         out = {"ok": True, "policy": policy(settings), "frames": pair.frames, "state": pair.state()}
@@ -343,7 +337,7 @@ def main() -> None:
         pair, resp = handle(pair, req)
         return resp
 
-    serve(answer)
+    serving.serve(answer)
 
 
 if __name__ == "__main__":

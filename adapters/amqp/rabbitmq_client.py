@@ -28,17 +28,11 @@ from typing import Any
 
 from proton import Collector, Connection, Delivery, Endpoint, Event, Message, Transport
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
-from creditflow.adapters.amqp.serving import (
-    Refused,
-    SettingsRefused,
-    hello_answer,
-    reset_settings,
-    serve,
-    settled_slice,
-)
+from creditflow.adapters.amqp.serving import Refused, settled_slice
 from creditflow.conformance.differential.amqp_protocol import OPS
 
 #: AD-AMQ-RMQ-QUIESCE: seconds without a byte either way after which the link is at rest.
@@ -360,13 +354,13 @@ class Adapter:
         op = req.get("op")
         if op == "hello":
             name = f"rabbitmq-amqp1.0 {self.version}"
-            return hello_answer(name, self.version, ADAPTER_OPS, SETTINGS, broker_policy)
+            return serving.hello_answer(name, self.version, ADAPTER_OPS, SETTINGS, broker_policy)
         if op not in ADAPTER_OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":
             try:
-                settings = reset_settings(req, SETTINGS)
-            except SettingsRefused as exc:
+                settings = serving.reset_settings(req, SETTINGS)
+            except serving.SettingsRefused as exc:
                 return {"ok": False, "error": str(exc)}
             if self.run is not None:
                 self.run.close()
@@ -426,7 +420,7 @@ def main() -> None:
     except (BrokerGone, OSError) as exc:
         print(f"rabbitmq-amqp1.0: no AMQP 1.0 broker on port {args.port}: {exc}", file=sys.stderr)
         sys.exit(3)
-    serve(adapter.handle, fatal=(BrokerGone, OSError), prefix="rabbitmq-amqp1.0")
+    serving.serve(adapter.handle, fatal=(BrokerGone, OSError), prefix="rabbitmq-amqp1.0")
 
 
 if __name__ == "__main__":
