@@ -1,6 +1,7 @@
 """What the AMQP adapters with an Erlang half share (AD-AMQ-10, AD-AMQ-FIFO): finding one
 RabbitMQ application's ebin in the installed plugins folder, and the command line that
-starts an adapter module from ``adapters/erlang/`` in an Erlang VM.
+starts an adapter module from ``adapters/erlang/`` in an Erlang VM, with
+``cf_amqp_half.erl`` (the JSON Lines loop and record layouts the halves share).
 
 The ebin is ``--rabbitmq-ebin DIR`` (the application's ebin, or any ebin beside it in
 the plugins folder), else ``CREDITFLOW_RABBITMQ_EBIN``, else the newest in the Debian
@@ -21,8 +22,8 @@ from creditflow.adapters.rabbitmq.module import ENV_EBIN, ERL_FLAGS, compiled_mo
 from creditflow.conformance.differential.adapter import MISSING, AdapterFailure
 
 PLUGINS_GLOB = "/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins"
-#: The Erlang module both halves read record layouts with.
-RECORDS = "cf_beam_records"
+#: The Erlang module the halves share: the JSON Lines loop, record layouts.
+SHARED = "cf_amqp_half"
 
 
 def _source(module: str) -> Path:
@@ -77,11 +78,11 @@ class ErlangHalf:
     def command(self, ebin: Path) -> list[str]:
         """The Erlang half's command line on ``ebin`` (the modules compiled once into the
         cache: the adapter's, credit_flow_adapter, whose JSON codec it uses, and
-        cf_beam_records, the record layouts both halves read)."""
+        cf_amqp_half, what the halves share)."""
         erl = shutil.which("erl")
         codec = compiled_module_dir()
         own = compiled_module_dir(_source(self.module), self.module)
-        shared = compiled_module_dir(_source(RECORDS), RECORDS)
+        shared = compiled_module_dir(_source(SHARED), SHARED)
         if erl is None or codec is None or own is None or shared is None:
             raise AdapterFailure(
                 self.name, MISSING, "Erlang (erl, erlc) is not installed; " + self.install_hint

@@ -29,9 +29,9 @@ main(Args) ->
 
 start([Ebin | _]) ->
     Info = load(Ebin),
-    Records = cf_beam_records:records(code:which(rabbit_fifo), "rabbit_fifo.beam"),
+    Records = cf_amqp_half:records(code:which(rabbit_fifo), "rabbit_fifo.beam"),
     Port = open_port({fd, 0, 1}, [binary, {line, 1 bsl 20}, eof]),
-    loop(#st{port = Port, info = Info, records = Records}, <<>>);
+    loop(#st{port = Port, info = Info, records = Records});
 start([]) ->
     throw({fatal, "no rabbit ebin folder given"}).
 
@@ -63,27 +63,15 @@ load(Ebin) ->
       exports => rabbit_fifo:module_info(exports),
       otp => unicode:characters_to_binary(erlang:system_info(otp_release))}.
 
-%% A record's field by name, from the beam's debug_info (cf_beam_records,
+%% A record's field by name, from the beam's debug_info (cf_amqp_half,
 %% AD-AMQ-FIFO-STATE).
 get(Rec, Field, Tuple, #st{records = Records}) ->
-    cf_beam_records:get(Rec, Field, Tuple, Records, "rabbit_fifo").
+    cf_amqp_half:get(Rec, Field, Tuple, Records, "rabbit_fifo").
 
 %% ---------------------------------------------------------------------------------------
 
-loop(St = #st{port = Port}, Partial) ->
-    receive
-        {Port, {data, {noeol, Chunk}}} -> loop(St, <<Partial/binary, Chunk/binary>>);
-        {Port, {data, {eol, Chunk}}} ->
-            Line = <<Partial/binary, Chunk/binary>>,
-            case string:trim(Line) of
-                <<>> -> loop(St, <<>>);
-                _ ->
-                    {Out, St1} = handle_line(Line, St),
-                    port_command(Port, Out),
-                    loop(St1, <<>>)
-            end;
-        {Port, eof} -> ok
-    end.
+loop(St = #st{port = Port}) ->
+    cf_amqp_half:serve(Port, St, fun handle_line/2, none).
 
 handle_line(Line, St) ->
     case catch credit_flow_adapter:decode(Line) of

@@ -1,8 +1,30 @@
 %% What the Erlang halves of the AMQP adapters share (AD-AMQ-10, AD-AMQ-FIFO-STATE): the
-%% record layouts of an installed beam, read from its debug_info, and a record tuple's
-%% field by name.
--module(cf_beam_records).
--export([records/2, get/5]).
+%% JSON Lines loop on their port (AD-AMQ-TRANSPORT), the record layouts of an installed
+%% beam, read from its debug_info, and a record tuple's field by name.
+-module(cf_amqp_half).
+-export([serve/4, records/2, get/5]).
+
+%% One request per line from Port, answered by Handle(Line, St) -> {Out, St1}; blank
+%% lines skipped; until eof. Event(Message, St) -> St1 takes any other message (none:
+%% they stay in the mailbox).
+serve(Port, St, Handle, Event) -> serve(Port, St, Handle, Event, <<>>).
+
+serve(Port, St, Handle, Event, Partial) ->
+    receive
+        {Port, {data, {noeol, Chunk}}} ->
+            serve(Port, St, Handle, Event, <<Partial/binary, Chunk/binary>>);
+        {Port, {data, {eol, Chunk}}} ->
+            Line = <<Partial/binary, Chunk/binary>>,
+            case string:trim(Line) of
+                <<>> -> serve(Port, St, Handle, Event, <<>>);
+                _ ->
+                    {Out, St1} = Handle(Line, St),
+                    port_command(Port, Out),
+                    serve(Port, St1, Handle, Event, <<>>)
+            end;
+        {Port, eof} -> ok;
+        Other when is_function(Event, 2) -> serve(Port, Event(Other, St), Handle, Event, Partial)
+    end.
 
 %% Record name => field names, from Beam's debug_info (What names the beam in the error).
 records(Beam, What) ->
