@@ -20,30 +20,27 @@ Run: ``python -m creditflow.adapters.amqp.amqp10_client --ebin DIR``.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import re
 import select
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from creditflow.adapters.amqp import serving
+from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.rabbitmq.module import ENV_EBIN, ERL_FLAGS, compiled_module_dir
-from creditflow.conformance.differential.adapter import MISSING, AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS, AmqpAdapter
+from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.amqp_protocol import OPS, AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
 
 NAME = "amqp10-client"
 MODULE = "amqp10_client_adapter"
-DEBIAN_GLOB = "/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins/amqp10_client-*/ebin"
 INSTALL_HINT = (
     "install it with `sudo apt-get install rabbitmq-server` (`make test` does it) or pass "
     "--rabbitmq-ebin DIR (the amqp10_client ebin, or an ebin beside it)"
@@ -66,57 +63,18 @@ SETTINGS = {
 CLIENT_INCOMING_WINDOW = 65535
 
 
-def _version_key(path: str) -> tuple[int, ...]:
-    match = re.search(r"/amqp10_client-([0-9.]+)/ebin", path)
-    return tuple(int(x) for x in match.group(1).strip(".").split(".")) if match else ()
-
-
-def _client_ebin(folder: Path) -> Path | None:
-    """``folder`` if it holds ``amqp10_client_session.beam``, else the ``amqp10_client-*``
-    ebin beside it."""
-    if (folder / "amqp10_client_session.beam").is_file():
-        return folder
-    plugins = folder.resolve().parent.parent
-    found = sorted(glob.glob(str(plugins / "amqp10_client-*" / "ebin")), key=_version_key)
-    found = [f for f in found if (Path(f) / "amqp10_client_session.beam").is_file()]
-    return Path(found[-1]) if found else None
+_HALF = ErlangHalf(NAME, "amqp10_client", "amqp10_client_session.beam", MODULE, INSTALL_HINT)
 
 
 def locate_client_ebin(explicit: str | Path | None = None) -> Path:
     """The ebin holding ``amqp10_client_session.beam``; :class:`AdapterFailure` (missing,
     exit 3) with the install hint otherwise (AD-AMQ-10)."""
-    given = explicit if explicit is not None else os.environ.get(ENV_EBIN)
-    if given:
-        found = _client_ebin(Path(given))
-        if found is None:
-            raise AdapterFailure(
-                NAME, MISSING, f"--rabbitmq-ebin {given}: no amqp10_client there or beside it"
-            )
-        return found
-    candidates = sorted(glob.glob(DEBIAN_GLOB), key=_version_key)
-    candidates = [c for c in candidates if (Path(c) / "amqp10_client_session.beam").is_file()]
-    if candidates:
-        return Path(candidates[-1])
-    raise AdapterFailure(
-        NAME, MISSING, "RabbitMQ's amqp10_client is not installed; " + INSTALL_HINT
-    )
+    return _HALF.locate_ebin(explicit, "no amqp10_client there or beside it", "amqp10_client")
 
 
 def erlang_command(ebin: Path) -> list[str]:
-    """The Erlang half's command line (both modules compiled once into the cache: this
-    one and credit_flow_adapter, whose JSON codec it uses)."""
-    erl = shutil.which("erl")
-    source = Path(str(resources.files("creditflow.adapters") / "erlang" / f"{MODULE}.erl"))
-    codec = compiled_module_dir()
-    own = compiled_module_dir(source, MODULE)
-    if erl is None or codec is None or own is None:
-        raise AdapterFailure(NAME, MISSING, "Erlang (erl, erlc) is not installed; " + INSTALL_HINT)
-    return [erl, "-noshell", "-noinput", *ERL_FLAGS, "-pa", str(codec), "-pa", str(own)] + [
-        "-run",
-        MODULE,
-        "main",
-        str(ebin),
-    ]
+    """The Erlang half's command line."""
+    return _HALF.command(ebin)
 
 
 class Amqp10ClientAdapter(AmqpAdapter):
@@ -130,10 +88,6 @@ class Amqp10ClientAdapter(AmqpAdapter):
 
 
 # -- the adapter process ---------------------------------------------------------------
-
-
-class Refused(Exception):
-    """A well-formed request that cannot be carried out now (``ok: false``)."""
 
 
 class ErlangFailed(Exception):
@@ -456,12 +410,7 @@ class Pair:
             from proton import Delivery
 
             held = self.held.get(name, [])
-            if count < 1 or keep < 0 or keep + count > len(held):
-                raise Refused(
-                    f"link {name!r} holds {len(held)} unsettled deliveries: "
-                    f"cannot keep {keep} and settle {count}"
-                )
-            for dlv in held[keep : keep + count]:
+            for dlv in settled_slice(name, held, count, keep):
                 dlv.update(Delivery.ACCEPTED)
                 dlv.settle()
             del held[keep : keep + count]
@@ -583,29 +532,23 @@ class Server:
             from proton import VERSION
 
             version = str(self.info.get("version"))
-            return {
-                "ok": True,
-                "name": f"amqp10_client {version}",
-                "version": version,
-                "families": [FAMILY],
-                "ops": list(OPS),
-                "settings": SETTINGS,
-                "policy": policy(SETTINGS),
-                "implementation": {
-                    "module": self.info.get("module"),
-                    "md5": self.info.get("md5"),
-                    "otp": self.info.get("otp"),
-                    "peer": "python-qpid-proton " + ".".join(str(p) for p in VERSION),
-                },
+            implementation = {
+                "module": self.info.get("module"),
+                "md5": self.info.get("md5"),
+                "otp": self.info.get("otp"),
+                "peer": "python-qpid-proton " + ".".join(str(p) for p in VERSION),
             }
+            name = f"amqp10_client {version}"
+            return serving.hello_answer(
+                name, version, OPS, SETTINGS, policy, implementation=implementation
+            )
         if op not in OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":  # AD-AMQ-RESET
-            given = req.get("settings") or {}
-            unknown = sorted(set(given) - set(SETTINGS))
-            if unknown:
-                return {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-            settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+            try:
+                settings = serving.reset_settings(req, SETTINGS)
+            except serving.SettingsRefused as exc:
+                return {"ok": False, "error": str(exc)}
             if settings["credit_window"] and not settings["renew_when"] < settings["credit_window"]:
                 return {"ok": False, "error": "renew_when must be below credit_window"}
             if self.pair is not None:
@@ -653,23 +596,7 @@ def main() -> None:
     except (ErlangFailed, AdapterFailure, OSError) as exc:
         print(f"amqp10-client: {exc}", file=sys.stderr)
         sys.exit(3)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
-        try:
-            resp = server.handle(req)
-        except ErlangFailed as exc:
-            print(f"amqp10-client: {exc}", file=sys.stderr)
-            sys.exit(3)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+    serving.serve(server.handle, fatal=(ErlangFailed,), prefix="amqp10-client")
     server.erl.close()
 
 

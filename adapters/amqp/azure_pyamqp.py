@@ -19,8 +19,6 @@ azure-servicebus release first: AD-AMQ-VERSION).
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import deque
 from importlib import metadata
 from types import SimpleNamespace
@@ -31,8 +29,10 @@ from azure.servicebus._pyamqp.client import ReceiveClient
 from azure.servicebus._pyamqp.message import Message
 from azure.servicebus._pyamqp.outcomes import Accepted
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS  # AD-AMQ-OPS
+from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-AZURE-OPS: the sending application has no API to answer a drain (no
 #: ``drained``) nor to announce what it has (no ``offered``).
@@ -60,10 +60,6 @@ _PERFORMATIVES: dict[int, tuple[str, Any]] = {
     0x18: ("close", performatives.CloseFrame),
 }
 _BY_CLASS = {cls: name for name, cls in _PERFORMATIVES.values()}
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 def _values(fields: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -288,12 +284,7 @@ class Pair:
         ``keep`` oldest (``ReceiverLink.send_disposition``)."""
         rcv = self._link(name)[1]
         held = self.held.get(name, [])
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for delivery_id, tag in held[keep : keep + count]:
+        for delivery_id, tag in settled_slice(name, held, count, keep):
             rcv.send_disposition(
                 first_delivery_id=delivery_id,
                 delivery_tag=tag,
@@ -390,23 +381,15 @@ def version() -> str:
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
     op = req.get("op")
     if op == "hello":
-        return pair, {
-            "ok": True,
-            "name": f"azure-servicebus _pyamqp {version()}",
-            "version": version(),
-            "families": [FAMILY],
-            "ops": list(AZURE_OPS),
-            "settings": SETTINGS,
-            "policy": policy(SETTINGS),
-        }
+        name = f"azure-servicebus _pyamqp {version()}"
+        return pair, serving.hello_answer(name, version(), AZURE_OPS, SETTINGS, policy)
     if op not in AZURE_OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
-        given = req.get("settings") or {}
-        unknown = sorted(set(given) - set(SETTINGS))
-        if unknown:
-            return pair, {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-        settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+        try:
+            settings = serving.reset_settings(req, SETTINGS)
+        except serving.SettingsRefused as exc:
+            return pair, {"ok": False, "error": str(exc)}
         if settings["max_frame_size"] < 512:
             return pair, {"ok": False, "error": "max_frame_size below 512 (AMQP 1.0 §2.7.1)"}
         pair = Pair(settings)
@@ -439,19 +422,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
     pair: Pair | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
+
+    def answer(req: dict[str, Any]) -> dict[str, Any]:
+        nonlocal pair
         pair, resp = handle(pair, req)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":"), default=_jsonable) + "\n")
-        sys.stdout.flush()
+        return resp
+
+    serving.serve(answer, default=_jsonable)
 
 
 def _jsonable(value: Any) -> Any:

@@ -13,16 +13,16 @@ proton release first: AD-AMQ-VERSION).
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from typing import Any
 
 import proton
 from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS  # AD-AMQ-OPS
+from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
 SETTINGS = {"max_frame_size": 0, "incoming_capacity": 0, "message_size": 10}
@@ -52,10 +52,6 @@ def parse_trace(side: str, line: str) -> dict[str, Any] | None:
     if name == "disposition" and isinstance(values.get("role"), bool):
         values["role"] = "receiver" if values["role"] else "sender"
     return frame_record(side, "sent" if arrow == "->" else "received", int(channel), name, values)
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 class Pair:
@@ -207,12 +203,7 @@ class Pair:
         """The receiving application settles ``count`` deliveries after its ``keep``
         oldest unsettled ones (AD-AMQ-OPS)."""
         held = self.received.get(name, [])
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for dlv in held[keep : keep + count]:
+        for dlv in settled_slice(name, held, count, keep):
             dlv.update(Delivery.ACCEPTED)
             dlv.settle()
         del held[keep : keep + count]
@@ -294,23 +285,15 @@ def version() -> str:
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
     op = req.get("op")
     if op == "hello":
-        return pair, {
-            "ok": True,
-            "name": f"python-qpid-proton {version()}",
-            "version": version(),
-            "families": [FAMILY],
-            "ops": list(OPS),
-            "settings": SETTINGS,
-            "policy": policy(SETTINGS),
-        }
+        name = f"python-qpid-proton {version()}"
+        return pair, serving.hello_answer(name, version(), OPS, SETTINGS, policy)
     if op not in OPS:
         return pair, {"ok": False, "error": f"unknown op {op!r}"}
     if op == "reset":  # AD-AMQ-RESET
-        given = req.get("settings") or {}
-        unknown = sorted(set(given) - set(SETTINGS))
-        if unknown:
-            return pair, {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-        settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+        try:
+            settings = serving.reset_settings(req, SETTINGS)
+        except serving.SettingsRefused as exc:
+            return pair, {"ok": False, "error": str(exc)}
         pair = Pair(settings)
         out = {"ok": True, "policy": policy(settings), "frames": pair.frames, "state": pair.state()}
         pair.frames = []
@@ -348,19 +331,13 @@ def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[st
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
     pair: Pair | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
+
+    def answer(req: dict[str, Any]) -> dict[str, Any]:
+        nonlocal pair
         pair, resp = handle(pair, req)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+        return resp
+
+    serving.serve(answer)
 
 
 if __name__ == "__main__":

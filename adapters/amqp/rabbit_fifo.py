@@ -10,85 +10,35 @@ the Debian layout. ``ra`` and ``rabbit_common`` are loaded from the same plugins
 
 from __future__ import annotations
 
-import glob
-import os
-import re
-import shutil
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from creditflow.adapters.rabbitmq.module import ENV_EBIN, ERL_FLAGS, compiled_module_dir
-from creditflow.conformance.differential.adapter import MISSING, PROTOCOL, AdapterFailure
+from creditflow.adapters.amqp.erlang_half import ErlangHalf
+from creditflow.conformance.differential.adapter import PROTOCOL
 from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
 
 NAME = "rabbit-fifo"
 MODULE = "rabbit_fifo_adapter"
-DEBIAN_GLOB = "/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins/rabbit-*/ebin"
 INSTALL_HINT = (
     "install it with `sudo apt-get install rabbitmq-server` (`make test` does it) or pass "
     "--rabbitmq-ebin DIR (the rabbit ebin holding rabbit_fifo.beam, or an ebin beside it)"
 )
 
 
-def _version_key(path: str) -> tuple[int, ...]:
-    match = re.search(r"/rabbit-([0-9.]+)/ebin", path)
-    return tuple(int(x) for x in match.group(1).strip(".").split(".")) if match else ()
-
-
-def _rabbit_ebin(folder: Path) -> Path | None:
-    """``folder`` if it holds ``rabbit_fifo.beam``, else the ``rabbit-*`` ebin beside it."""
-    if (folder / "rabbit_fifo.beam").is_file():
-        return folder
-    plugins = folder.resolve().parent.parent
-    found = sorted(glob.glob(str(plugins / "rabbit-*" / "ebin")), key=_version_key)
-    found = [f for f in found if (Path(f) / "rabbit_fifo.beam").is_file()]
-    return Path(found[-1]) if found else None
+_HALF = ErlangHalf(NAME, "rabbit", "rabbit_fifo.beam", MODULE, INSTALL_HINT)
 
 
 def locate_rabbit_ebin(explicit: str | Path | None = None) -> Path:
     """The ebin holding ``rabbit_fifo.beam``; :class:`AdapterFailure` (missing) with the
     install hint otherwise."""
-    given = explicit if explicit is not None else os.environ.get(ENV_EBIN)
-    if given:
-        found = _rabbit_ebin(Path(given))
-        if found is None:
-            raise AdapterFailure(
-                NAME, MISSING, f"--rabbitmq-ebin {given}: no rabbit_fifo.beam there or beside it"
-            )
-        return found
-    candidates = sorted(glob.glob(DEBIAN_GLOB), key=_version_key)
-    candidates = [c for c in candidates if (Path(c) / "rabbit_fifo.beam").is_file()]
-    if candidates:
-        return Path(candidates[-1])
-    raise AdapterFailure(NAME, MISSING, "RabbitMQ's rabbit_fifo is not installed; " + INSTALL_HINT)
+    return _HALF.locate_ebin(explicit, "no rabbit_fifo.beam there or beside it", "rabbit_fifo")
 
 
 def command(ebin: Path) -> list[str]:
-    """The command line that starts the adapter on ``ebin`` (both Erlang modules compiled
-    once into the cache: this one and credit_flow_adapter, whose JSON codec it uses)."""
-    erl = shutil.which("erl")
-    source = Path(str(resources.files("creditflow.adapters") / "erlang" / f"{MODULE}.erl"))
-    codec = compiled_module_dir()
-    own = compiled_module_dir(source, MODULE)
-    if erl is None or codec is None or own is None:
-        raise AdapterFailure(NAME, MISSING, "Erlang (erl, erlc) is not installed; " + INSTALL_HINT)
-    return [
-        erl,
-        "-noshell",
-        "-noinput",
-        *ERL_FLAGS,
-        "-pa",
-        str(codec),
-        "-pa",
-        str(own),
-        "-run",
-        MODULE,
-        "main",
-        str(ebin),
-    ]
+    """The command line that starts the adapter on ``ebin``."""
+    return _HALF.command(ebin)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ Run: ``python -m creditflow.adapters.amqp.rabbitmq_client --port PORT``.
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import selectors
 import socket
@@ -29,10 +28,12 @@ from typing import Any
 
 from proton import Collector, Connection, Delivery, Endpoint, Event, Message, Transport
 
+from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
-from creditflow.conformance.differential.amqp_protocol import FAMILY, OPS
+from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.conformance.differential.amqp_protocol import OPS
 
 #: AD-AMQ-RMQ-QUIESCE: seconds without a byte either way after which the link is at rest.
 QUIET = 0.25
@@ -46,10 +47,6 @@ DECLARE_TIMEOUT = 20.0
 BUSY_LIMIT = 20.0
 #: The ops this adapter offers (no ``offered``: the broker is the sender).
 ADAPTER_OPS = tuple(o for o in OPS if o != "offered")
-
-
-class Refused(Exception):
-    """A well-formed request this adapter cannot carry out now (answered ``ok: false``)."""
 
 
 class BrokerGone(Exception):
@@ -292,12 +289,7 @@ class BrokerRun:
     def settle(self, name: str, count: int, keep: int) -> None:
         rcv = self._rcv(name)
         held = [d for d in self.wire.received if d.link == rcv]
-        if count < 1 or keep < 0 or keep + count > len(held):
-            raise Refused(
-                f"link {name!r} holds {len(held)} unsettled deliveries: "
-                f"cannot keep {keep} and settle {count}"
-            )
-        for dlv in held[keep : keep + count]:
+        for dlv in settled_slice(name, held, count, keep):
             dlv.update(Delivery.ACCEPTED)
             dlv.settle()
             self.wire.received.remove(dlv)
@@ -361,23 +353,15 @@ class Adapter:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "hello":
-            return {
-                "ok": True,
-                "name": f"rabbitmq-amqp1.0 {self.version}",
-                "version": self.version,
-                "families": [FAMILY],
-                "ops": list(ADAPTER_OPS),
-                "settings": SETTINGS,
-                "policy": broker_policy(SETTINGS),
-            }
+            name = f"rabbitmq-amqp1.0 {self.version}"
+            return serving.hello_answer(name, self.version, ADAPTER_OPS, SETTINGS, broker_policy)
         if op not in ADAPTER_OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":
-            given = req.get("settings") or {}
-            unknown = sorted(set(given) - set(SETTINGS))
-            if unknown:
-                return {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-            settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+            try:
+                settings = serving.reset_settings(req, SETTINGS)
+            except serving.SettingsRefused as exc:
+                return {"ok": False, "error": str(exc)}
             if self.run is not None:
                 self.run.close()
             self.run = BrokerRun(self.port, settings, self.publisher)
@@ -436,23 +420,7 @@ def main() -> None:
     except (BrokerGone, OSError) as exc:
         print(f"rabbitmq-amqp1.0: no AMQP 1.0 broker on port {args.port}: {exc}", file=sys.stderr)
         sys.exit(3)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-            continue
-        try:
-            resp = adapter.handle(req)
-        except (BrokerGone, OSError) as exc:
-            print(f"rabbitmq-amqp1.0: {exc}", file=sys.stderr, flush=True)
-            sys.exit(3)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+    serving.serve(adapter.handle, fatal=(BrokerGone, OSError), prefix="rabbitmq-amqp1.0")
 
 
 if __name__ == "__main__":

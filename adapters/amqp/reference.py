@@ -13,15 +13,20 @@ Run: ``python -m creditflow.adapters.amqp.reference [--mutant NAME]``.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from creditflow.adapters.amqp.frames import frame_record
+from creditflow.adapters.amqp.serving import (
+    Refused,
+    SettingsRefused,
+    hello_answer,
+    reset_settings,
+    serve,
+)
 
-FAMILY = "amqp"
 SERIAL = 1 << 32
 OPS = (
     "reset",
@@ -59,10 +64,6 @@ MUTANTS = {
     "ignores-credit": "the sender transfers without link credit (AMQ-LINK-TRANSFER)",
     "double-grant": "the receiver adds a hand grant twice (AMQ-POL-CREDIT-MANUAL)",
 }
-
-
-class Refused(Exception):
-    """A well-formed op that is not possible now (AD-AMQ-REFUSE)."""
 
 
 @dataclass
@@ -418,23 +419,14 @@ class Server:
         op = req.get("op")
         if op == "hello":
             name = "creditflow amqp-reference" + (f" mutant:{self.mutant}" if self.mutant else "")
-            return {
-                "ok": True,
-                "name": name,
-                "version": "0.1.0",
-                "families": [FAMILY],
-                "ops": list(OPS),
-                "settings": SETTINGS,
-                "policy": policy(SETTINGS),
-            }
+            return hello_answer(name, "0.1.0", OPS, SETTINGS, policy)
         if op not in OPS:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op == "reset":
-            given = req.get("settings") or {}
-            unknown = sorted(set(given) - set(SETTINGS))
-            if unknown:
-                return {"ok": False, "error": f"unknown settings: {', '.join(unknown)}"}
-            settings = {**SETTINGS, **{k: int(v) for k, v in given.items()}}
+            try:
+                settings = reset_settings(req, SETTINGS)
+            except SettingsRefused as exc:
+                return {"ok": False, "error": str(exc)}
             self.ref = Reference(settings, self.mutant)
             return {"ok": True, "policy": policy(settings), **self._take()}
         if self.ref is None:
@@ -454,21 +446,7 @@ class Server:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     mutant = args[1] if len(args) == 2 and args[0] == "--mutant" else None
-    server = Server(mutant)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            sys.stdout.write(json.dumps({"ok": False, "error": f"not JSON: {exc}"}) + "\n")
-            sys.stdout.flush()
-            continue
-        resp = server.handle(req)
-        if "id" in req:
-            resp["id"] = req["id"]
-        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+    serve(Server(mutant).handle)
 
 
 if __name__ == "__main__":

@@ -36,13 +36,15 @@ start([Ebin | _]) ->
     %% stdout is the protocol's: the client's log (a crashed session's report) stays off it
     ok = logger:set_primary_config(level, none),
     Info = load(Ebin),
-    Records = records(code:which(amqp10_client_session)),
+    %% its #link{}, #state{} and the v1_0 performatives it includes
+    Records = cf_amqp_half:records(code:which(amqp10_client_session),
+                                      "amqp10_client_session.beam"),
     Tracer = spawn_link(fun() -> tracer([]) end),
     {module, _} = code:ensure_loaded(amqp10_framing),
     1 = erlang:trace_pattern({amqp10_framing, encode_bin, 1}, [{'_', [], [{exception_trace}]}],
                              [global]),
     Port = open_port({fd, 0, 1}, [binary, {line, 1 bsl 20}, eof]),
-    loop(#st{port = Port, info = Info, records = Records, tracer = Tracer}, <<>>);
+    loop(#st{port = Port, info = Info, records = Records, tracer = Tracer});
 start([]) ->
     throw({fatal, "no amqp10_client ebin folder given"}).
 
@@ -72,28 +74,9 @@ load(Ebin) ->
       <<"md5">> => iolist_to_binary([io_lib:format("~2.16.0b", [B]) || <<B>> <= Md5]),
       <<"otp">> => unicode:characters_to_binary(erlang:system_info(otp_release))}.
 
-%% Record name => field names, from the session beam's debug_info (its #link{},
-%% #state{} and the v1_0 performatives it includes).
-records(Beam) ->
-    case beam_lib:chunks(Beam, [debug_info]) of
-        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
-            {ok, Forms} = Backend:debug_info(erlang_v1, M, Data, []),
-            maps:from_list([{Name, [field_name(F) || F <- Fields]}
-                            || {attribute, _, record, {Name, Fields}} <- Forms]);
-        _ -> throw({fatal, "amqp10_client_session.beam has no debug_info: its state cannot be read"})
-    end.
-
-field_name({record_field, _, {atom, _, N}}) -> N;
-field_name({record_field, _, {atom, _, N}, _}) -> N;
-field_name({typed_record_field, F, _}) -> field_name(F).
-
+%% A record's field by name, from the session beam's debug_info (cf_amqp_half).
 get(Rec, Field, Tuple, #st{records = Records}) ->
-    Fields = maps:get(Rec, Records),
-    element(index_of(Field, Fields, 2), Tuple).
-
-index_of(F, [F | _], N) -> N;
-index_of(F, [_ | R], N) -> index_of(F, R, N + 1);
-index_of(F, [], _) -> throw({error, io_lib:format("this amqp10_client has no field ~p", [F])}).
+    cf_amqp_half:get(Rec, Field, Tuple, Records, "amqp10_client").
 
 %% -- the frame trace (AD-AMQ-10-FRAMES) ------------------------------------------------
 
@@ -183,21 +166,8 @@ plain(_, _) -> skip.
 
 %% ---------------------------------------------------------------------------------------
 
-loop(St = #st{port = Port}, Partial) ->
-    receive
-        {Port, {data, {noeol, Chunk}}} -> loop(St, <<Partial/binary, Chunk/binary>>);
-        {Port, {data, {eol, Chunk}}} ->
-            Line = <<Partial/binary, Chunk/binary>>,
-            case string:trim(Line) of
-                <<>> -> loop(St, <<>>);
-                _ ->
-                    {Out, St1} = handle_line(Line, St),
-                    port_command(Port, Out),
-                    loop(St1, <<>>)
-            end;
-        {Port, eof} -> ok;
-        Other -> loop(event(Other, St), Partial)
-    end.
+loop(St = #st{port = Port}) ->
+    cf_amqp_half:serve(Port, St, fun handle_line/2, fun event/2).
 
 handle_line(Line, St) ->
     case catch credit_flow_adapter:decode(Line) of

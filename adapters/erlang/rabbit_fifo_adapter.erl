@@ -29,9 +29,9 @@ main(Args) ->
 
 start([Ebin | _]) ->
     Info = load(Ebin),
-    Records = records(code:which(rabbit_fifo)),
+    Records = cf_amqp_half:records(code:which(rabbit_fifo), "rabbit_fifo.beam"),
     Port = open_port({fd, 0, 1}, [binary, {line, 1 bsl 20}, eof]),
-    loop(#st{port = Port, info = Info, records = Records}, <<>>);
+    loop(#st{port = Port, info = Info, records = Records});
 start([]) ->
     throw({fatal, "no rabbit ebin folder given"}).
 
@@ -63,45 +63,15 @@ load(Ebin) ->
       exports => rabbit_fifo:module_info(exports),
       otp => unicode:characters_to_binary(erlang:system_info(otp_release))}.
 
-%% Record name => field names, from the beam's debug_info (AD-AMQ-FIFO-STATE).
-records(Beam) ->
-    case beam_lib:chunks(Beam, [debug_info]) of
-        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
-            {ok, Forms} = Backend:debug_info(erlang_v1, M, Data, []),
-            maps:from_list([{Name, [field_name(F) || F <- Fields]}
-                            || {attribute, _, record, {Name, Fields}} <- Forms]);
-        _ -> throw({fatal, "rabbit_fifo.beam has no debug_info: its state cannot be read"})
-    end.
-
-field_name({record_field, _, {atom, _, N}}) -> N;
-field_name({record_field, _, {atom, _, N}, _}) -> N;
-field_name({typed_record_field, F, _}) -> field_name(F).
-
+%% A record's field by name, from the beam's debug_info (cf_amqp_half,
+%% AD-AMQ-FIFO-STATE).
 get(Rec, Field, Tuple, #st{records = Records}) ->
-    Fields = maps:get(Rec, Records),
-    Pos = index_of(Field, Fields, 2),
-    element(Pos, Tuple).
-
-index_of(F, [F | _], N) -> N;
-index_of(F, [_ | R], N) -> index_of(F, R, N + 1);
-index_of(F, [], _) -> throw({error, io_lib:format("this rabbit_fifo has no field ~p", [F])}).
+    cf_amqp_half:get(Rec, Field, Tuple, Records, "rabbit_fifo").
 
 %% ---------------------------------------------------------------------------------------
 
-loop(St = #st{port = Port}, Partial) ->
-    receive
-        {Port, {data, {noeol, Chunk}}} -> loop(St, <<Partial/binary, Chunk/binary>>);
-        {Port, {data, {eol, Chunk}}} ->
-            Line = <<Partial/binary, Chunk/binary>>,
-            case string:trim(Line) of
-                <<>> -> loop(St, <<>>);
-                _ ->
-                    {Out, St1} = handle_line(Line, St),
-                    port_command(Port, Out),
-                    loop(St1, <<>>)
-            end;
-        {Port, eof} -> ok
-    end.
+loop(St = #st{port = Port}) ->
+    cf_amqp_half:serve(Port, St, fun handle_line/2, none).
 
 handle_line(Line, St) ->
     case catch credit_flow_adapter:decode(Line) of

@@ -14,7 +14,6 @@ Hypothesis (shrunk further by delta debugging, :func:`shrink_sequence`).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +31,10 @@ from creditflow.conformance.differential.amqp_protocol import (
     Violation,
     WireMonitor,
 )
-from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.conformance.differential.op_search import (
+    explore,
+    hypothesis_search,
+)
 from creditflow.model.amqp import endpoints, properties, session
 from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
 from creditflow.model.amqp.frames import Flow, Transfer
@@ -645,21 +647,15 @@ def _explore(
 ) -> tuple[AmqpRun | None, int, int]:
     """AD-AMQ-CONFORM-EXPLORE: every sequence of up to ``depth`` ops the model allows,
     shortest first, under each size choice; the first failing run is a shortest one."""
-    runs = ops = 0
     policies = [model_policy(_declared(adapter, s), s) for s in choices]
-    for n in range(1, depth + 1):
-        for settings, pol in zip(choices, policies, strict=True):
-            for seq in itertools.product(alphabet, repeat=n):
-                if not model_allows(pol, seq):
-                    continue
-                run = run_ops(adapter, settings, seq)
-                runs += 1
-                ops += len(run.ops)
-                if run.failed and mask is not None:
-                    run = mask(adapter, settings, seq, run)
-                if run.failed:
-                    return run, runs, ops
-    return None, runs, ops
+    return explore(
+        list(zip(choices, policies, strict=True)),
+        alphabet,
+        depth,
+        lambda choice, seq: model_allows(choice[1], seq),
+        lambda choice, seq: run_ops(adapter, choice[0], seq),
+        None if mask is None else lambda choice, seq, run: mask(adapter, choice[0], seq, run),
+    )
 
 
 def _declared(adapter: AmqpAdapter, settings: Mapping[str, int]) -> dict[str, Any]:
@@ -681,34 +677,6 @@ def model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
     return True
 
 
-def _replays(
-    adapter: AmqpAdapter, settings: Mapping[str, int], mask: Mask | None = None
-) -> Callable[[list[AmqpOp]], int | None]:
-    def fails(candidate: list[AmqpOp]) -> int | None:
-        """``shrink_sequence``'s oracle: the failing prefix's length, or None (known
-        divergences masked)."""
-        run = run_ops(adapter, settings, candidate)
-        if run.failed and mask is not None:
-            run = mask(adapter, settings, candidate, run)
-        return executed_prefix(candidate, run) if run.failed else None
-
-    return fails
-
-
-def executed_prefix(candidate: Sequence[AmqpOp], run: AmqpRun) -> int | None:
-    """The length of the prefix of ``candidate`` that ``run`` executed (ops the model
-    does not allow were skipped, or masked, so the failing prefix is found by counting
-    ``run``'s ops as a subsequence)."""
-    done = list(run.ops)
-    k = 0
-    for j, op in enumerate(candidate):
-        if k < len(done) and op == done[k]:
-            k += 1
-            if k == len(done):
-                return j + 1
-    return None
-
-
 def _hypothesis(
     adapter: AmqpAdapter,
     choices: list[dict[str, int]],
@@ -717,51 +685,18 @@ def _hypothesis(
 ) -> tuple[AmqpRun | None, int, int]:
     """AD-AMQ-CONFORM-HYPOTHESIS: Hypothesis draws the sizes and each op among those the
     model allows; it shrinks a failing run, delta debugging shrinks it further."""
-    from hypothesis import HealthCheck, Phase, given, seed, settings
-    from hypothesis import strategies as st
-
-    stats = {"runs": 0, "ops": 0}
-    found: list[AmqpRun] = []
-
-    class Failed(Exception):
-        pass
-
-    @seed(options.seed)
-    @settings(
-        max_examples=options.max_examples,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
+    mask = options.mask
+    return hypothesis_search(
+        choices,
+        "settings",
+        alphabet,
+        lambda chosen, choose: run_ops(adapter, chosen, choose, options.steps),
+        lambda chosen, seq: run_ops(adapter, chosen, seq),
+        lambda run: run.settings,
+        options.seed,
+        options.max_examples,
+        None if mask is None else lambda chosen, seq, run: mask(adapter, chosen, seq, run),
     )
-    @given(st.data())
-    def check(data: st.DataObject) -> None:
-        chosen = data.draw(st.sampled_from(choices), label="settings")
-
-        def choose(model: ModelLink, _i: int) -> AmqpOp | None:
-            allowed = [o for o in alphabet if model.possible(o)]
-            return data.draw(st.sampled_from(allowed)) if allowed else None
-
-        run = run_ops(adapter, chosen, choose, options.steps)
-        stats["runs"] += 1
-        stats["ops"] += len(run.ops)
-        if run.failed and options.mask is not None:
-            run = options.mask(adapter, chosen, run.ops, run)
-        if run.failed:
-            found.append(run)
-            raise Failed(run.verdict)
-
-    with contextlib.suppress(Failed):
-        check()
-    if not found:
-        return None, stats["runs"], stats["ops"]
-    best = min(found, key=lambda r: len(r.ops))
-    shortest = shrink_sequence(best.ops, _replays(adapter, best.settings, options.mask))
-    final = run_ops(adapter, best.settings, shortest)
-    if final.failed and options.mask is not None:
-        final = options.mask(adapter, best.settings, shortest, final)
-    return (final if final.failed else best), stats["runs"], stats["ops"]
 
 
 def run_amqp_conform(

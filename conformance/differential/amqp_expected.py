@@ -21,7 +21,6 @@ from pathlib import Path
 from creditflow.conformance.differential.amqp_conform import (
     AmqpOp,
     AmqpRun,
-    executed_prefix,
     model_allows,
     model_policy,
     run_ops,
@@ -29,6 +28,7 @@ from creditflow.conformance.differential.amqp_conform import (
 from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.amqp_traces import LoadedAmqpTrace, load_amqp_trace
 from creditflow.conformance.differential.expected import find_witness
+from creditflow.conformance.differential.op_search import executed_prefix
 from creditflow.conformance.differential.shrink import shrink_sequence
 from creditflow.conformance.differential.traces import SUFFIX
 from creditflow.conformance.inputs.expectations import (

@@ -10,8 +10,6 @@ one by construction), then Hypothesis (shrunk by delta debugging)."""
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from typing import Any, NamedTuple
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
-from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.conformance.differential.op_search import explore, hypothesis_search
 from creditflow.model.amqp import queue
 from creditflow.model.amqp.frames import CreditRequest, Delivery
 from creditflow.model.amqp.policies import QueuePolicy
@@ -311,31 +309,16 @@ def _allows(sizes: Mapping[str, Any], seq: Sequence[QueueOp]) -> bool:
     return True
 
 
-def _prefix(candidate: Sequence[QueueOp], run: QueueRun) -> int | None:
-    done, k = list(run.ops), 0
-    for j, op in enumerate(candidate):
-        if k < len(done) and op == done[k]:
-            k += 1
-            if k == len(done):
-                return j + 1
-    return None
-
-
 def _explore(adapter: AmqpAdapter, depth: int) -> tuple[QueueRun | None, int, int]:
     """Every op sequence of 1 … ``depth`` ops the model allows, shortest first, under
     each size choice: the first failing run is a shortest one."""
-    runs = ops = 0
-    for n in range(1, depth + 1):
-        for sizes in QUEUE_SIZES:
-            for seq in itertools.product(QUEUE_ALPHABET, repeat=n):
-                if not _allows(sizes, seq):
-                    continue
-                run = run_queue_ops(adapter, sizes, seq)
-                runs += 1
-                ops += len(run.ops)
-                if run.failed:
-                    return run, runs, ops
-    return None, runs, ops
+    return explore(
+        QUEUE_SIZES,
+        QUEUE_ALPHABET,
+        depth,
+        _allows,
+        lambda sizes, seq: run_queue_ops(adapter, sizes, seq),
+    )
 
 
 def _hypothesis(
@@ -343,50 +326,16 @@ def _hypothesis(
 ) -> tuple[QueueRun | None, int, int]:
     """Hypothesis draws the sizes and each op among those the model allows; the
     shortest failing run found is shrunk by delta debugging."""
-    from hypothesis import HealthCheck, Phase, given, seed, settings
-    from hypothesis import strategies as st
-
-    stats = {"runs": 0, "ops": 0}
-    found: list[QueueRun] = []
-
-    class Failed(Exception):
-        pass
-
-    @seed(seed_)
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        phases=(Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
+    return hypothesis_search(
+        QUEUE_SIZES,
+        "sizes",
+        QUEUE_ALPHABET,
+        lambda sizes, choose: run_queue_ops(adapter, sizes, choose, steps),
+        lambda sizes, seq: run_queue_ops(adapter, sizes, seq),
+        lambda run: run.sizes,
+        seed_,
+        max_examples,
     )
-    @given(st.data())
-    def check(data: st.DataObject) -> None:
-        sizes = data.draw(st.sampled_from(QUEUE_SIZES), label="sizes")
-
-        def choose(model: QueueModel, _i: int) -> QueueOp | None:
-            allowed = [o for o in QUEUE_ALPHABET if model.possible(o)]
-            return data.draw(st.sampled_from(allowed)) if allowed else None
-
-        run = run_queue_ops(adapter, sizes, choose, steps)
-        stats["runs"] += 1
-        stats["ops"] += len(run.ops)
-        if run.failed:
-            found.append(run)
-            raise Failed(run.verdict)
-
-    with contextlib.suppress(Failed):
-        check()
-    if not found:
-        return None, stats["runs"], stats["ops"]
-    best = min(found, key=lambda r: len(r.ops))
-
-    def fails(candidate: list[QueueOp]) -> int | None:
-        run = run_queue_ops(adapter, best.sizes, candidate)
-        return _prefix(candidate, run) if run.failed else None
-
-    final = run_queue_ops(adapter, best.sizes, shrink_sequence(list(best.ops), fails))
-    return (final if final.failed else best), stats["runs"], stats["ops"]
 
 
 def run_queue_conform(
