@@ -804,7 +804,7 @@ class ConsumeEncoding:
             if not f.link.drain or f.link.credit != 0 or f.link.echo:
                 raise AbstractionError("a FLOW toward the client that is no drain answer")
             a.update(fa=True, Fa=k, fadc=unwrap(f.link.delivery_count))
-        own = a["rdc"] + r.link.credit  # type: ignore[operator]
+        own = int(a["rdc"]) + r.link.credit
         a["wLs"], a["wLl"], a["wLo"] = a["bLs"], own, own
         for f in s.back:
             if isinstance(f, Disposition):
