@@ -20,15 +20,12 @@ def run(*args: str):
     return CliRunner().invoke(main, ["check", *args])
 
 
-def test_consume_preset_holds_for_its_supply_but_every_supply_is_not_established():
-    """AMQ-PRESETS: nothing violated; asked for every supply, explicit search cannot
-    establish it (the consume shape is outside Z3-AMQ-ABSTRACTION): exit 4, never 0."""
+def test_consume_preset_holds_for_every_supply():
+    """Issue 28's done-when, AMQ-PRESETS, Z3-AMQ-EVERY-SUPPLY: rabbitmq4-consume (its
+    client may drain once) holds for every supply, exit 0."""
     result = run("rabbitmq4-consume")
-    assert result.exit_code == 4, result.output
-    assert (
-        "holds for supply 4" in result.output
-        and "for every supply: not established" in result.output
-    )
+    assert result.exit_code == 0, result.output
+    assert "holds for every supply (proved: an inductive invariant" in result.output
 
 
 def test_publish_preset_holds_for_every_supply(tmp_path, monkeypatch):

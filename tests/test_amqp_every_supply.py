@@ -94,14 +94,16 @@ def random_link(rng: random.Random) -> Topology:
     return link(credit, window, rng.randint(0, 6), rng.randint(0, 2))
 
 
-def consume(credit: CreditWindow, window, supply: int, holds: int = 0, q: int = 2) -> Topology:
+def consume(
+    credit: CreditWindow, window, supply: int, holds: int = 0, q: int = 2, drains: int = 0
+) -> Topology:
     return Topology(
-        name=f"consume-{credit}-{window}",
+        name=f"consume-{credit}-{window}-d{drains}",
         shape="consume",
         initial=2**32 - 3,
         supply=supply,
         sender_window=RabbitSessionWindow(400),
-        receiver=ReceiverConfig(credit, window, holds, (), 0),
+        receiver=ReceiverConfig(credit, window, holds, (), drains),
         sender_credit=SenderCredit(),
         broker_window=RabbitSessionWindow(400),
         relay=RelayPolicy(q),
@@ -116,7 +118,14 @@ def random_consume(rng: random.Random) -> Topology:
     window = rng.choice(
         [RabbitSessionWindow(w), WindowFixed(w, rng.randint(0, w - 1)), WindowNever(w)]
     )
-    return consume(credit, window, rng.randint(0, 3), rng.randint(0, 1), rng.randint(1, 3))
+    return consume(
+        credit,
+        window,
+        rng.randint(0, 3),
+        rng.randint(0, 1),
+        rng.randint(1, 3),
+        rng.randint(0, 1),  # AMQ-LINK-DRAIN: a client that may drain once
+    )
 
 
 def random_topology(rng: random.Random) -> Topology:
@@ -261,6 +270,25 @@ def test_a_mutant_relay_is_caught_by_the_abstraction_check(monkeypatch):
         return out._replace(client_credit=r.client_credit), reqs
 
     monkeypatch.setattr(relay, "on_delivery_sent", forgetful)
+    assert disagreements(enc, t) != []
+
+
+def test_a_mutant_drain_answer_is_caught_by_the_abstraction_check(monkeypatch):
+    """Z3-AMQ-ABSTRACTION with AMQ-LINK-DRAIN: a relay whose drain answer does not
+    consume the client's credit left (AMQ-RMQ-RELAY broken) is caught."""
+    from creditflow.model.amqp import relay
+
+    t = consume(CreditWindow(2, 0), WindowFixed(3, 1), 1, q=1, drains=1)
+    enc = aes.encoding_for(t)
+    assert enc is not None
+    assert disagreements(enc, t) == []
+    answer = relay.on_credit_reply
+
+    def lazy(r, reply, policy):
+        out, reqs, flows = answer(r, reply, policy)
+        return out, reqs, tuple(f._replace(delivery_count=r.client_dc) for f in flows)
+
+    monkeypatch.setattr(relay, "on_credit_reply", lazy)
     assert disagreements(enc, t) != []
 
 
@@ -410,18 +438,45 @@ def test_rabbitmq4_consume_without_its_drain_holds_for_every_supply(tmp_path):
     assert time.perf_counter() - started < 30
 
 
-def test_a_shape_outside_the_abstraction_stays_not_established():
-    """SCOPE-EXIT: a client that may drain (the rabbitmq4-consume preset) is not covered
-    by Z3-AMQ-ABSTRACTION yet: no proof, and ``check`` keeps exit 4 for every supply."""
-    assert aes.prove_every_supply(load_amqp_preset("rabbitmq4-consume")) is None
+def _consume_file(tmp_path, **client) -> Path:
+    doc = json.loads((ROOT / "spec/graphs/amqp/rabbitmq4-consume.json").read_text())
+    for node in doc["nodes"]:
+        if node["id"] == "client":
+            node.update(client)
+    path = tmp_path / "consume.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_rabbitmq4_consume_with_its_drain_holds_for_every_supply():
+    """Issue 28's done-when, Z3-AMQ-EVERY-SUPPLY with AMQ-LINK-DRAIN: the preset's
+    client that may drain once (its drain FLOW, the relay's drain rounds, the queue's
+    drain reply, the answer toward the client) holds for every supply, PROP-AMQ-DRAIN
+    included: exit 0, in seconds."""
+    t = load_amqp_preset("rabbitmq4-consume")
+    assert t.receiver.drains == 1
+    started = time.perf_counter()
+    proof = aes.prove_every_supply(t)
+    assert proof is not None and proof.proved and proof.serial == "proved"
+    assert time.perf_counter() - started < 30
     result = CliRunner().invoke(main, ["check", "rabbitmq4-consume"])
-    assert result.exit_code == 4
+    assert result.exit_code == 0, result.output
+    assert "holds for every supply (proved:" in result.output
+
+
+def test_a_shape_outside_the_abstraction_stays_not_established(tmp_path):
+    """SCOPE-EXIT: a client that may drain twice is not covered by Z3-AMQ-ABSTRACTION
+    (one drain at most): no proof, and ``check`` keeps exit 4 for every supply."""
+    path = _consume_file(tmp_path, drains=2)
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 4, result.output
+    assert "for every supply: not established" in result.output
 
 
 def test_prove_answers_an_amqp_topology_per_property(tmp_path):
     """Z3-AMQ-EVERY-SUPPLY through ``creditflow prove``: per property proved or not,
-    AMQ-SERIAL, the invariant; exit 0 only when everything is proved, 4 otherwise (the
-    consume shape: not covered), 2 for an option it does not take."""
+    AMQ-SERIAL, the invariant; exit 0 only when everything is proved, 4 otherwise (a
+    client draining twice: not covered), 2 for an option it does not take."""
     out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish"])
     assert out.exit_code == 0, out.output
     assert "  PROP-AMQ-NO-STALL      proved for every supply" in out.output
@@ -432,7 +487,7 @@ def test_prove_answers_an_amqp_topology_per_property(tmp_path):
     out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish", "--config", str(config)])
     assert out.exit_code == 4, out.output  # AMQ-SERIAL: a window of 2^31 is not defined
     assert "for every supply: not established (AMQ-SERIAL not proved;" in out.output
-    out = CliRunner().invoke(main, ["prove", "rabbitmq4-consume"])
+    out = CliRunner().invoke(main, ["prove", str(_consume_file(tmp_path, drains=2))])
     assert out.exit_code == 4 and "outside Z3-AMQ-ABSTRACTION" in out.output, out.output
     out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish", "--symbolic"])
     assert out.exit_code == 2 and "--symbolic is not available" in out.output

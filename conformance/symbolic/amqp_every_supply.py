@@ -650,37 +650,49 @@ class LinkEncoding:
 
 
 class ConsumeEncoding:
-    """Z3-AMQ-ABSTRACTION for the ``consume`` shape without drains (a quorum queue's
-    credited consumer, RabbitMQ 4's relay and session, a client receiver whose credit
-    window renews on arrival; no hand grants; a receiving window fixed, rabbitmq4 or
-    never).
+    """Z3-AMQ-ABSTRACTION for the ``consume`` shape (a quorum queue's credited consumer,
+    RabbitMQ 4's relay and session, a client receiver whose credit window renews on
+    arrival and that may drain at most once (AMQ-LINK-DRAIN); no hand grants; a
+    receiving window fixed, rabbitmq4 or never).
 
-    Variables: ``R`` ready, ``q`` deliveries the queue made (its consumer's
-    delivery-count), ``ccr`` the consumer's credit, ``CO`` checked out; toward the
-    queue ``Ss`` settlements and at most one credit request (``rq``, ``rqdc``,
-    ``rqcr``); from it ``D`` deliveries and at most one credit reply after them (``rp``,
-    ``rpdc``, ``rpcr``); the relay's ``rcd``/``rcc`` (client side), ``rqd``/``rqc``
-    (queue side), ``inf`` (a request in flight), the stash ``st`` with its link limit
-    ``stl``, ``fc`` (a delivery forced through); ``bLs`` the session's limit (transfers
-    sent + remote incoming window); ``F`` transfers on the wire; the receiver as in
-    :class:`LinkEncoding`; toward the relay ``Dd`` dispositions and the FLOWs as ``ne``,
-    ``wLs``, ``hasL``, ``wLl`` and ``wLo`` (the link limit of the last and of the oldest
-    link FLOW; with none in flight both are the receiver's own limit, with no FLOW
-    ``wLs`` is the session's). Credit sent absolute only: the limits FLOWs carry never
-    decrease, so the oldest link FLOW's is a lower bound of the others'."""
+    Variables: ``R`` ready, ``q`` deliveries the queue made, ``qdc`` its consumer's
+    delivery-count (``q`` plus the credit drains consumed), ``ccr`` its credit, ``cdr``
+    its drain flag, ``CO`` checked out; toward the queue ``Ss`` settlements and at most
+    one credit request (``rq``, ``rqdc``, ``rqcr``, ``rqx`` drain); from it ``D``
+    deliveries and at most one credit reply after them (``rp``, ``rpdc``, ``rpcr``,
+    ``rpx``); the relay's ``rcd``/``rcc`` (client side), ``rqd``/``rqc``/``qdr`` (queue
+    side), ``inf`` (a request in flight), the stash ``st`` with its link limit ``stl``
+    and drain flag ``stx``, ``fc`` (a delivery forced through); ``sn`` transfers sent
+    (the session's next-outgoing-id), ``bLs`` the session's limit (``sn`` + remote
+    incoming window); toward the client ``F`` transfers and at most one drain answer
+    (``fa``, after ``Fa`` of the transfers, with delivery-count ``fadc``); the receiver's
+    ``rn`` arrivals (its next-incoming-id), ``rdc`` its delivery-count, ``rc`` credit,
+    ``riw``, ``sg``, ``Uh``/``Uf``/``Z`` as :class:`LinkEncoding`, ``rdr`` draining,
+    ``rdd`` drained, ``du`` drains used; toward the relay ``Dd`` dispositions and the
+    FLOWs as ``ne``, ``wLs``, ``hasL``, ``wLl`` and ``wLo`` (the link limit of the last
+    and of the oldest link FLOW; with none in flight both are the receiver's own limit,
+    with no FLOW ``wLs`` is the session's), ``bdr`` (the drain FLOW is among them),
+    ``oD``/``lD`` (the oldest / last link FLOW is it) and ``bdl`` its link limit.
+    Credit sent absolute only: the limits FLOWs carry never decrease, so the oldest link
+    FLOW's is a lower bound of the others' (and of the drain FLOW's after it)."""
 
     INTS: Final = (
-        *("R", "q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr"),
-        *("rcd", "rcc", "rqd", "rqc", "stl", "bLs", "F"),
-        *("rn", "riw", "rc", "sg", "Uh", "Uf", "Z", "Dd", "wLs", "wLl", "wLo", "N0"),
+        *("R", "q", "qdc", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr"),
+        *("rcd", "rcc", "rqd", "rqc", "stl", "sn", "bLs", "F", "Fa", "fadc"),
+        *("rn", "rdc", "riw", "rc", "sg", "Uh", "Uf", "Z", "du", "Dd"),
+        *("wLs", "wLl", "wLo", "bdl", "N0"),
     )
-    BOOLS: Final = ("rq", "rp", "inf", "st", "fc", "ne", "hasL")
+    BOOLS: Final = (
+        *("rq", "rqx", "rp", "rpx", "inf", "qdr", "cdr", "st", "stx", "fc", "fa"),
+        *("rdr", "rdd", "ne", "hasL", "bdr", "oD", "lD"),
+    )
 
     def __init__(self, t: Topology) -> None:
         pol = t.receiver.credit
         renewal = _renewal(t.receiver.window)
         assert t.shape == "consume" and isinstance(pol, CreditWindow) and renewal is not None
         assert t.relay is not None and t.broker_window is not None
+        assert t.receiver.drains <= 1
         self.topology = t
         self.W, self.T, self.renews = renewal
         self.W0 = initial_window(t.receiver.window)
@@ -689,6 +701,7 @@ class ConsumeEncoding:
         self.delta = pol.encoding == "delta"
         self.K = t.receiver.holds
         self.Q = t.relay.max_queue_credit
+        self.drains = t.receiver.drains
         self.broker0 = initial_window(t.broker_window)
         self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
         self.v.update({n: z3.Bool(n) for n in self.BOOLS})
@@ -700,9 +713,7 @@ class ConsumeEncoding:
         if not isinstance(s, ConsumeState):
             raise AbstractionError("not a consume state")
         r, rl, c = s.receiver, s.relay, s.consumer
-        if not all(isinstance(f, Transfer) for f in s.fwd):
-            raise AbstractionError("a frame other than a transfer toward the client")
-        F, rn = len(s.fwd), r.arrivals
+        F, rn = sum(1 for f in s.fwd if isinstance(f, Transfer)), r.arrivals
         m = rn + F
         q = t.supply - s.msgs.ready
         i = t.initial
@@ -713,67 +724,88 @@ class ConsumeEncoding:
         def unwrap(x: int) -> int:
             return m + diff(x, at(m))
 
-        if r.link.delivery_count != at(rn) or r.session.next_incoming_id != at(rn):
-            raise AbstractionError("the receiver's counts are not its arrivals")
-        if rl.client_dc != at(m) or s.session.next_outgoing_id != at(m):
-            raise AbstractionError("the relay's client count is not its transfers sent")
-        if c.delivery_count != at(q) or s.msgs.next_msg != q or c.drain:
-            raise AbstractionError("the consumer's count is not its deliveries")
-        if r.link.drain or r.drained or rl.client_echo or rl.queue_drain:
-            raise AbstractionError("drain or echo outside the abstraction")
+        if r.session.next_incoming_id != at(rn) or s.session.next_outgoing_id != at(m):
+            raise AbstractionError("the sessions' counts are not the transfers")
+        if s.msgs.next_msg != q:
+            raise AbstractionError("the queue's next message is not its deliveries")
+        if rl.client_echo:
+            raise AbstractionError("echo outside the abstraction")
         a: dict[str, Value] = {
             "R": s.msgs.ready,
             "q": q,
+            "qdc": unwrap(c.delivery_count),
             "ccr": c.credit,
+            "cdr": c.drain,
             "CO": len(c.checked_out),
             "Ss": sum(1 for f in s.s2q if isinstance(f, Settle)),
             "rq": False,
+            "rqx": False,
             "rqdc": 0,
             "rqcr": 0,
             "D": sum(1 for f in s.pending if isinstance(f, Delivery)),
             "rp": False,
+            "rpx": False,
             "rpdc": 0,
             "rpcr": 0,
-            "rcd": m,
+            "rcd": unwrap(rl.client_dc),
             "rcc": rl.client_credit,
             "rqd": unwrap(rl.queue_dc),
             "rqc": rl.queue_credit,
+            "qdr": rl.queue_drain,
             "inf": rl.in_flight,
             "st": rl.stashed is not None,
             "stl": 0,
+            "stx": False,
             "fc": rl.forced,
+            "sn": m,
             "bLs": m + s.session.remote_incoming_window,
             "F": F,
+            "fa": False,
+            "Fa": 0,
+            "fadc": 0,
             "rn": rn,
+            "rdc": unwrap(r.link.delivery_count),
             "riw": r.session.incoming_window,
             "rc": r.link.credit,
             "sg": r.since_grant if self.since_grant else 0,
             "Uh": sum(1 for _, _, h in r.unsettled if h),
             "Uf": sum(1 for _, _, h in r.unsettled if not h),
             "Z": r.settled,
+            "rdr": r.link.drain,
+            "rdd": r.drained,
+            "du": r.drains_used,
             "Dd": sum(1 for f in s.back if isinstance(f, Disposition)),
             "N0": t.supply,
             "ne": False,
             "hasL": False,
+            "bdr": False,
+            "oD": False,
+            "lD": False,
+            "bdl": 0,
         }
         if rl.stashed is not None:
-            if rl.stashed.drain or rl.stashed.echo:
-                raise AbstractionError("drain or echo in the stash")
+            if rl.stashed.echo:
+                raise AbstractionError("echo in the stash")
             a["stl"] = unwrap(rl.stashed.delivery_count) + rl.stashed.credit
+            a["stx"] = rl.stashed.drain
         reqs = [f for f in s.s2q if isinstance(f, CreditRequest)]
         replies = [f for f in s.pending if isinstance(f, CreditReply)]
         if len(reqs) > 1 or len(replies) > 1 or (replies and s.pending[-1] != replies[0]):
             raise AbstractionError("more than one credit request or reply in flight")
         for req in reqs:
-            if req.drain:
-                raise AbstractionError("a drain request")
-            a.update(rq=True, rqdc=unwrap(req.delivery_count), rqcr=req.credit)
+            a.update(rq=True, rqx=req.drain, rqdc=unwrap(req.delivery_count), rqcr=req.credit)
         for rep in replies:
-            if rep.drain:
-                raise AbstractionError("a drain reply")
-            a.update(rp=True, rpdc=unwrap(rep.delivery_count), rpcr=rep.credit)
-        a["wLs"], a["wLl"] = a["bLs"], rn + r.link.credit
-        a["wLo"] = a["wLl"]
+            a.update(rp=True, rpx=rep.drain, rpdc=unwrap(rep.delivery_count), rpcr=rep.credit)
+        for k, f in enumerate(s.fwd):
+            if isinstance(f, Transfer):
+                continue
+            if a["fa"] or not isinstance(f, Flow) or f.link is None:
+                raise AbstractionError("more than one drain answer toward the client")
+            if not f.link.drain or f.link.credit != 0 or f.link.echo:
+                raise AbstractionError("a FLOW toward the client that is no drain answer")
+            a.update(fa=True, Fa=k, fadc=unwrap(f.link.delivery_count))
+        own = int(a["rdc"]) + r.link.credit
+        a["wLs"], a["wLl"], a["wLo"] = a["bLs"], own, own
         for f in s.back:
             if isinstance(f, Disposition):
                 continue
@@ -782,69 +814,106 @@ class ConsumeEncoding:
             a["ne"] = True
             a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
             if f.link is not None:
-                if f.link.drain or f.link.echo:
-                    raise AbstractionError("drain or echo on the link")
+                if f.link.echo or (f.link.drain and a["bdr"]):
+                    raise AbstractionError("echo, or a second drain, on the link")
                 if not a["hasL"]:
                     a["wLo"] = unwrap(f.link.delivery_count) + f.link.credit
+                    a["oD"] = f.link.drain
                 a["hasL"] = True
+                if f.link.drain:
+                    a["bdl"] = unwrap(f.link.delivery_count) + f.link.credit
+                a["bdr"] = a["bdr"] or f.link.drain
+                a["lD"] = f.link.drain
                 a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
         return a
 
-    def _react(self, nx: dict[str, z3.ExprRef], x: z3.ArithRef) -> None:
-        """The relay takes a client FLOW with link limit ``x`` (AMQ-RMQ-RELAY): a credit
-        request, or stashed while one is in flight."""
+    def _react(self, nx: dict[str, z3.ExprRef], x: z3.ArithRef, d: z3.BoolRef) -> None:
+        """The relay takes a client FLOW with link limit ``x`` and drain flag ``d``
+        (AMQ-RMQ-RELAY): a credit request, or stashed while one is in flight."""
         v = self.v
         c = _max(x - v["rcd"], 0)
         capped = z3.If(c <= self.Q, c, self.Q)
         free = z3.Not(v["inf"])
         nx["rcc"] = z3.If(free, c, v["rcc"])
         nx["rqc"] = z3.If(free, capped, v["rqc"])
+        nx["qdr"] = z3.If(free, d, v["qdr"])
         nx["rq"] = z3.Or(v["rq"], free)
+        nx["rqx"] = z3.If(free, d, v["rqx"])
         nx["rqdc"] = z3.If(free, v["rqd"], v["rqdc"])
         nx["rqcr"] = z3.If(free, capped, v["rqcr"])
         nx["inf"] = z3.BoolVal(True)
         nx["st"] = z3.If(free, v["st"], z3.BoolVal(True))
         nx["stl"] = z3.If(free, v["stl"], x)
+        nx["stx"] = z3.If(free, v["stx"], d)
+
+    def _receiver_flow(
+        self, nx: dict[str, z3.ExprRef], flow: z3.BoolRef, grant: z3.BoolRef, sent: z3.ArithRef
+    ) -> None:
+        """A client FLOW toward the relay: session fields, link fields on a grant."""
+        v = self.v
+        nx["ne"] = z3.Or(v["ne"], flow)
+        nx["wLs"] = z3.If(flow, nx["rn"] + _max(nx["riw"], 0), v["wLs"])
+        nx["hasL"] = z3.Or(v["hasL"], grant)
+        nx["wLl"] = z3.If(grant, nx["rdc"] + sent, nx["wLl"])
+        nx["wLo"] = z3.If(z3.And(grant, z3.Not(v["hasL"])), nx["rdc"] + sent, nx["wLo"])
+        nx["oD"] = z3.If(z3.And(grant, z3.Not(v["hasL"])), z3.BoolVal(False), v["oD"])
+        nx["lD"] = z3.If(grant, z3.BoolVal(False), v["lD"])
+
+    def _own_limit(self, nx: dict[str, z3.ExprRef]) -> None:
+        """With no link FLOW in flight, ``wLl``/``wLo`` are the receiver's own limit."""
+        own = nx["rdc"] + nx["rc"]
+        nx["wLl"] = z3.If(nx["hasL"], nx["wLl"], own)
+        nx["wLo"] = z3.If(nx["hasL"], nx["wLo"], own)
 
     def _actions(self) -> list[AbstractAction]:
         v, Q = self.v, self.Q
-        tru = z3.BoolVal(True)
+        tru, fls = z3.BoolVal(True), z3.BoolVal(False)
         out: list[AbstractAction] = []
 
         def add(
             name: str, guard: z3.BoolRef, nx: dict[str, z3.ExprRef], side: z3.BoolRef = tru
         ) -> None:
-            # a request, reply or stash not in flight has its fields at 0 (as ``alpha``)
+            # a frame or stash not in flight has its fields at 0 / false (as ``alpha``)
             for flag, keys in (
-                ("rq", ("rqdc", "rqcr")),
-                ("rp", ("rpdc", "rpcr")),
-                ("st", ("stl",)),
+                ("rq", ("rqdc", "rqcr", "rqx")),
+                ("rp", ("rpdc", "rpcr", "rpx")),
+                ("st", ("stl", "stx")),
+                ("fa", ("Fa", "fadc")),
+                ("hasL", ("bdr", "oD", "lD")),
+                ("bdr", ("bdl",)),
             ):
                 for key in keys:
-                    nx[key] = z3.If(nx[flag], nx[key], 0)
+                    zero = fls if key in self.BOOLS else z3.IntVal(0)
+                    nx[key] = z3.If(nx[flag], nx[key], zero)
             out.append(AbstractAction(name, guard, nx, side))
 
-        # queue takes the credit request: credit_active_consumer/4, checkout (AMQ-QQ-CREDITED)
+        # queue takes the credit request: credit_active_consumer/4, checkout, drain
+        # (AMQ-QQ-CREDITED)
         nx: dict[str, z3.ExprRef] = dict(v)
-        credit = _max(v["rqdc"] + v["rqcr"] - v["q"], 0)
+        credit = _max(v["rqdc"] + v["rqcr"] - v["qdc"], 0)
         k = z3.If(credit <= v["R"], credit, v["R"])
+        left = credit - k
+        drained = z3.And(v["rqx"], left > 0)
         nx.update(
             D=v["D"] + k,
             R=v["R"] - k,
             q=v["q"] + k,
+            qdc=v["qdc"] + k + z3.If(drained, left, 0),
             CO=v["CO"] + k,
-            ccr=credit - k,
+            ccr=z3.If(drained, 0, left),
+            cdr=v["rqx"],
             rp=tru,
-            rpdc=v["q"] + k,
-            rpcr=credit - k,
-            rq=z3.BoolVal(False),
+            rpx=v["rqx"],
+            rpdc=v["qdc"] + k + z3.If(drained, left, 0),
+            rpcr=z3.If(drained, 0, left),
+            rq=fls,
         )
         add("queue", v["rq"], nx)
         # queue takes a settlement (AMQ-QQ-SETTLE)
         nx = dict(v)
         nx.update(Ss=v["Ss"] - 1, CO=v["CO"] - 1)
         add("queue", v["Ss"] > 0, nx)
-        # relay takes the credit reply (AMQ-RMQ-RELAY, handle_credit_reply0/4, no drain)
+        # relay takes a credit reply without drain (AMQ-RMQ-RELAY, handle_credit_reply0/4)
         nx = dict(v)
         cs = _max(v["stl"] - v["rcd"], 0)
         cs_cap = z3.If(cs <= Q, cs, Q)
@@ -852,16 +921,54 @@ class ConsumeEncoding:
         top = z3.If(v["rcc"] <= Q, v["rcc"], Q)
         nx.update(
             rqd=v["rpdc"],
-            rp=z3.BoolVal(False),
+            rp=fls,
             rcc=z3.If(v["st"], cs, v["rcc"]),
             rqc=z3.If(v["st"], cs_cap, z3.If(topup, top, v["rqc"])),
+            qdr=z3.If(v["st"], v["stx"], v["qdr"]),
             rq=z3.Or(v["st"], topup),
+            rqx=z3.And(v["st"], v["stx"]),
             rqdc=z3.If(z3.Or(v["st"], topup), v["rpdc"], v["rqdc"]),
             rqcr=z3.If(v["st"], cs_cap, z3.If(topup, top, v["rqcr"])),
-            st=z3.BoolVal(False),
+            st=fls,
             inf=z3.Or(v["st"], topup),
         )
-        add("relay", z3.And(v["D"] == 0, v["rp"]), nx)
+        add("relay", z3.And(v["D"] == 0, v["rp"], z3.Not(v["rpx"])), nx)
+        # relay takes a drain reply: another round while the queue used all its credit
+        # and the client has more, else the drain ends toward the client (AMQ-RMQ-RELAY)
+        nx = dict(v)
+        top = z3.If(v["rcc"] <= Q, v["rcc"], Q)
+        nx.update(rp=fls, rqc=top, rq=tru, rqx=tru, rqdc=v["rpdc"], rqcr=top)
+        again = z3.And(v["D"] == 0, v["rp"], v["rpx"], v["rpdc"] == v["rqd"], v["rcc"] > 0)
+        add("relay", again, nx)
+        nx = dict(v)
+        rcd1 = v["rcd"] + _max(v["rcc"], 0)
+        nx.update(
+            rp=fls,
+            rcd=rcd1,
+            rcc=cs,
+            rqd=v["rpdc"],
+            rqc=z3.If(v["st"], cs_cap, 0),
+            qdr=z3.And(v["st"], v["stx"]),
+            inf=v["st"],
+            rq=v["st"],
+            rqx=z3.And(v["st"], v["stx"]),
+            rqdc=v["rpdc"],
+            rqcr=cs_cap,
+            st=fls,
+            fa=tru,
+            Fa=v["F"],
+            fadc=rcd1,
+        )
+        cs = _max(v["stl"] - rcd1, 0)
+        cs_cap = z3.If(cs <= Q, cs, Q)
+        nx.update(rcc=z3.If(v["st"], cs, 0), rqc=z3.If(v["st"], cs_cap, 0), rqcr=cs_cap)
+        end = z3.And(
+            v["D"] == 0,
+            v["rp"],
+            v["rpx"],
+            z3.Not(z3.And(v["rpdc"] == v["rqd"], v["rcc"] > 0)),
+        )
+        add("relay", end, nx)
         # send: a delivery relayed to the client (sent_pending_delivery/3, AMQ-SESSION-SEND)
         nx = dict(v)
         rcc1 = _max(v["rcc"] - 1, 0)
@@ -871,6 +978,7 @@ class ConsumeEncoding:
         nx.update(
             D=v["D"] - 1,
             F=v["F"] + 1,
+            sn=v["sn"] + 1,
             rcd=v["rcd"] + 1,
             rcc=rcc1,
             fc=z3.Or(v["fc"], v["rcc"] <= 0),
@@ -878,74 +986,119 @@ class ConsumeEncoding:
             rqc=z3.If(topup, top, rqc1),
             inf=z3.Or(v["inf"], topup),
             rq=z3.Or(v["rq"], topup),
+            rqx=z3.If(topup, v["qdr"], v["rqx"]),
             rqdc=z3.If(topup, v["rqd"] + 1, v["rqdc"]),
             rqcr=z3.If(topup, top, v["rqcr"]),
         )
-        add("send", z3.And(v["D"] > 0, v["bLs"] - v["rcd"] > 0), nx)
-        # take_fwd: the receiver takes a transfer (as LinkEncoding)
+        add("send", z3.And(v["D"] > 0, v["bLs"] - v["sn"] > 0), nx)
+        # take_fwd: the receiver takes a transfer; a drain whose credit it used up ends
+        # (AMQ-LINK-DRAIN); a draining receiver grants nothing (AMQ-POL-CREDIT-WINDOW)
         nx = dict(v)
         held = v["rn"] < self.K
         riw1 = v["riw"] - 1
         renew = z3.And(z3.BoolVal(self.renews), riw1 <= self.T)
         rc1 = v["rc"] - 1
         sg1 = v["sg"] + 1
+        ends = z3.And(v["rdr"], rc1 <= 0)
+        rdr1 = z3.And(v["rdr"], z3.Not(ends))
         due = sg1 >= self.C - self.Tc if self.since_grant else rc1 <= self.Tc
-        grant = z3.And(due, rc1 < self.C)
+        grant = z3.And(z3.Not(rdr1), due, rc1 < self.C)
         sent = self.C - _max(rc1, 0) if self.delta else z3.IntVal(self.C)
         nx.update(
             F=v["F"] - 1,
+            Fa=z3.If(v["fa"], v["Fa"] - 1, 0),
             rn=v["rn"] + 1,
+            rdc=v["rdc"] + 1,
             riw=z3.If(renew, self.W, riw1),
             rc=z3.If(grant, self.C, rc1),
             sg=z3.If(grant, 0, sg1) if self.since_grant else v["sg"],
             Uh=z3.If(held, v["Uh"] + 1, v["Uh"]),
             Uf=z3.If(held, v["Uf"], v["Uf"] + 1),
+            rdr=rdr1,
+            rdd=z3.And(z3.Or(v["rdd"], ends), z3.Not(grant)),
         )
-        flow = z3.Or(renew, grant)
-        nx["ne"] = z3.Or(v["ne"], flow)
-        nx["wLs"] = z3.If(flow, nx["rn"] + _max(nx["riw"], 0), v["wLs"])
-        nx["hasL"] = z3.Or(v["hasL"], grant)
-        nx["wLl"] = z3.If(grant, nx["rn"] + sent, v["wLl"])
-        nx["wLo"] = z3.If(z3.And(grant, z3.Not(v["hasL"])), nx["rn"] + sent, v["wLo"])
-        add("take_fwd", v["F"] > 0, nx)
+        self._receiver_flow(nx, z3.Or(renew, grant), grant, sent)
+        self._own_limit(nx)
+        head_transfer = z3.Or(z3.And(v["fa"], v["Fa"] > 0), z3.And(z3.Not(v["fa"]), v["F"] > 0))
+        add("take_fwd", head_transfer, nx)
+        # take_fwd: the receiver takes the drain answer (AMQ-LINK-FLOW, AMQ-LINK-DRAIN)
+        nx = dict(v)
+        left = _max(v["rdc"] + _max(v["rc"], 0) - v["fadc"], 0)
+        rdr1 = z3.And(v["rdr"], left != 0)
+        nx.update(
+            fa=fls,
+            rdc=v["fadc"],
+            rc=left,
+            rdr=rdr1,
+            rdd=z3.Or(v["rdd"], z3.And(v["rdr"], z3.Not(rdr1))),
+        )
+        self._own_limit(nx)
+        add("take_fwd", z3.And(v["fa"], v["Fa"] == 0), nx)
         # settle: the application settles, a disposition toward the relay (AMQ-APP)
         nx = dict(v)
         nx.update(Uf=v["Uf"] - 1, Z=v["Z"] + 1, Dd=v["Dd"] + 1)
         add("settle", v["Uf"] > 0, nx)
+        # drain: the application starts its drain, a FLOW with drain = true (AMQ-LINK-DRAIN)
+        nx = dict(v)
+        nx.update(rdr=tru, du=v["du"] + 1)
+        self._receiver_flow(nx, tru, tru, v["rc"])
+        nx.update(bdr=tru, bdl=v["rdc"] + v["rc"], lD=tru, oD=z3.If(v["hasL"], v["oD"], tru))
+        add("drain", z3.And(v["du"] < self.drains, z3.Not(v["rdr"]), v["rc"] > 0), nx)
+        # resume: after a drain the window policy's renewal point (AMQ-POL-CREDIT-WINDOW)
+        nx = dict(v)
+        due = v["sg"] >= self.C - self.Tc if self.since_grant else v["rc"] <= self.Tc
+        grant = z3.And(z3.Not(v["rdr"]), due, v["rc"] < self.C)
+        nx.update(
+            rdd=fls,
+            rc=z3.If(grant, self.C, v["rc"]),
+            sg=z3.If(grant, 0, v["sg"]) if self.since_grant else v["sg"],
+        )
+        sent = self.C - _max(v["rc"], 0) if self.delta else z3.IntVal(self.C)
+        self._receiver_flow(nx, grant, grant, sent)
+        self._own_limit(nx)
+        add("resume", v["rdd"], nx)
         # take_back: a disposition becomes a settlement toward the queue
         nx = dict(v)
         nx.update(Dd=v["Dd"] - 1, Ss=v["Ss"] + 1)
         add("take_back", v["Dd"] > 0, nx)
         # take_back: the last FLOW in flight (AMQ-SESSION-FLOW, then the relay)
         nx = dict(v)
-        last_s = _max(v["wLs"], v["rcd"])
-        nx.update(ne=z3.BoolVal(False), hasL=z3.BoolVal(False), bLs=last_s, wLs=last_s)
+        last_s = _max(v["wLs"], v["sn"])
+        nx.update(ne=fls, hasL=fls, bLs=last_s, wLs=last_s)
         linked = dict(nx)
-        self._react(linked, v["wLl"])
-        for key in ("rcc", "rqc", "rq", "rqdc", "rqcr", "inf", "st", "stl"):
+        self._react(linked, v["wLl"], v["lD"])
+        for key in ("rcc", "rqc", "qdr", "rq", "rqx", "rqdc", "rqcr", "inf", "st", "stl", "stx"):
             nx[key] = z3.If(v["hasL"], linked[key], v[key])
-        nx["wLl"] = nx["wLo"] = v["rn"] + v["rc"]
+        self._own_limit(nx)
         add("take_back", v["ne"], nx)
         # take_back: an earlier FLOW: session limit between; no link fields, the oldest
         # link FLOW (the next oldest's limit between its and the last's), or the only one
-        xs, xo = z3.Int("take_back.s"), z3.Int("take_back.o")
-        between = z3.And(v["bLs"] <= xs, xs <= _max(v["wLs"], v["rcd"]))
+        xs, xo, xd = z3.Int("take_back.s"), z3.Int("take_back.o"), z3.Bool("take_back.d")
+        between = z3.And(v["bLs"] <= xs, xs <= _max(v["wLs"], v["sn"]))
         nx = dict(v)
         nx.update(bLs=xs)
         add("take_back", v["ne"], nx, between)
         nx = dict(v)
-        nx.update(bLs=xs, wLo=xo)
-        self._react(nx, v["wLo"])
+        bdr1 = z3.And(v["bdr"], z3.Not(v["oD"]))
+        nx.update(bLs=xs, wLo=xo, bdr=bdr1, oD=xd)
+        self._react(nx, v["wLo"], v["oD"])
         add(
             "take_back",
             z3.And(v["ne"], v["hasL"]),
             nx,
-            z3.And(between, v["wLo"] <= xo, xo <= v["wLl"]),
+            z3.And(
+                between,
+                v["wLo"] <= xo,
+                xo <= v["wLl"],
+                z3.Implies(xd, z3.And(bdr1, xo == v["bdl"])),
+                z3.Implies(bdr1, xo <= v["bdl"]),  # FLOW limits never decrease
+                z3.Not(z3.And(v["oD"], v["lD"])),  # one drain FLOW: then it is the only one
+            ),
         )
         nx = dict(v)
-        nx.update(bLs=xs, hasL=z3.BoolVal(False))
-        self._react(nx, v["wLl"])
-        nx["wLl"] = nx["wLo"] = v["rn"] + v["rc"]
+        nx.update(bLs=xs, hasL=fls)
+        self._react(nx, v["wLl"], v["lD"])
+        self._own_limit(nx)
         add("take_back", z3.And(v["ne"], v["hasL"]), nx, between)
         return out
 
@@ -953,14 +1106,16 @@ class ConsumeEncoding:
         """After BEGIN and ATTACH: the client's first grant in flight (AMQ-BEGIN-ATTACH)."""
         v = self.v
         zero = (
-            *("q", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr", "rcd", "rcc"),
-            *("rqd", "rqc", "stl", "F", "rn", "sg", "Uh", "Uf", "Z", "Dd"),
+            *("q", "qdc", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr", "rcd"),
+            *("rcc", "rqd", "rqc", "stl", "sn", "F", "Fa", "fadc", "rn", "rdc", "sg"),
+            *("Uh", "Uf", "Z", "du", "Dd", "bdl"),
         )
+        falses = ("rq", "rqx", "rp", "rpx", "inf", "qdr", "cdr", "st", "stx", "fc", "fa")
         return z3.And(
             v["N0"] >= 0,
             v["R"] == v["N0"],
             *(v[k] == 0 for k in zero),
-            *(z3.Not(v[k]) for k in ("rq", "rp", "inf", "st", "fc")),
+            *(z3.Not(v[k]) for k in (*falses, "rdr", "rdd", "bdr", "oD", "lD")),
             v["bLs"] == self.W0,
             v["riw"] == self.W0,
             v["rc"] == self.C,
@@ -984,19 +1139,30 @@ class ConsumeEncoding:
         return z3.And(v["R"] == 0, v["D"] == 0, v["F"] == 0)
 
     def properties(self) -> dict[str, z3.BoolRef]:
-        """PROP-AMQ-* over the abstract state; PROP-AMQ-DRAIN and PROP-AMQ-PUBLISHER-GO
-        hold by the class (no drains, no publisher)."""
+        """PROP-AMQ-* over the abstract state (PROP-AMQ-DRAIN as the model's
+        ``drain_ok``); PROP-AMQ-PUBLISHER-GO holds by the class (no publisher)."""
         v = self.v
         tru = z3.BoolVal(True)
-        client_busy = z3.Or(v["F"] > 0, v["hasL"], v["st"])
+        client_busy = z3.Or(v["F"] > 0, v["fa"], v["hasL"], v["st"])
         queue_busy = z3.Or(v["inf"], v["rq"], v["D"] > 0, v["rp"])
+        sender_draining = z3.Or(v["inf"], v["D"] > 0, v["rp"])
+        drain = z3.Or(
+            client_busy,
+            z3.And(
+                z3.Not(z3.And(v["rdr"], z3.Not(sender_draining))),
+                z3.Or(
+                    z3.Not(v["rdd"]),
+                    z3.And(_max(v["rc"], 0) == 0, v["rcc"] == 0, v["rdc"] == v["rcd"]),
+                ),
+            ),
+        )
         return {
             "PROP-AMQ-CREDIT": z3.Not(v["fc"]),
             "PROP-AMQ-NONNEG": z3.And(
                 v["rcc"] >= 0,
                 v["rqc"] >= 0,
                 v["ccr"] >= 0,
-                v["bLs"] - v["rcd"] >= 0,
+                v["bLs"] - v["sn"] >= 0,
                 v["riw"] >= 0,
                 z3.BoolVal(self.broker0 >= 0),
                 z3.Implies(v["rq"], v["rqcr"] >= 0),
@@ -1005,11 +1171,11 @@ class ConsumeEncoding:
             "PROP-AMQ-AGREE": z3.And(
                 z3.Or(
                     client_busy,
-                    z3.And(v["rcd"] == v["rn"], v["rcc"] == _max(v["rc"], 0)),
+                    z3.And(v["rcd"] == v["rdc"], v["rcc"] == _max(v["rc"], 0)),
                 ),
-                z3.Or(queue_busy, z3.And(v["rqd"] == v["q"], v["rqc"] == v["ccr"])),
+                z3.Or(queue_busy, z3.And(v["rqd"] == v["qdc"], v["rqc"] == v["ccr"])),
             ),
-            "PROP-AMQ-DRAIN": tru,
+            "PROP-AMQ-DRAIN": drain,
             "PROP-AMQ-NO-STALL": z3.Or(
                 self.complete(), *(self.enabled(name) for name in self.names)
             ),
@@ -1025,7 +1191,8 @@ class ConsumeEncoding:
         }
 
     def serial_defined(self) -> z3.BoolRef:
-        """AMQ-SERIAL: the limits the relay and the queue compute stay within 2^31 − 1."""
+        """AMQ-SERIAL: the limits the relay, the queue and the receiver compute stay
+        within 2^31 − 1 of the counts they are compared with."""
         v = self.v
 
         def near(x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
@@ -1033,26 +1200,107 @@ class ConsumeEncoding:
 
         return z3.And(
             z3.BoolVal(max(self.W, self.W0, self.C, self.Q) <= MAX_DISTANCE),
-            near(v["wLs"], v["rcd"]),
+            near(v["wLs"], v["sn"]),
             near(v["wLl"], v["rcd"]),
+            near(v["wLo"], v["rcd"]),
             z3.Implies(v["st"], near(v["stl"], v["rcd"])),
-            z3.Implies(v["rq"], near(v["rqdc"] + v["rqcr"], v["q"])),
+            z3.Implies(v["rq"], near(v["rqdc"] + v["rqcr"], v["qdc"])),
+            z3.Implies(v["rp"], near(v["rpdc"], v["rqd"])),
+            z3.Implies(v["fa"], near(v["rdc"] + v["rc"], v["fadc"])),
             near(v["rqd"], v["rcd"]),
         )
 
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
         v, C, W, T, Tc, K, Q = self.v, self.C, self.W, self.T, self.Tc, self.K, self.Q
-        nonneg = ("R", "q", "ccr", "CO", "Ss", "D", "rcd", "rcc", "rqc", "F", "rn", "sg")
+        nonneg = ("R", "q", "ccr", "CO", "Ss", "D", "rcc", "rqc", "F", "Fa", "rn", "sg")
         cands: dict[str, z3.BoolRef] = {f"{k} >= 0": v[k] >= 0 for k in nonneg}
-        cands.update({f"{k} >= 0": v[k] >= 0 for k in ("Uh", "Uf", "Z", "Dd")})
-        rl = v["rn"] + v["rc"]
+        cands.update({f"{k} >= 0": v[k] >= 0 for k in ("Uh", "Uf", "Z", "Dd", "du")})
+        rl = v["rdc"] + v["rc"]
+        idle = z3.And(z3.Not(v["rdr"]), z3.Not(v["rdd"]))
+        no_drain = z3.And(
+            z3.Not(v["rdr"]), z3.Not(v["rdd"]), z3.Not(v["bdr"]), z3.Not(v["fa"]),
+            z3.Not(v["qdr"]), z3.Not(v["rqx"]), z3.Not(v["rpx"]), z3.Not(v["stx"]),
+        )  # fmt: skip
+        alive = z3.Or(
+            v["bdr"],
+            z3.And(v["st"], v["stx"]),
+            z3.And(v["inf"], v["qdr"]),
+            v["fa"],
+        )
         cands.update(
             {
+                "du <= drains": v["du"] <= self.drains,
+                "du = 0 -> no drain yet": z3.Implies(v["du"] == 0, no_drain),
                 "q + R = N0": v["q"] + v["R"] == v["N0"],
-                "q = rcd + D": v["q"] == v["rcd"] + v["D"],
+                "q = sn + D": v["q"] == v["sn"] + v["D"],
+                "qdc >= q": v["qdc"] >= v["q"],
                 "rqd = rcd": v["rqd"] == v["rcd"],
-                "rcd = rn + F": v["rcd"] == v["rn"] + v["F"],
+                "rcd >= sn": v["rcd"] >= v["sn"],
+                "rdc >= rn": v["rdc"] >= v["rn"],
+                "du = 0 -> rcd = sn": z3.Implies(v["du"] == 0, v["rcd"] == v["sn"]),
+                "du = 0 -> rdc = rn": z3.Implies(v["du"] == 0, v["rdc"] == v["rn"]),
+                "du = 0 -> qdc = q": z3.Implies(v["du"] == 0, v["qdc"] == v["q"]),
+                "rqd <= qdc": v["rqd"] <= v["qdc"],
+                "sn = rn + F": v["sn"] == v["rn"] + v["F"],
+                "Fa <= F": v["Fa"] <= v["F"],
+                "fa -> fadc <= rcd": z3.Implies(v["fa"], v["fadc"] <= v["rcd"]),
+                "fa -> fadc = rcd": z3.Implies(v["fa"], v["fadc"] == v["rcd"]),
+                "fa -> rdc + Fa <= fadc": z3.Implies(v["fa"], v["rdc"] + v["Fa"] <= v["fadc"]),
+                "fa -> fadc <= rdc + rc": z3.Implies(v["fa"], v["fadc"] <= rl),
+                "fa -> F = Fa": z3.Implies(v["fa"], v["F"] == v["Fa"]),
+                "fa -> fadc + F - Fa = rcd": z3.Implies(
+                    v["fa"], v["fadc"] + v["F"] - v["Fa"] == v["rcd"]
+                ),
+                "fa & !rdr -> fadc <= rdc": z3.Implies(
+                    z3.And(v["fa"], z3.Not(v["rdr"])), v["fadc"] <= v["rdc"]
+                ),
+                "rqc = rcc": v["rqc"] == v["rcc"],
+                "rdr -> drain alive": z3.Implies(v["rdr"], alive),
+                "rdr & qdr -> rcd + rcc = rdc + rc": z3.Implies(
+                    z3.And(v["rdr"], v["qdr"]), v["rcd"] + v["rcc"] == rl
+                ),
+                "rdr & fa -> fadc = rdc + rc": z3.Implies(
+                    z3.And(v["rdr"], v["fa"]), v["fadc"] == rl
+                ),
+                "rdr & bdr -> bdl = rdc + rc": z3.Implies(
+                    z3.And(v["rdr"], v["bdr"]), v["bdl"] == rl
+                ),
+                "rdr & stx -> stl = rdc + rc": z3.Implies(
+                    z3.And(v["rdr"], v["stx"]), v["stl"] == rl
+                ),
+                "qdr & !rdr -> rcd + rcc <= rdc": z3.Implies(
+                    z3.And(v["qdr"], z3.Not(v["rdr"])), v["rcd"] + v["rcc"] <= v["rdc"]
+                ),
+                "stx & !rdr -> stl <= rdc": z3.Implies(
+                    z3.And(v["stx"], z3.Not(v["rdr"])), v["stl"] <= v["rdc"]
+                ),
+                "bdr & !rdr -> bdl <= rdc": z3.Implies(
+                    z3.And(v["bdr"], z3.Not(v["rdr"])), v["bdl"] <= v["rdc"]
+                ),
+                "oD -> wLo = bdl": z3.Implies(v["oD"], v["wLo"] == v["bdl"]),
+                "lD -> wLl = bdl": z3.Implies(v["lD"], v["wLl"] == v["bdl"]),
+                "bdr -> wLo <= bdl <= wLl": z3.Implies(
+                    v["bdr"], z3.And(v["wLo"] <= v["bdl"], v["bdl"] <= v["wLl"])
+                ),
+                "rdr -> !rdd": z3.Implies(v["rdr"], z3.Not(v["rdd"])),
+                "rdr -> !hasL | bdr": z3.Implies(v["rdr"], z3.Or(z3.Not(v["hasL"]), v["bdr"])),
+                "rdr -> (hasL -> lD)": z3.Implies(z3.And(v["rdr"], v["hasL"]), v["lD"]),
+                "rdr & st & !bdr -> stx": z3.Implies(
+                    z3.And(v["rdr"], v["st"], z3.Not(v["bdr"])), v["stx"]
+                ),
+                "bdr -> rdr | ...": z3.Implies(v["bdr"], z3.Or(v["rdr"], v["hasL"])),
+                "bdr -> hasL": z3.Implies(v["bdr"], v["hasL"]),
+                "lD -> bdr": z3.Implies(v["lD"], v["bdr"]),
+                "oD -> bdr": z3.Implies(v["oD"], v["bdr"]),
+                "stx -> st": z3.Implies(v["stx"], v["st"]),
+                "rqx -> rq": z3.Implies(v["rqx"], v["rq"]),
+                "rpx -> rp": z3.Implies(v["rpx"], v["rp"]),
+                "qdr -> inf": z3.Implies(v["qdr"], v["inf"]),
+                "rq -> rqx = qdr": z3.Implies(v["rq"], v["rqx"] == v["qdr"]),
+                "rp -> rpx = qdr": z3.Implies(v["rp"], v["rpx"] == v["qdr"]),
+                "rpx -> rpcr = 0": z3.Implies(v["rpx"], v["rpcr"] == 0),
+                "cdr -> ccr = 0": z3.Implies(v["cdr"], v["ccr"] == 0),
                 "rn = Uh + Uf + Z": v["rn"] == v["Uh"] + v["Uf"] + v["Z"],
                 "Uh = min(rn, holds)": v["Uh"] == z3.If(v["rn"] < K, v["rn"], K),
                 "CO = D + F + Uh + Uf + Dd + Ss": v["CO"]
@@ -1066,22 +1314,34 @@ class ConsumeEncoding:
                 "D > 0 -> rp": z3.Implies(v["D"] > 0, v["rp"]),
                 "rq -> rqdc = rqd": z3.Implies(v["rq"], v["rqdc"] == v["rqd"]),
                 "rq -> rqcr = rqc": z3.Implies(v["rq"], v["rqcr"] == v["rqc"]),
-                "rp -> rpdc = q": z3.Implies(v["rp"], v["rpdc"] == v["q"]),
+                "rq -> qdc = rqd": z3.Implies(v["rq"], v["qdc"] == v["rqd"]),
+                "rp -> rpdc = qdc": z3.Implies(v["rp"], v["rpdc"] == v["qdc"]),
                 "rp -> rpcr = ccr": z3.Implies(v["rp"], v["rpcr"] == v["ccr"]),
-                "rp -> rqc = D + ccr": z3.Implies(v["rp"], v["rqc"] == v["D"] + v["ccr"]),
+                "rp -> rqd + D <= rpdc": z3.Implies(v["rp"], v["rqd"] + v["D"] <= v["rpdc"]),
+                "rp & !rpx -> rqd + D = rpdc": z3.Implies(
+                    z3.And(v["rp"], z3.Not(v["rpx"])), v["rqd"] + v["D"] == v["rpdc"]
+                ),
+                "rp -> rqc = D + ccr": z3.Implies(
+                    z3.And(v["rp"], z3.Not(v["rpx"])), v["rqc"] == v["D"] + v["ccr"]
+                ),
+                "rpx -> rqd + rqc = rpdc": z3.Implies(v["rpx"], v["rqd"] + v["rqc"] == v["rpdc"]),
                 "rp & rpcr > 0 -> R = 0": z3.Implies(z3.And(v["rp"], v["rpcr"] > 0), v["R"] == 0),
+                "rpx & rpdc > rqd + D -> R = 0": z3.Implies(
+                    z3.And(v["rpx"], v["rpdc"] > v["rqd"] + v["D"]), v["R"] == 0
+                ),
                 "!inf -> R = 0 | rcc = 0": z3.Implies(
                     z3.Not(v["inf"]), z3.Or(v["R"] == 0, v["rcc"] == 0)
                 ),
                 "!inf -> rqc = ccr": z3.Implies(z3.Not(v["inf"]), v["rqc"] == v["ccr"]),
+                "!inf -> qdc = rqd": z3.Implies(z3.Not(v["inf"]), v["qdc"] == v["rqd"]),
                 "rqc <= rcc": v["rqc"] <= v["rcc"],
                 "rqc <= Q": v["rqc"] <= Q,
-                "rcd + rcc <= rn + rc": v["rcd"] + v["rcc"] <= rl,
-                "!hasL & !st -> rcd + rcc = rn + rc": z3.Implies(
+                "rcd + rcc <= rdc + rc": v["rcd"] + v["rcc"] <= rl,
+                "!hasL & !st -> rcd + rcc = rdc + rc": z3.Implies(
                     z3.And(z3.Not(v["hasL"]), z3.Not(v["st"])), v["rcd"] + v["rcc"] == rl
                 ),
-                "st -> stl <= rn + rc": z3.Implies(v["st"], v["stl"] <= rl),
-                "st & !hasL -> stl = rn + rc": z3.Implies(
+                "st -> stl <= rdc + rc": z3.Implies(v["st"], v["stl"] <= rl),
+                "st & !hasL -> stl = rdc + rc": z3.Implies(
                     z3.And(v["st"], z3.Not(v["hasL"])), v["stl"] == rl
                 ),
                 "st -> rcd <= stl": z3.Implies(v["st"], v["rcd"] <= v["stl"]),
@@ -1092,8 +1352,8 @@ class ConsumeEncoding:
                 ),
                 "wLo <= wLl": v["wLo"] <= v["wLl"],
                 "!hasL -> wLo = wLl": z3.Implies(z3.Not(v["hasL"]), v["wLo"] == v["wLl"]),
-                "wLl = rn + rc": v["wLl"] == rl,
-                "rcd <= bLs": v["rcd"] <= v["bLs"],
+                "wLl = rdc + rc": v["wLl"] == rl,
+                "sn <= bLs": v["sn"] <= v["bLs"],
                 "bLs <= rn + riw": v["bLs"] <= v["rn"] + v["riw"],
                 "ne -> wLs = rn + riw": z3.Implies(v["ne"], v["wLs"] == v["rn"] + v["riw"]),
                 "ne -> bLs <= wLs": z3.Implies(v["ne"], v["bLs"] <= v["wLs"]),
@@ -1105,10 +1365,20 @@ class ConsumeEncoding:
                 "riw <= W": v["riw"] <= max(W, self.W0),
                 "riw > T": v["riw"] > T,
                 "rc > Tc": v["rc"] > Tc,
+                "idle -> rc > Tc": z3.Implies(idle, v["rc"] > Tc),
+                "rc >= 0": v["rc"] >= 0,
+                "rdd -> rc = 0": z3.Implies(v["rdd"], v["rc"] == 0),
+                "rdd -> rcd + rcc = rdc": z3.Implies(
+                    z3.And(v["rdd"], z3.Not(v["fa"])), v["rcd"] + v["rcc"] == v["rdc"]
+                ),
                 "rc <= C": v["rc"] <= C,
                 "sg < C - Tc": v["sg"] < C - Tc,
                 "rc + sg = C": v["rc"] + v["sg"] == C,
                 "rc >= F + rcc": v["rc"] >= v["F"] + v["rcc"],
+                "rdc + rc >= rcd + rcc": rl >= v["rcd"] + v["rcc"],
+                "!fa -> rdc + F <= rcd": z3.Implies(z3.Not(v["fa"]), v["rdc"] + v["F"] <= v["rcd"]),
+                "!fa -> rdc + F = rcd": z3.Implies(z3.Not(v["fa"]), v["rdc"] + v["F"] == v["rcd"]),
+                "fa -> rdc + F <= fadc": z3.Implies(v["fa"], v["rdc"] + v["F"] <= v["fadc"]),
             }
         )
         return cands
@@ -1209,8 +1479,8 @@ def houdini(
 SUPPORTED: Final = (
     "publish (a RabbitMQ 4 session whose window is fixed, rabbitmq4 or never, a queue "
     "without a length limit); link and consume (a client credit window renewed on "
-    "arrival, no hand grants, no drains, a client window fixed, rabbitmq4 or never; "
-    "consume: the credit sent absolute)"
+    "arrival, no hand grants, a client window fixed, rabbitmq4 or never; link: no "
+    "drains; consume: the credit sent absolute, at most one drain)"
 )
 
 
@@ -1232,7 +1502,7 @@ def encoding_for(t: Topology) -> Encoding | None:
             return None
         if c.encoding != "absolute":
             return None
-        if r.grants or r.drains or _renewal(r.window) is None:
+        if r.grants or r.drains > 1 or _renewal(r.window) is None:
             return None
         if t.queue is not None and t.queue.leader_changes:  # AMQ-FAULT-LEADER-CHANGE
             return None
