@@ -182,7 +182,10 @@ def test_the_report_reads_amqp_rows_and_old_part_files(tmp_path):
     (tmp_path / "results").mkdir()
     table = rows_to_table(rows)
     pq.write_table(table, tmp_path / "results" / "part-new.parquet")
-    old = table.drop_columns(["claim_scope", "claim"])
+    # the old file's attempts finished earlier (SW-RESUME takes the latest; a tie would be
+    # broken at random)
+    earlier = [{**r, "finished_at": r["finished_at"] - 60} for r in rows]
+    old = rows_to_table(earlier).drop_columns(["claim_scope", "claim"])
     pq.write_table(old, tmp_path / "results" / "part-old.parquet")
     assert check_part_file(tmp_path / "results" / "part-old.parquet") is None
     report = sweep_report(tmp_path)
