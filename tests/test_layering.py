@@ -33,7 +33,16 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"spec": "spec", "model": "model", "conformance": "conformance", "adapters": "adapters"}
 
 #: Conformance capabilities, lowest first: each may import only itself and those before it.
-CAPABILITIES = ("inputs", "explore", "symbolic", "traces", "differential", "sweep", "observe")
+CAPABILITIES = (
+    "inputs",
+    "explore",
+    "symbolic",
+    "traces",
+    "differential",
+    "sweep",
+    "observe",
+    "families",
+)
 ENTRY_POINTS = ("cli", "pytest_plugin")
 CONFORMANCE_TOP_LEVEL = {"__init__.py", "pytest_plugin.py", "exit_codes.py"}
 

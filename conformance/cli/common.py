@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from creditflow.conformance import exit_codes
+from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.outputs import OutputError, derived_path, streams
@@ -412,3 +413,36 @@ def read_graph_with_credits(
         click.echo(printable_line(f"warning: {line}"), err=True)
     flow_graph, credit, credits = credits_in_effect(read, credit, config, edge_credit, role_credit)
     return flow_graph, credit, credits, warnings
+
+
+def refuse_options_not_taken(ctx: click.Context, family: Family, command: str) -> None:
+    """FAM-OPTIONS: exit 2, in one line, when the command line sets an option that
+    ``family`` does not take for ``command`` — an option is never silently ignored.
+
+    An option counts as set when its value did not come from its default (click's
+    parameter source), so a flag's default or an unset option never trips this."""
+    taken = family.options.get(command, frozenset())
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in taken or name in UNIVERSAL_OPTIONS:
+            continue
+        source = ctx.get_parameter_source(name)
+        if source in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        flag = param.opts[0] if param.opts else name
+        fail(
+            f"{command} {flag}: not an option of the {family.name} family "
+            f"(it takes: {', '.join(sorted(_flags(ctx, taken))) or 'none'}) (FAM-OPTIONS)"
+        )
+
+
+#: FAM-OPTIONS: options every family takes (the output, the budget, the input itself)
+UNIVERSAL_OPTIONS = frozenset({"graph", "as_json", "timeout", "trace_out", "dot_out", "help"})
+
+
+def _flags(ctx: click.Context, names: frozenset[str]) -> list[str]:
+    return [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name in names and p.name not in UNIVERSAL_OPTIONS and p.opts
+    ]
