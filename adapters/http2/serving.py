@@ -1,0 +1,276 @@
+"""The adapter side of the ``http2`` family (AD-H2-TRANSPORT): the JSON Lines loop every
+HTTP/2 adapter shares, the ops our peer carries out (AD-H2-PEER-OPS), the answer of an op
+(AD-H2-REPLY) and the loopback link between the peer and an implementation that speaks
+over a socket (AD-H2-LOOPBACK).
+
+An adapter supplies a :class:`Harness`: how it starts the implementation against a
+fresh :class:`~creditflow.adapters.http2.peer.Peer`, how it moves octets until both
+ends rest (AD-H2-QUIESCE), the application ops (``open``, ``send``, ``consume``,
+``cancel``) through the library's own API, and the library's own view of its windows.
+"""
+
+from __future__ import annotations
+
+import json
+import selectors
+import socket
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from creditflow.adapters.http2 import frames as fr
+from creditflow.adapters.http2.peer import Peer
+
+FAMILY = "http2"
+Answer = dict[str, Any]
+#: AD-H2-OPS: the application's ops (the implementation's side) and the peer's frames.
+APP_OPS = ("open", "send", "consume", "cancel")
+PEER_OPS = ("data", "window_update", "settings", "rst_stream", "ping")
+SESSION_OPS = ("reset", "state")
+#: AD-H2-RESET: the peer's settings a ``reset`` may choose, by their RFC 9113 names.
+PEER_SETTINGS = {
+    "initial_window_size": "SETTINGS_INITIAL_WINDOW_SIZE",
+    "max_frame_size": "SETTINGS_MAX_FRAME_SIZE",
+}
+#: AD-H2-QUIESCE: seconds without an octet either way after which a loopback link rests.
+QUIET = 0.06
+#: AD-H2-QUIESCE: the longest one op may keep a link busy.
+BUSY_LIMIT = 10.0
+
+
+class Refused(Exception):
+    """A well-formed op this adapter cannot carry out now: ``ok: false`` (AD-H2-REFUSE)."""
+
+
+class Harness(ABC):
+    """One implementation under test against our peer (AD-H2-ENDS)."""
+
+    #: the library's name and release (AD-H2-HELLO)
+    library: str
+    version: str
+    #: the implementation's role: ``client`` or ``server`` (the peer takes the other)
+    role: str
+    #: the application ops this adapter offers
+    app_ops: tuple[str, ...] = APP_OPS
+    peer: Peer
+
+    @abstractmethod
+    def policy(self) -> dict[str, Any]:
+        """AD-H2-POLICY: what the implementation declares it does."""
+
+    @abstractmethod
+    def start(self, peer_settings: dict[str, int]) -> None:
+        """AD-H2-RESET: a fresh connection, prefaces and SETTINGS exchanged, at rest."""
+
+    @abstractmethod
+    def pump(self) -> None:
+        """AD-H2-QUIESCE: move octets both ways until nothing is in flight."""
+
+    @abstractmethod
+    def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
+        """An application op (AD-H2-OPS) through the library's API; extra answer members."""
+
+    def implementation_state(self) -> dict[str, Any]:
+        """AD-H2-STATE ``implementation``: the windows as the library reports them
+        (``{}`` where it exposes none)."""
+        return {}
+
+    def close(self) -> None:
+        """Tear the connection (and any process or thread of it) down."""
+        return None
+
+
+def new_peer(role: str, peer_settings: dict[str, int]) -> Peer:
+    """The peer for an implementation in ``role``, with the SETTINGS ``reset`` asked for."""
+    initial = {PEER_SETTINGS[k]: v for k, v in peer_settings.items()}
+    return Peer("server" if role == "client" else "client", initial)
+
+
+def _int(req: dict[str, Any], key: str, default: int | None = None, low: int = 0) -> int:
+    value = req.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise Refused(f"{req.get('op')}: {key} must be an integer >= {low}")
+    return value
+
+
+def peer_op(peer: Peer, req: dict[str, Any]) -> None:
+    """AD-H2-PEER-OPS: the frame our peer sends for ``req``."""
+    op = req["op"]
+    if op == "data":
+        peer.data(_int(req, "stream", low=1), _int(req, "octets"), bool(req.get("end_stream")))
+    elif op == "window_update":
+        peer.window_update(_int(req, "stream"), _int(req, "increment"))
+    elif op == "settings":
+        values = {k: v for k, v in req.items() if k in PEER_SETTINGS}
+        if not values or len(values) != len(req) - 1 - ("id" in req):
+            raise Refused(f"settings: give any of {', '.join(PEER_SETTINGS)} and nothing else")
+        peer.send_settings({PEER_SETTINGS[k]: _int(req, k) for k in values})
+    elif op == "rst_stream":
+        error = req.get("error", "CANCEL")
+        if error not in fr.ERROR_CODES:
+            raise Refused(f"rst_stream: unknown error code {error!r}")
+        peer.rst_stream(_int(req, "stream", low=1), error)
+    elif op == "ping":
+        peer.ping()
+
+
+class Server:
+    """AD-H2-TRANSPORT: the op loop of one adapter process around a :class:`Harness`."""
+
+    def __init__(self, make: Callable[[], Harness]) -> None:
+        self.make = make
+        self.harness: Harness | None = None
+        self.sample = make()  # hello answers before any reset
+        self.sent = 0  # frames of the peer's log already reported
+
+    def hello(self) -> Answer:
+        h = self.sample
+        return {
+            "ok": True,
+            "name": h.library,
+            "version": h.version,
+            "families": [FAMILY],
+            "role": h.role,
+            "ops": [*SESSION_OPS, *h.app_ops, *PEER_OPS],
+            "settings": sorted(PEER_SETTINGS),
+            "policy": h.policy(),
+        }
+
+    def answer(self, **extra: Any) -> Answer:
+        """AD-H2-REPLY: the frames since the last answer and both ends' views."""
+        h = self.harness
+        assert h is not None
+        frames = h.peer.log[self.sent :]
+        self.sent = len(h.peer.log)
+        return {
+            "ok": True,
+            "frames": frames,
+            "state": {"peer": h.peer.state(), "implementation": h.implementation_state()},
+            **extra,
+        }
+
+    def handle(self, req: dict[str, Any]) -> Answer:
+        op = req.get("op")
+        if op == "hello":
+            return self.hello()
+        if op == "reset":
+            given = req.get("settings") or {}
+            unknown = sorted(set(given) - set(PEER_SETTINGS))
+            if unknown:
+                return {"ok": False, "error": f"reset: unknown settings: {', '.join(unknown)}"}
+            if self.harness is not None:
+                self.harness.close()
+            self.harness = self.make()
+            self.sent = 0
+            self.harness.start({k: int(v) for k, v in given.items()})
+            return self.answer(policy=self.harness.policy())
+        h = self.harness
+        if op not in (*SESSION_OPS, *APP_OPS, *PEER_OPS) or (
+            op in APP_OPS and op not in self.sample.app_ops
+        ):
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        if h is None:
+            return {"ok": False, "error": f"{op}: no connection: send reset first"}
+        try:
+            extra: dict[str, Any] = {}
+            if op in PEER_OPS:
+                peer_op(h.peer, req)
+                h.pump()
+            elif op in APP_OPS:
+                extra = h.app(op, req)
+            else:
+                h.pump()
+        except Refused as exc:
+            return {"ok": False, "error": str(exc)}
+        return self.answer(**extra)
+
+    def run(self) -> None:
+        """One JSON request per stdin line, one answer per stdout line (AD-TRANSPORT)."""
+        try:
+            for line in sys.stdin:
+                if not line.strip():
+                    continue
+                try:
+                    req = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
+                    continue
+                if not isinstance(req, dict):
+                    print(json.dumps({"ok": False, "error": "not an object"}), flush=True)
+                    continue
+                resp = self.handle(req)
+                if "id" in req:
+                    resp["id"] = req["id"]
+                sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+        finally:
+            if self.harness is not None:
+                self.harness.close()
+            self.sample.close()
+
+
+class Loopback:
+    """AD-H2-LOOPBACK: the peer's end of one TCP connection on 127.0.0.1, pumped until it
+    has been quiet for :data:`QUIET` seconds (AD-H2-QUIESCE)."""
+
+    def __init__(self, peer: Peer, sock: socket.socket) -> None:
+        self.peer = peer
+        self.sock = sock
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(sock, selectors.EVENT_READ)
+        self.closed = False
+
+    @classmethod
+    def connect(cls, peer: Peer, port: int, timeout: float = 10.0) -> Loopback:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return cls(peer, socket.create_connection(("127.0.0.1", port), timeout=2))
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    def pump(self, quiet: float = QUIET, busy: Callable[[], bool] | None = None) -> None:
+        """Write what the peer has, read what comes, until quiet for ``quiet`` seconds
+        (and ``busy()``, the implementation's own has-work test, is false), at most
+        :data:`BUSY_LIMIT` seconds."""
+        limit = time.monotonic() + BUSY_LIMIT
+        last = time.monotonic()
+        while time.monotonic() < limit:
+            out = self.peer.take_output()
+            if out and not self.closed:
+                try:
+                    self.sock.setblocking(True)
+                    self.sock.sendall(out)
+                except OSError:
+                    self.closed = True
+                finally:
+                    self.sock.setblocking(False)
+                last = time.monotonic()
+            if self.closed:
+                return
+            events = self.selector.select(0.01)
+            if events:
+                try:
+                    chunk = self.sock.recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self.closed = True
+                    return
+                self.peer.receive(chunk)
+                last = time.monotonic()
+                continue
+            if time.monotonic() - last >= quiet and not (busy and busy()):
+                return
+
+    def close(self) -> None:
+        self.selector.close()
+        self.sock.close()
