@@ -156,3 +156,41 @@ def is_amqp_name(name: str) -> bool:
 def amqp_mutants() -> dict[str, str]:
     """AD-AMQ-REFERENCE: the AMQP reference's mutants and the rule each breaks."""
     return dict(amqp_mutants_table)
+
+
+#: AD-H2-VERSION: the adapters of the ``http2`` family; ``NAME@VERSION`` picks a release.
+HTTP2_BUILTIN = {
+    "h2": "python-hyper's sans-I/O h2 as a client, pumped in memory against our frame-level "
+    "peer (AD-H2-H2)",
+    "node": "Node's built-in http2 (nghttp2) as a server on loopback, our peer the client "
+    "(AD-H2-NODE)",
+    "httpcore": "httpx's httpcore as an HTTP/2 client on loopback, our peer the server "
+    "(AD-H2-HTTPCORE)",
+    "hypercorn": "hypercorn serving an ASGI app whose reads the adapter controls, on "
+    "loopback, our peer the client (AD-H2-HYPERCORN)",
+    "nghttp2": "Debian's nghttpd (nghttp2) serving files on loopback, our peer the client "
+    "(AD-H2-NGHTTPD)",
+}
+
+
+def is_http2_name(name: str) -> bool:
+    """Whether ``name`` (with or without ``@VERSION``) is an adapter of the ``http2``
+    family (AD-H2-VERSION)."""
+    return name.partition("@")[0] in HTTP2_BUILTIN
+
+
+def http2_adapter_factory(name: str, timeout: float = DEFAULT_TIMEOUT) -> Callable[[], object]:
+    """AD-H2-VERSION: a function that installs (on first use) and starts the named HTTP/2
+    adapter (an ``adapters.http2.driver.Http2Adapter``); a release that cannot be had is
+    an :class:`AdapterFailure` (exit 3). :class:`UnknownAdapter` at once if the library
+    is unknown."""
+    if not is_http2_name(name):
+        raise UnknownAdapter(f"unknown HTTP/2 adapter {name!r} (known: {', '.join(HTTP2_BUILTIN)})")
+
+    def start() -> object:
+        # deferred: START-LAZY, the http2 family's modules load only when one is started
+        from creditflow.adapters.http2.versions import start_adapter
+
+        return start_adapter(name, timeout)
+
+    return start

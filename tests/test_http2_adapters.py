@@ -1,0 +1,367 @@
+"""The ``http2`` adapters (spec/adapter-protocol-http2.md, AD-H2-*) at their pinned
+releases, against RFC 9113's flow-control rules computed by hand, read off the frames
+our own peer saw; the findings pinned to their releases; the version cache.
+
+No test here is skipped when a library or program is missing: ``scripts/setup.sh``
+installs the ``http2`` extra and Debian's nghttp2, and a missing one fails (AD-H2-VERSION).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from creditflow.adapters.http2 import frames as fr
+from creditflow.adapters.http2 import versions
+from creditflow.adapters.http2.driver import Http2Adapter, Http2Reply, beyond_window
+from creditflow.adapters.http2.peer import Peer
+from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
+from creditflow.conformance.differential.adapter import AdapterFailure
+
+ADAPTERS = ("h2", "httpcore", "hypercorn", "node", "nghttp2")
+W = fr.DEFAULT_WINDOW  # 65,535: §6.5.2, §6.9.2
+MAX = fr.MAX_WINDOW  # 2^31 − 1: §6.9.1
+
+
+def start(name: str) -> Http2Adapter:
+    adapter = http2_adapter_factory(name)()
+    assert isinstance(adapter, Http2Adapter)
+    return adapter
+
+
+@pytest.fixture(scope="module", params=ADAPTERS)
+def adapter(request: pytest.FixtureRequest) -> Iterator[Http2Adapter]:
+    """Each pinned adapter, started once per module (AD-H2-VERSION)."""
+    a = start(request.param)
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+class Run:
+    """One connection: every reply's frames checked against §6.9.1 (the implementation
+    never sends DATA beyond either window, AD-H2-WIRE) and kept in :attr:`frames`."""
+
+    def __init__(self, adapter: Http2Adapter, **settings: int) -> None:
+        self.adapter = adapter
+        self.frames: list[dict[str, Any]] = []
+        self.reply = self.op("reset", settings=settings)
+
+    def op(self, op: str, **args: Any) -> Http2Reply:
+        self.reply = self.adapter.step({"op": op, **args})
+        assert beyond_window(self.reply.frames) == []
+        self.frames += self.reply.frames
+        return self.reply
+
+    @property
+    def policy(self) -> dict[str, Any]:
+        return self.adapter.policy
+
+    def upload(self, stream: int, octets: int, end_stream: bool = False) -> Http2Reply:
+        """The implementation's application sends ``octets`` on a new ``stream``
+        (AD-H2-OPS ``open`` + ``send``; ``x-send: request`` adapters send a whole
+        response to the peer's GET, with END_STREAM)."""
+        if self.policy.get("x-send") == "request":
+            return self.op("send", stream=stream, octets=octets, end_stream=True)
+        self.op("open", stream=stream)
+        return self.op("send", stream=stream, octets=octets, end_stream=end_stream)
+
+    def sent(self, kind: str, side: str = "implementation") -> list[dict[str, Any]]:
+        return [f for f in self.reply.frames if f["from"] == side and f["type"] == kind]
+
+    def errors(self) -> list[str]:
+        """The error codes of the implementation's RST_STREAM and GOAWAY frames."""
+        return [
+            f["error"]
+            for f in self.reply.frames
+            if f["from"] == "implementation" and f["type"] in ("RST_STREAM", "GOAWAY")
+        ]
+
+
+def lib(adapter: Http2Adapter) -> str:
+    return str(adapter.info["name"])
+
+
+# -- AD-H2-HELLO / AD-H2-POLICY --------------------------------------------------------
+
+
+def test_hello_names_the_pinned_release_and_declares_a_policy(adapter: Http2Adapter) -> None:
+    """AD-H2-HELLO: family ``http2``, the release pinned (or the machine's program), a
+    role, the ops of AD-H2-OPS and every policy key of AD-H2-POLICY."""
+    name = lib(adapter)
+    expected = versions.PINNED.get(name) or versions.program_release(name)
+    assert adapter.info["version"] == expected
+    assert adapter.info["role"] in ("client", "server")
+    assert {"reset", "state", "data", "window_update", "settings", "rst_stream"} <= set(adapter.ops)
+    for key in (
+        "credit",
+        "reset_credit",
+        "split",
+        "initial_settings",
+        "negative_window",
+        "empty_end_stream",
+    ):
+        assert key in adapter.policy, key
+
+
+def test_initial_settings_are_what_it_declares(adapter: Http2Adapter) -> None:
+    """AD-H2-POLICY ``initial_settings``, §6.5.2: the SETTINGS it sent are the ones it
+    declares; a SETTINGS it never sent leaves 65,535 and 16,384 (§6.5.2 defaults)."""
+    run = Run(adapter)
+    got = run.reply.state["peer"]["settings"]
+    for key, value in adapter.policy["initial_settings"].items():
+        assert got[key] == value, key
+    acks = [f for f in run.frames if f["type"] == "SETTINGS" and f["ack"]]
+    assert {f["from"] for f in acks} == {"implementation", "peer"}  # §6.5.3 both ways
+
+
+# -- §6.9.1: never beyond either window; resume on WINDOW_UPDATE ---------------------------
+
+
+def test_sends_exactly_the_initial_window_then_resumes_on_window_update(
+    adapter: Http2Adapter,
+) -> None:
+    """§6.9.1, §6.9.2: a 100,000-octet body stops at exactly 65,535 octets (both initial
+    windows); a connection WINDOW_UPDATE alone releases nothing (the stream window is
+    0); a stream WINDOW_UPDATE of 10,000 releases exactly 10,000 more."""
+    run = Run(adapter)
+    run.upload(1, 100_000)
+    sent = sum(
+        f["length"] for f in run.frames if f["from"] == "implementation" and f["type"] == "DATA"
+    )
+    assert sent == W
+    assert run.reply.peer_connection["recv_window"] == 0
+    run.op("window_update", stream=0, increment=100_000)
+    assert run.reply.data_octets() == 0
+    run.op("window_update", stream=1, increment=10_000)
+    assert run.reply.data_octets() == 10_000
+    assert run.reply.peer_stream(1)["recv_window"] == 0
+
+
+def test_frames_are_split_as_it_declares(adapter: Http2Adapter) -> None:
+    """AD-H2-POLICY ``split``, §4.2: no DATA frame exceeds the peer's
+    SETTINGS_MAX_FRAME_SIZE (16,384 by default)."""
+    run = Run(adapter)
+    run.upload(1, 50_000)
+    lengths = [
+        f["length"] for f in run.frames if f["from"] == "implementation" and f["type"] == "DATA"
+    ]
+    assert sum(lengths) == 50_000
+    assert max(lengths) <= fr.DEFAULT_MAX_FRAME
+
+
+# -- §6.9.2: SETTINGS_INITIAL_WINDOW_SIZE moves open streams' windows ----------------------
+
+
+def test_a_settings_shrink_makes_the_window_negative_and_it_waits(
+    adapter: Http2Adapter,
+) -> None:
+    """§6.9.2: after 65,535 octets the stream window is 0; SETTINGS_INITIAL_WINDOW_SIZE
+    16,384 moves it to −49,151; WINDOW_UPDATE 49,151 brings it to 0 (nothing sent), then
+    1,000 more releases exactly 1,000 (AD-H2-POLICY ``negative_window``)."""
+    run = Run(adapter)
+    run.upload(1, 200_000)
+    run.op("window_update", stream=0, increment=1_000_000)
+    run.op("settings", initial_window_size=16_384)
+    assert run.reply.peer_stream(1)["recv_window"] == 16_384 - W
+    assert run.reply.data_octets() == 0
+    run.op("window_update", stream=1, increment=W - 16_384)
+    assert run.reply.data_octets() == 0
+    run.op("window_update", stream=1, increment=1_000)
+    assert run.reply.data_octets() == 1_000
+
+
+def test_a_settings_growth_releases_the_difference(adapter: Http2Adapter) -> None:
+    """§6.9.2: raising SETTINGS_INITIAL_WINDOW_SIZE from 65,535 to 100,000 adds 34,465
+    to the open stream's window, and exactly that much more is sent."""
+    run = Run(adapter)
+    run.upload(1, 200_000)
+    run.op("window_update", stream=0, increment=1_000_000)
+    run.op("settings", initial_window_size=100_000)
+    assert run.reply.data_octets() == 100_000 - W
+
+
+# -- §6.9: a zero increment; §6.9.1: a window above 2^31 − 1 -------------------------------
+
+
+def test_a_zero_connection_increment_is_a_protocol_error(adapter: Http2Adapter) -> None:
+    """§6.9: a WINDOW_UPDATE of 0 on the connection is a connection error
+    PROTOCOL_ERROR: a GOAWAY with that code."""
+    run = Run(adapter)
+    run.op("window_update", stream=0, increment=0)
+    assert run.reply.goaway() == "PROTOCOL_ERROR"
+
+
+def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> None:
+    """§6.9: a WINDOW_UPDATE of 0 on a stream is a stream error PROTOCOL_ERROR (an
+    RST_STREAM, or a GOAWAY: §5.4.1 lets an endpoint treat it as a connection error)."""
+    run = Run(adapter)
+    run.upload(1, 10)
+    run.op("window_update", stream=1, increment=0)
+    assert "PROTOCOL_ERROR" in run.errors()
+
+
+def test_a_connection_window_above_the_limit_is_a_flow_control_error(
+    adapter: Http2Adapter,
+) -> None:
+    """§6.9.1: 65,535 + (2^31 − 1) exceeds 2^31 − 1: GOAWAY FLOW_CONTROL_ERROR."""
+    run = Run(adapter)
+    run.op("window_update", stream=0, increment=MAX)
+    assert run.reply.goaway() == "FLOW_CONTROL_ERROR"
+
+
+def test_a_stream_window_above_the_limit_is_a_flow_control_error(
+    adapter: Http2Adapter,
+) -> None:
+    """§6.9.1: a stream's window past 2^31 − 1 is a stream error FLOW_CONTROL_ERROR
+    (RST_STREAM, or GOAWAY)."""
+    run = Run(adapter)
+    run.upload(1, 10)
+    run.op("window_update", stream=1, increment=MAX)
+    assert "FLOW_CONTROL_ERROR" in run.errors()
+
+
+# -- §6.9.1: the empty END_STREAM DATA frame ---------------------------------------------
+
+
+def test_an_empty_end_stream_is_sent_with_no_window_left(adapter: Http2Adapter) -> None:
+    """§6.9.1: a body of exactly 65,535 octets leaves both windows at 0; the DATA frame
+    carrying END_STREAM then has length 0 or is the last frame of the body — END_STREAM
+    is never held back for want of window (AD-H2-POLICY ``empty_end_stream``)."""
+    run = Run(adapter)
+    run.upload(1, W, end_stream=True)
+    data = [f for f in run.frames if f["from"] == "implementation" and f["type"] == "DATA"]
+    assert sum(f["length"] for f in data) == W
+    assert data[-1]["end_stream"] is True
+
+
+# -- receiving: credit returned, DATA on reset streams -----------------------------------
+
+
+def open_inbound(run: Run, stream: int) -> None:
+    """A stream on which the peer can send DATA to the implementation."""
+    run.op("open", stream=stream)
+    if "send" in run.adapter.ops and run.policy.get("x-send") != "request":
+        run.op("send", stream=stream, octets=0)
+
+
+def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
+    """AD-H2-POLICY ``credit``: 40,000 octets to the implementation, read by its
+    application (``consume`` where offered), come back as WINDOW_UPDATEs on the
+    connection adding up to at most what was received — and to all of it for a policy
+    that returns on receipt or on consumption at the half-window threshold."""
+    run = Run(adapter)
+    open_inbound(run, 1)
+    run.op("data", stream=1, octets=40_000)
+    if "consume" in adapter.ops:
+        run.op("consume", stream=1, octets=40_000)
+    ups = [
+        f["increment"]
+        for f in run.frames
+        if f["from"] == "implementation" and f["type"] == "WINDOW_UPDATE" and f["stream"] == 0
+    ]
+    assert sum(ups) <= 40_000
+    credit = adapter.policy["credit"]
+    if credit.get("threshold") == "half" or credit.get("policy") == "receipt":
+        assert sum(ups) == 40_000
+
+
+def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) -> None:
+    """§6.9, §5.1: DATA received after sending RST_STREAM still counts against the
+    connection window. The implementation resets stream 1 (``cancel``), then a whole
+    connection window of 65,535 octets the peer had in flight arrives on it. A receiver
+    that credits such DATA back (AD-H2-POLICY ``reset_credit`` = ``connection``) gives
+    the connection at least half of it back; one that does not (``none``) leaves the
+    connection window at 0 for good: every other stream stalls."""
+    run = Run(adapter)
+    open_inbound(run, 1)
+    run.op("cancel", stream=1)
+    assert [f["stream"] for f in run.sent("RST_STREAM")] == [1]
+    run.op("data", stream=1, octets=W)  # in flight when the stream was reset
+    assert set(run.errors()) <= {"STREAM_CLOSED"}  # §5.1: it may answer with RST_STREAM
+    left = run.reply.peer_connection["send_window"]
+    if adapter.policy["reset_credit"] == "connection":
+        assert left >= W // 2
+    else:
+        assert adapter.policy["reset_credit"] == "none"
+        assert left == 0
+
+
+# -- AD-H2-PEER: the codec by hand ----------------------------------------------------------
+
+
+def test_the_codec_writes_rfc_9113_frame_headers() -> None:
+    """AD-H2-FRAMES, §4.1: length 24 bits, type, flags, stream 31 bits, payload; a
+    WINDOW_UPDATE's 31-bit increment; the reader splits a byte stream at any point."""
+    frame = fr.window_update(3, 1000)
+    octets = frame.encode()
+    assert octets == bytes([0, 0, 4, 8, 0, 0, 0, 0, 3, 0, 0, 3, 0xE8])
+    reader = fr.FrameReader()
+    both = octets + fr.data(1, 5, end_stream=True).encode()
+    got = [*reader.feed(both[:7]), *reader.feed(both[7:20]), *reader.feed(both[20:])]
+    assert [fr.describe(f) for f in got] == [
+        {"type": "WINDOW_UPDATE", "stream": 3, "increment": 1000},
+        {"type": "DATA", "stream": 1, "length": 5, "end_stream": True},
+    ]
+
+
+def test_the_peer_accounts_windows_by_the_frames() -> None:
+    """AD-H2-WINDOWS: DATA the implementation sends lowers the peer's receive windows;
+    a SETTINGS the implementation acked moves every stream's window by the difference
+    (§6.9.2); DATA beyond a window is marked."""
+    peer = Peer("server")
+    peer.take_output()
+    peer.receive(fr.PREFACE + fr.settings({}).encode())
+    peer.receive(fr.headers(1, hpack_block()).encode() + fr.data(1, 60_000).encode())
+    assert peer.streams[1].recv == W - 60_000 and peer.conn_recv == W - 60_000
+    peer.send_settings({"SETTINGS_INITIAL_WINDOW_SIZE": 1_000})
+    peer.receive(fr.settings(ack=True).encode())  # acks the first SETTINGS
+    assert peer.streams[1].recv == W - 60_000
+    peer.receive(fr.settings(ack=True).encode())
+    assert peer.streams[1].recv == 1_000 - 60_000
+    peer.receive(fr.data(1, 1).encode())
+    assert peer.log[-1]["beyond_window"] is True
+
+
+def hpack_block() -> bytes:
+    import hpack  # deferred: only this codec test needs an encoder of its own
+
+    return bytes(hpack.Encoder().encode([(":method", "GET"), (":path", "/")]))
+
+
+# -- AD-H2-VERSION --------------------------------------------------------------------------
+
+
+def test_an_unknown_adapter_and_a_bogus_release_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AD-H2-VERSION: an unknown library is a usage error at once; a release name that
+    is no name, and a program release the machine lacks, are one-line adapter failures
+    before any install."""
+    monkeypatch.setenv("CREDITFLOW_CACHE", str(tmp_path))
+    with pytest.raises(UnknownAdapter):
+        http2_adapter_factory("quiche")
+    for name in ("h2@../../x", "node@0.0.1"):
+        with pytest.raises(AdapterFailure) as exc:
+            http2_adapter_factory(name)()
+        assert "\n" not in str(exc.value) and "cannot install" in str(exc.value)
+    assert versions.main(["install", "nghttp2@0.0.1"]) == 3
+
+
+def test_an_installed_release_runs_from_its_cache_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AD-H2-VERSION, AD-VERSION: ``h2@V`` with a completed install puts V's folder
+    first on PYTHONPATH (no pip run); plain ``h2`` runs the project's pinned release."""
+    monkeypatch.setenv("CREDITFLOW_CACHE", str(tmp_path))
+    folder = tmp_path / "http2" / "h2-9.9.9"
+    folder.mkdir(parents=True)
+    (folder / ".installed").write_text("9.9.9\n")
+    cmd = versions.command("h2@9.9.9")
+    assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
+    assert cmd.version == "9.9.9"
+    assert versions.command("h2").version == versions.PINNED["h2"]
