@@ -15,6 +15,9 @@ command -v dot >/dev/null 2>&1 || need+=(graphviz)
 # The rhea adapter (AD-AMQ-RHEA) runs in Node.js; rhea itself comes from npm (below)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+# The nghttp2 adapter (AD-H2-NGHTTPD) runs Debian's nghttpd; nghttp2-client brings nghttp
+command -v nghttpd >/dev/null 2>&1 || need+=(nghttp2-server)
+command -v nghttp >/dev/null 2>&1 || need+=(nghttp2-client)
 # python-qpid-proton has no wheel for every Python: its sdist builds with a C compiler
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 "${PYTHON:-python3}" -c 'import os, sys, sysconfig
@@ -43,7 +46,9 @@ PYTHON="${PYTHON:-python3}"
     echo "setup: creditflow needs Python >= 3.11 (found $("$PYTHON" --version))" >&2; exit 2; }
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[spark,broker,dev,amqp]'
+.venv/bin/python -m pip install -q -e '.[spark,broker,dev,amqp,http2]'
 # AD-AMQ-VERSION: the pinned rhea into the per-version cache (~/.cache/creditflow/amqp)
 .venv/bin/python -m creditflow.adapters.amqp.versions install rhea
+# AD-H2-VERSION: every pinned HTTP/2 library imports and nghttpd and node run
+.venv/bin/python -m creditflow.adapters.http2.versions check >/dev/null
 echo "setup: ready (.venv)" >&2

@@ -86,6 +86,25 @@ def lib(adapter: Http2Adapter) -> str:
     return str(adapter.info["name"])
 
 
+#: The findings at the pinned releases (docs/http2-adapters.md), like an expectations
+#: file: (library, release) → what it does instead of what RFC 9113 asks. A release
+#: not listed must do what the RFC asks.
+FINDINGS: dict[tuple[str, str], dict[str, str]] = {
+    # Node destroys the session on nghttp2's connection error and sends GOAWAY with
+    # INTERNAL_ERROR instead of nghttp2's PROTOCOL_ERROR / FLOW_CONTROL_ERROR
+    ("node", "20.20.2"): {
+        "PROTOCOL_ERROR": "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR": "INTERNAL_ERROR",
+    },
+}
+
+
+def rfc_error(adapter: Http2Adapter, code: str) -> str:
+    """The error code ``adapter`` is known to send where RFC 9113 asks for ``code``."""
+    found = FINDINGS.get((lib(adapter), str(adapter.info["version"])), {})
+    return found.get(code, code)
+
+
 # -- AD-H2-HELLO / AD-H2-POLICY --------------------------------------------------------
 
 
@@ -193,7 +212,7 @@ def test_a_zero_connection_increment_is_a_protocol_error(adapter: Http2Adapter) 
     PROTOCOL_ERROR: a GOAWAY with that code."""
     run = Run(adapter)
     run.op("window_update", stream=0, increment=0)
-    assert run.reply.goaway() == "PROTOCOL_ERROR"
+    assert run.reply.goaway() == rfc_error(adapter, "PROTOCOL_ERROR")
 
 
 def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> None:
@@ -202,7 +221,7 @@ def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> N
     run = Run(adapter)
     run.upload(1, 10)
     run.op("window_update", stream=1, increment=0)
-    assert "PROTOCOL_ERROR" in run.errors()
+    assert rfc_error(adapter, "PROTOCOL_ERROR") in run.errors()
 
 
 def test_a_connection_window_above_the_limit_is_a_flow_control_error(
@@ -211,7 +230,7 @@ def test_a_connection_window_above_the_limit_is_a_flow_control_error(
     """§6.9.1: 65,535 + (2^31 − 1) exceeds 2^31 − 1: GOAWAY FLOW_CONTROL_ERROR."""
     run = Run(adapter)
     run.op("window_update", stream=0, increment=MAX)
-    assert run.reply.goaway() == "FLOW_CONTROL_ERROR"
+    assert run.reply.goaway() == rfc_error(adapter, "FLOW_CONTROL_ERROR")
 
 
 def test_a_stream_window_above_the_limit_is_a_flow_control_error(
@@ -222,7 +241,7 @@ def test_a_stream_window_above_the_limit_is_a_flow_control_error(
     run = Run(adapter)
     run.upload(1, 10)
     run.op("window_update", stream=1, increment=MAX)
-    assert "FLOW_CONTROL_ERROR" in run.errors()
+    assert rfc_error(adapter, "FLOW_CONTROL_ERROR") in run.errors()
 
 
 # -- §6.9.1: the empty END_STREAM DATA frame ---------------------------------------------
@@ -252,8 +271,8 @@ def open_inbound(run: Run, stream: int) -> None:
 def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
     """AD-H2-POLICY ``credit``: 40,000 octets to the implementation, read by its
     application (``consume`` where offered), come back as WINDOW_UPDATEs on the
-    connection adding up to at most what was received — and to all of it for a policy
-    that returns on receipt or on consumption at the half-window threshold."""
+    connection adding up to at most what was received: all of it for a policy that
+    returns on receipt, all but less than half a window at the half-window threshold."""
     run = Run(adapter)
     open_inbound(run, 1)
     run.op("data", stream=1, octets=40_000)
@@ -266,8 +285,10 @@ def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
     ]
     assert sum(ups) <= 40_000
     credit = adapter.policy["credit"]
-    if credit.get("threshold") == "half" or credit.get("policy") == "receipt":
+    if credit.get("policy") == "receipt":
         assert sum(ups) == 40_000
+    elif credit.get("threshold") == "half":  # what is still unreturned is below half a window
+        assert 40_000 - sum(ups) <= W // 2
 
 
 def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) -> None:

@@ -12,8 +12,10 @@ ends rest (AD-H2-QUIESCE), the application ops (``open``, ``send``, ``consume``,
 from __future__ import annotations
 
 import json
+import os
 import selectors
 import socket
+import subprocess
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -200,7 +202,12 @@ class Server:
                 if not isinstance(req, dict):
                     print(json.dumps({"ok": False, "error": "not an object"}), flush=True)
                     continue
-                resp = self.handle(req)
+                try:
+                    resp = self.handle(req)
+                except (ChildFailed, fr.FrameError, OSError) as exc:
+                    # AD-H2-FAILURE: the implementation's process or link broke
+                    print(f"{self.sample.library}: {exc}", file=sys.stderr, flush=True)
+                    sys.exit(3)
                 if "id" in req:
                     resp["id"] = req["id"]
                 sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
@@ -274,3 +281,69 @@ class Loopback:
     def close(self) -> None:
         self.selector.close()
         self.sock.close()
+
+
+class ChildFailed(Exception):
+    """A helper process of an adapter (Node, nghttpd) died, hung or spoke nonsense."""
+
+
+class Child:
+    """AD-H2-CHILD: a helper process of an adapter (Node's server, nghttpd), in the
+    adapter's own process group (so that the driver's group kill, AD-TRANSPORT-GROUP,
+    reaches it), stdin/stdout pipes read with a deadline; killed and reaped on
+    :meth:`close`."""
+
+    def __init__(self, argv: list[str], timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                bufsize=0,
+            )
+        except OSError as exc:
+            raise ChildFailed(f"cannot start {argv[0]}: {exc.strerror}") from None
+        assert self.proc.stdout is not None
+        self._out = self.proc.stdout
+        self._buf = b""
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self._out, selectors.EVENT_READ)
+
+    def line(self) -> dict[str, Any]:
+        """The child's next JSON line, within :attr:`timeout` seconds."""
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.selector.select(left):
+                raise ChildFailed(f"no answer within {self.timeout:g} s")
+            chunk = os.read(self._out.fileno(), 1 << 16)
+            if not chunk:
+                raise ChildFailed(f"exited ({self.proc.poll()})")
+            self._buf += chunk
+        raw, _, self._buf = self._buf.partition(b"\n")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ChildFailed(f"not JSON: {raw[:80]!r}") from None
+        if not isinstance(value, dict):
+            raise ChildFailed(f"not an object: {raw[:80]!r}")
+        return value
+
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        except OSError as exc:
+            raise ChildFailed(f"cannot write: {exc}") from None
+        return self.line()
+
+    def close(self) -> None:
+        self.selector.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
