@@ -49,6 +49,8 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q -e '.[spark,broker,dev,amqp,http2]'
 # AD-AMQ-VERSION: the pinned rhea into the per-version cache (~/.cache/creditflow/amqp)
 .venv/bin/python -m creditflow.adapters.amqp.versions install rhea
-# AD-H2-VERSION: every pinned HTTP/2 library imports and nghttpd and node run
+# AD-H2-VERSION: every pinned HTTP/2 library imports and nghttpd and node run; the
+# other releases the tests hold (the version matrix, docs/http2-adapters.md) are cached
 .venv/bin/python -m creditflow.adapters.http2.versions check >/dev/null
+.venv/bin/python -m creditflow.adapters.http2.versions install hypercorn@0.18.0 h2@4.1.0 httpcore@1.0.5 >/dev/null
 echo "setup: ready (.venv)" >&2

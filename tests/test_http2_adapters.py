@@ -21,7 +21,7 @@ from creditflow.adapters.http2.peer import Peer
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
 
-ADAPTERS = ("h2", "httpcore", "hypercorn", "node", "nghttp2")
+ADAPTERS = ("h2", "hypercorn", "node")
 W = fr.DEFAULT_WINDOW  # 65,535: §6.5.2, §6.9.2
 MAX = fr.MAX_WINDOW  # 2^31 − 1: §6.9.1
 
@@ -90,19 +90,29 @@ def lib(adapter: Http2Adapter) -> str:
 #: file: (library, release) → what it does instead of what RFC 9113 asks. A release
 #: not listed must do what the RFC asks.
 FINDINGS: dict[tuple[str, str], dict[str, str]] = {
-    # Node destroys the session on nghttp2's connection error and sends GOAWAY with
-    # INTERNAL_ERROR instead of nghttp2's PROTOCOL_ERROR / FLOW_CONTROL_ERROR
+    # H2-F1: Node destroys the session on nghttp2's connection error and sends GOAWAY
+    # with INTERNAL_ERROR instead of PROTOCOL_ERROR / FLOW_CONTROL_ERROR
     ("node", "20.20.2"): {
         "PROTOCOL_ERROR": "INTERNAL_ERROR",
         "FLOW_CONTROL_ERROR": "INTERNAL_ERROR",
     },
+    # H2-F2: hypercorn credits DATA on receipt and blocks its whole connection once one
+    # stream's application queue (max_app_queue_size, 10) is full: no PING answered,
+    # every other stream starves
+    ("hypercorn", "0.17.3"): {"unread-stream": "connection-stalls"},
+    ("hypercorn", "0.18.0"): {"unread-stream": "connection-stalls"},
+    ("hypercorn", "0.14.4"): {"unread-stream": "connection-stalls"},
 }
+
+
+def finding(adapter: Http2Adapter, key: str, default: str) -> str:
+    """What ``adapter``'s release is known to do for ``key`` (else ``default``)."""
+    return FINDINGS.get((lib(adapter), str(adapter.info["version"])), {}).get(key, default)
 
 
 def rfc_error(adapter: Http2Adapter, code: str) -> str:
     """The error code ``adapter`` is known to send where RFC 9113 asks for ``code``."""
-    found = FINDINGS.get((lib(adapter), str(adapter.info["version"])), {})
-    return found.get(code, code)
+    return finding(adapter, code, code)
 
 
 # -- AD-H2-HELLO / AD-H2-POLICY --------------------------------------------------------
@@ -119,6 +129,7 @@ def test_hello_names_the_pinned_release_and_declares_a_policy(adapter: Http2Adap
     for key in (
         "credit",
         "reset_credit",
+        "discard_credit",
         "split",
         "initial_settings",
         "negative_window",
@@ -285,10 +296,10 @@ def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
     ]
     assert sum(ups) <= 40_000
     credit = adapter.policy["credit"]
-    if credit.get("policy") == "receipt":
-        assert sum(ups) == 40_000
-    elif credit.get("threshold") == "half":  # what is still unreturned is below half a window
+    if credit.get("threshold") == "half":  # what is still unreturned is below half a window
         assert 40_000 - sum(ups) <= W // 2
+    elif credit.get("policy") == "receipt":
+        assert sum(ups) == 40_000
 
 
 def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) -> None:
@@ -300,6 +311,10 @@ def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) 
     connection window at 0 for good: every other stream stalls."""
     run = Run(adapter)
     open_inbound(run, 1)
+    if "cancel" not in adapter.ops:  # the application cannot reset a stream by itself
+        assert adapter.policy["reset_credit"] == "x-untested"
+        assert "unknown op" in str(adapter.try_step({"op": "cancel", "stream": 1}))
+        return
     run.op("cancel", stream=1)
     assert [f["stream"] for f in run.sent("RST_STREAM")] == [1]
     run.op("data", stream=1, octets=W)  # in flight when the stream was reset
@@ -310,6 +325,73 @@ def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) 
     else:
         assert adapter.policy["reset_credit"] == "none"
         assert left == 0
+
+
+def test_unread_data_of_a_reset_stream_is_credited_back_as_declared(
+    adapter: Http2Adapter,
+) -> None:
+    """§6.9, §5.1: the peer fills the connection window on stream 1, which the
+    application never reads, then resets stream 1. A receiver that credits back what it
+    discards (AD-H2-POLICY ``discard_credit`` = ``connection``) gives the connection at
+    least half a window back; one that does not (``none``) leaves it at 0: a leak that
+    stalls every other stream."""
+    run = Run(adapter)
+    open_inbound(run, 1)
+    run.op("data", stream=1, octets=W)
+    run.op("rst_stream", stream=1, error="CANCEL")
+    run.op("ping")
+    left = run.reply.peer_connection["send_window"]
+    if adapter.policy["discard_credit"] == "connection":
+        assert left >= W // 2
+    else:
+        assert adapter.policy["discard_credit"] == "none"
+        assert left == 0
+
+
+def unread_stream_run(adapter: Http2Adapter, frames: int = 12) -> Run:
+    """Stream 1's application reads nothing while the peer sends it ``frames``
+    1,000-octet DATA frames (within every window); then 1,000 octets on stream 3, which
+    its application reads, then a PING."""
+    run = Run(adapter)
+    open_inbound(run, 1)
+    open_inbound(run, 3)
+    for _ in range(frames):
+        run.op("data", stream=1, octets=1_000)
+    run.op("data", stream=3, octets=1_000)
+    if "consume" in adapter.ops:
+        run.op("consume", stream=3, octets=1_000)
+    run.op("ping")
+    return run
+
+
+def test_one_unread_stream_does_not_stop_the_connection(adapter: Http2Adapter) -> None:
+    """PROP-H2 no stall, §6.7: with stream 1 unread, stream 3 still receives and a PING is
+    still answered. FINDING H2-F2 (hypercorn 0.14.4, 0.17.3, 0.18.0): the eleventh
+    unread frame blocks hypercorn's whole connection — no PING ACK, stream 3's
+    application receives nothing."""
+    run = unread_stream_run(adapter)
+    acks = [f for f in run.sent("PING") if f["ack"]]
+    if finding(adapter, "unread-stream", "ok") == "connection-stalls":
+        assert acks == []
+        assert run.reply.state["implementation"]["streams"]["3"]["read"] == 0
+    else:
+        assert len(acks) == 1
+
+
+def test_hypercorn_stalls_at_its_application_queue_size() -> None:
+    """FINDING H2-F2, pinned to hypercorn 0.17.3 and checked at 0.18.0 (AD-H2-VERSION):
+    ten unread frames (max_app_queue_size) still leave the connection working; the
+    eleventh stops it."""
+    for name in ("hypercorn", "hypercorn@0.18.0"):
+        adapter = start(name)
+        try:
+            assert adapter.policy["x-app-queue"] == 10
+            ok = unread_stream_run(adapter, frames=10)
+            assert [f for f in ok.sent("PING") if f["ack"]] != []
+            stalled = unread_stream_run(adapter, frames=11)
+            assert [f for f in stalled.sent("PING") if f["ack"]] == []
+        finally:
+            adapter.close()
 
 
 # -- AD-H2-PEER: the codec by hand ----------------------------------------------------------

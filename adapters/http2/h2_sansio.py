@@ -2,7 +2,8 @@
 client, its ``H2Connection`` pumped against our peer in memory (no socket, no thread).
 
 The application is the loop h2's documentation gives: DATA it receives is held until
-``consume`` hands it to ``acknowledge_received_data`` (h2's ``WindowManager`` decides
+``consume`` hands it to ``acknowledge_received_data`` (or, on a stream the peer resets,
+discarded and acknowledged at once) (h2's ``WindowManager`` decides
 when a WINDOW_UPDATE goes out); what ``send`` queues is written in chunks of at most
 ``min(stream window, connection window, the peer's SETTINGS_MAX_FRAME_SIZE)`` whenever a
 window opens (AD-H2-POLICY ``split``).
@@ -56,6 +57,7 @@ class H2Harness(Harness):
             # the connection window of DATA on a closed or reset stream is credited back
             # by the library itself (H2Connection auto-acknowledges such frames)
             "reset_credit": "connection",
+            "discard_credit": "connection",
             "split": "min(queued, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
             "initial_settings": {
                 "SETTINGS_INITIAL_WINDOW_SIZE": local.initial_window_size,
@@ -80,6 +82,11 @@ class H2Harness(Harness):
                     continue
                 self.held[sid] = self.held.get(sid, 0) + ev.flow_controlled_length
             elif isinstance(ev, h2.events.StreamReset):
+                # the application discards what it held and acknowledges it, as h2's
+                # documentation asks (else the connection window leaks)
+                dropped = self.held.pop(ev.stream_id, 0)
+                if dropped:
+                    self.conn.acknowledge_received_data(dropped, ev.stream_id)
                 self.reset_streams.add(ev.stream_id)
                 self.pending.pop(ev.stream_id, None)
                 self.ending.discard(ev.stream_id)

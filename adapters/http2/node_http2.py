@@ -58,6 +58,7 @@ class NodeHarness(Harness):
             # sends a WINDOW_UPDATE once half of the window is consumed
             "credit": {"policy": "consume", "threshold": "half", "returns": "consumed"},
             "reset_credit": "connection",
+            "discard_credit": "connection",
             "split": "nghttp2: min(queued, stream window, connection window, "
             "SETTINGS_MAX_FRAME_SIZE)",
             "initial_settings": {
