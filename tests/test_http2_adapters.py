@@ -21,7 +21,7 @@ from creditflow.adapters.http2.peer import Peer
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
 
-ADAPTERS = ("h2", "hypercorn", "node")
+ADAPTERS = ("h2", "hypercorn", "node", "nghttp2")
 W = fr.DEFAULT_WINDOW  # 65,535: §6.5.2, §6.9.2
 MAX = fr.MAX_WINDOW  # 2^31 − 1: §6.9.1
 
@@ -95,6 +95,8 @@ FINDINGS: dict[tuple[str, str], dict[str, str]] = {
     ("node", "20.20.2"): {
         "PROTOCOL_ERROR": "INTERNAL_ERROR",
         "FLOW_CONTROL_ERROR": "INTERNAL_ERROR",
+        # a stream's window past 2^31 − 1: RST_STREAM as asked, then GOAWAY all the same
+        "stream-overflow": "FLOW_CONTROL_ERROR,INTERNAL_ERROR",
     },
     # H2-F2: hypercorn credits DATA on receipt and blocks its whole connection once one
     # stream's application queue (max_app_queue_size, 10) is full: no PING answered,
@@ -230,7 +232,7 @@ def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> N
     """§6.9: a WINDOW_UPDATE of 0 on a stream is a stream error PROTOCOL_ERROR (an
     RST_STREAM, or a GOAWAY: §5.4.1 lets an endpoint treat it as a connection error)."""
     run = Run(adapter)
-    run.upload(1, 10)
+    run.upload(1, 100_000)  # the stream stays open
     run.op("window_update", stream=1, increment=0)
     assert rfc_error(adapter, "PROTOCOL_ERROR") in run.errors()
 
@@ -247,12 +249,17 @@ def test_a_connection_window_above_the_limit_is_a_flow_control_error(
 def test_a_stream_window_above_the_limit_is_a_flow_control_error(
     adapter: Http2Adapter,
 ) -> None:
-    """§6.9.1: a stream's window past 2^31 − 1 is a stream error FLOW_CONTROL_ERROR
-    (RST_STREAM, or GOAWAY)."""
-    run = Run(adapter)
-    run.upload(1, 10)
-    run.op("window_update", stream=1, increment=MAX)
-    assert rfc_error(adapter, "FLOW_CONTROL_ERROR") in run.errors()
+    """§6.9.1: on an open stream whose send window is 65,535, an increment bringing it to
+    exactly 2^31 − 1 is accepted; one more octet is a stream error FLOW_CONTROL_ERROR.
+    FINDING H2-F1 (node 20.20.2): the RST_STREAM is followed by GOAWAY INTERNAL_ERROR."""
+    over = finding(adapter, "stream-overflow", "FLOW_CONTROL_ERROR").split(",")
+    for extra, expected in ((0, []), (1, over)):
+        run = Run(adapter)
+        open_inbound(run, 1)
+        window = run.reply.peer_stream(1)["recv_window"]
+        assert window == W
+        run.op("window_update", stream=1, increment=MAX - window + extra)
+        assert run.errors() == expected
 
 
 # -- §6.9.1: the empty END_STREAM DATA frame ---------------------------------------------

@@ -162,7 +162,10 @@ class Peer:
 
     def window_update(self, sid: int, increment: int) -> None:
         """§6.9: credit the implementation ``increment`` octets on stream ``sid`` (0: the
-        connection); a zero or excessive increment is sent as asked."""
+        connection); a zero or excessive increment is sent as asked (it must fit the
+        frame's 31 bits)."""
+        if not 0 <= increment <= fr.MAX_WINDOW:
+            raise ValueError(f"a WINDOW_UPDATE increment is 0 … 2^31 − 1, not {increment}")
         if sid == 0:
             self.conn_recv += increment
         else:

@@ -103,7 +103,10 @@ def peer_op(peer: Peer, req: dict[str, Any]) -> None:
     if op == "data":
         peer.data(_int(req, "stream", low=1), _int(req, "octets"), bool(req.get("end_stream")))
     elif op == "window_update":
-        peer.window_update(_int(req, "stream"), _int(req, "increment"))
+        increment = _int(req, "increment")
+        if increment > fr.MAX_WINDOW:  # §6.9: 31 bits
+            raise Refused("window_update: an increment is at most 2^31 - 1")
+        peer.window_update(_int(req, "stream"), increment)
     elif op == "settings":
         values = {k: v for k, v in req.items() if k in PEER_SETTINGS}
         if not values or len(values) != len(req) - 1 - ("id" in req):
