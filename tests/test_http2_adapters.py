@@ -21,7 +21,7 @@ from creditflow.adapters.http2.peer import Peer
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
 
-ADAPTERS = ("h2", "hypercorn", "node", "nghttp2")
+ADAPTERS = ("h2", "httpcore", "hypercorn", "node", "nghttp2")
 W = fr.DEFAULT_WINDOW  # 65,535: §6.5.2, §6.9.2
 MAX = fr.MAX_WINDOW  # 2^31 − 1: §6.9.1
 
@@ -49,7 +49,15 @@ class Run:
     def __init__(self, adapter: Http2Adapter, **settings: int) -> None:
         self.adapter = adapter
         self.frames: list[dict[str, Any]] = []
+        self.opened: set[int] = set()
         self.reply = self.op("reset", settings=settings)
+        if self.policy.get("x-connects") == "on open":  # httpcore connects for a request
+            self.open(1)
+
+    def open(self, stream: int) -> None:
+        if stream not in self.opened:
+            self.opened.add(stream)
+            self.op("open", stream=stream)
 
     def op(self, op: str, **args: Any) -> Http2Reply:
         self.reply = self.adapter.step({"op": op, **args})
@@ -67,7 +75,7 @@ class Run:
         response to the peer's GET, with END_STREAM)."""
         if self.policy.get("x-send") == "request":
             return self.op("send", stream=stream, octets=octets, end_stream=True)
-        self.op("open", stream=stream)
+        self.open(stream)
         return self.op("send", stream=stream, octets=octets, end_stream=end_stream)
 
     def sent(self, kind: str, side: str = "implementation") -> list[dict[str, Any]]:
@@ -94,9 +102,21 @@ FINDINGS: dict[tuple[str, str], dict[str, str]] = {
     # with INTERNAL_ERROR instead of PROTOCOL_ERROR / FLOW_CONTROL_ERROR
     ("node", "20.20.2"): {
         "PROTOCOL_ERROR": "INTERNAL_ERROR",
-        "FLOW_CONTROL_ERROR": "INTERNAL_ERROR",
+        "conn-overflow": "INTERNAL_ERROR",
         # a stream's window past 2^31 − 1: RST_STREAM as asked, then GOAWAY all the same
         "stream-overflow": "FLOW_CONTROL_ERROR,INTERNAL_ERROR",
+    },
+    # H2-F3: with a negative stream window httpcore computes a negative chunk size and
+    # the request fails ("Cannot send N bytes, flow control window is -M").
+    # H2-F4: a connection error h2 detects inside httpcore fails the request; the
+    # GOAWAY h2 queued is never written.
+    # H2-F5: closing a response early sends no RST_STREAM: the server goes on sending
+    # into a stream nobody reads, and httpcore never credits that DATA back.
+    ("httpcore", "1.0.9"): {
+        "cancel": "silent",
+        "negative-window": "request-fails",
+        "PROTOCOL_ERROR": "request-fails",
+        "conn-overflow": "request-fails",
     },
     # H2-F2: hypercorn credits DATA on receipt and blocks its whole connection once one
     # stream's application queue (max_app_queue_size, 10) is full: no PING answered,
@@ -144,6 +164,7 @@ def test_initial_settings_are_what_it_declares(adapter: Http2Adapter) -> None:
     """AD-H2-POLICY ``initial_settings``, §6.5.2: the SETTINGS it sent are the ones it
     declares; a SETTINGS it never sent leaves 65,535 and 16,384 (§6.5.2 defaults)."""
     run = Run(adapter)
+    blocked_upload(run)  # an implementation reading only while a request waits reads now
     got = run.reply.state["peer"]["settings"]
     for key, value in adapter.policy["initial_settings"].items():
         assert got[key] == value, key
@@ -194,7 +215,9 @@ def test_a_settings_shrink_makes_the_window_negative_and_it_waits(
 ) -> None:
     """§6.9.2: after 65,535 octets the stream window is 0; SETTINGS_INITIAL_WINDOW_SIZE
     16,384 moves it to −49,151; WINDOW_UPDATE 49,151 brings it to 0 (nothing sent), then
-    1,000 more releases exactly 1,000 (AD-H2-POLICY ``negative_window``)."""
+    1,000 more releases exactly 1,000 (AD-H2-POLICY ``negative_window``). FINDING H2-F3
+    (httpcore 1.0.9): the upload fails instead, "Cannot send 85314 bytes, flow control
+    window is -49151"."""
     run = Run(adapter)
     run.upload(1, 200_000)
     run.op("window_update", stream=0, increment=1_000_000)
@@ -204,7 +227,12 @@ def test_a_settings_shrink_makes_the_window_negative_and_it_waits(
     run.op("window_update", stream=1, increment=W - 16_384)
     assert run.reply.data_octets() == 0
     run.op("window_update", stream=1, increment=1_000)
-    assert run.reply.data_octets() == 1_000
+    if finding(adapter, "negative-window", "waits") == "request-fails":
+        assert run.reply.data_octets() == 0
+        error = run.reply.state["implementation"]["streams"]["1"]["error"]
+        assert "flow control window is -49151" in error
+    else:
+        assert run.reply.data_octets() == 1_000
 
 
 def test_a_settings_growth_releases_the_difference(adapter: Http2Adapter) -> None:
@@ -220,46 +248,81 @@ def test_a_settings_growth_releases_the_difference(adapter: Http2Adapter) -> Non
 # -- §6.9: a zero increment; §6.9.1: a window above 2^31 − 1 -------------------------------
 
 
+def assert_refused(run: Run, code: str, *, connection: bool, key: str | None = None) -> None:
+    """The implementation answered a flow-control violation with ``code`` (GOAWAY for a
+    connection error; RST_STREAM or GOAWAY for a stream error, §5.4.1), or does what its
+    release is known to do instead (FINDINGS[``key``], default ``code``)."""
+    got = finding(run.adapter, key or code, code)
+    if got == "request-fails":  # H2-F4: the request fails, nothing goes on the wire
+        assert run.errors() == []
+        error = run.reply.state["implementation"]["streams"]["1"].get("error", "")
+        assert "LocalProtocolError" in error
+    elif connection:
+        assert run.reply.goaway() == got
+    else:
+        assert got in run.errors()
+
+
+def blocked_upload(run: Run) -> None:
+    """Stream 1 sends 65,535 of 100,000 octets and waits for window (so that even an
+    implementation reading frames only while a request waits reads the next one)."""
+    run.upload(1, 100_000)
+    assert run.reply.peer_stream(1)["recv_window"] == 0
+
+
 def test_a_zero_connection_increment_is_a_protocol_error(adapter: Http2Adapter) -> None:
     """§6.9: a WINDOW_UPDATE of 0 on the connection is a connection error
     PROTOCOL_ERROR: a GOAWAY with that code."""
     run = Run(adapter)
+    blocked_upload(run)
     run.op("window_update", stream=0, increment=0)
-    assert run.reply.goaway() == rfc_error(adapter, "PROTOCOL_ERROR")
+    assert_refused(run, "PROTOCOL_ERROR", connection=True)
 
 
 def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> None:
     """§6.9: a WINDOW_UPDATE of 0 on a stream is a stream error PROTOCOL_ERROR (an
     RST_STREAM, or a GOAWAY: §5.4.1 lets an endpoint treat it as a connection error)."""
     run = Run(adapter)
-    run.upload(1, 100_000)  # the stream stays open
+    blocked_upload(run)
     run.op("window_update", stream=1, increment=0)
-    assert rfc_error(adapter, "PROTOCOL_ERROR") in run.errors()
+    assert_refused(run, "PROTOCOL_ERROR", connection=False)
 
 
 def test_a_connection_window_above_the_limit_is_a_flow_control_error(
     adapter: Http2Adapter,
 ) -> None:
-    """§6.9.1: 65,535 + (2^31 − 1) exceeds 2^31 − 1: GOAWAY FLOW_CONTROL_ERROR."""
-    run = Run(adapter)
-    run.op("window_update", stream=0, increment=MAX)
-    assert run.reply.goaway() == rfc_error(adapter, "FLOW_CONTROL_ERROR")
+    """§6.9.1: with the connection window at 1,000 (stream 1's at 0, so nothing moves),
+    an increment to exactly 2^31 − 1 is accepted; one octet more is GOAWAY
+    FLOW_CONTROL_ERROR."""
+    for extra in (0, 1):
+        run = Run(adapter)
+        blocked_upload(run)
+        run.op("window_update", stream=0, increment=1_000)
+        assert run.reply.data_octets() == 0
+        run.op("window_update", stream=0, increment=MAX - 1_000 + extra)
+        if extra == 0:
+            assert run.errors() == []
+        else:
+            assert_refused(run, "FLOW_CONTROL_ERROR", connection=True, key="conn-overflow")
 
 
 def test_a_stream_window_above_the_limit_is_a_flow_control_error(
     adapter: Http2Adapter,
 ) -> None:
-    """§6.9.1: on an open stream whose send window is 65,535, an increment bringing it to
+    """§6.9.1: with stream 1's window at 1,000 (the connection's at 0), an increment to
     exactly 2^31 − 1 is accepted; one more octet is a stream error FLOW_CONTROL_ERROR.
     FINDING H2-F1 (node 20.20.2): the RST_STREAM is followed by GOAWAY INTERNAL_ERROR."""
     over = finding(adapter, "stream-overflow", "FLOW_CONTROL_ERROR").split(",")
-    for extra, expected in ((0, []), (1, over)):
+    for extra in (0, 1):
         run = Run(adapter)
-        open_inbound(run, 1)
-        window = run.reply.peer_stream(1)["recv_window"]
-        assert window == W
-        run.op("window_update", stream=1, increment=MAX - window + extra)
-        assert run.errors() == expected
+        blocked_upload(run)
+        run.op("window_update", stream=1, increment=1_000)
+        assert run.reply.data_octets() == 0
+        run.op("window_update", stream=1, increment=MAX - 1_000 + extra)
+        if extra == 0:
+            assert run.errors() == []
+        else:
+            assert run.errors() == over
 
 
 # -- §6.9.1: the empty END_STREAM DATA frame ---------------------------------------------
@@ -280,10 +343,12 @@ def test_an_empty_end_stream_is_sent_with_no_window_left(adapter: Http2Adapter) 
 
 
 def open_inbound(run: Run, stream: int) -> None:
-    """A stream on which the peer can send DATA to the implementation."""
-    run.op("open", stream=stream)
+    """A stream on which the peer can send DATA to the implementation (a client that
+    reads a response only once its request body has ended ends it: ``x-reads-after-body``)."""
+    run.open(stream)
     if "send" in run.adapter.ops and run.policy.get("x-send") != "request":
-        run.op("send", stream=stream, octets=0)
+        ended = bool(run.policy.get("x-reads-after-body"))
+        run.op("send", stream=stream, octets=0, end_stream=ended)
 
 
 def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
@@ -293,20 +358,36 @@ def test_credit_is_returned_as_declared(adapter: Http2Adapter) -> None:
     returns on receipt, all but less than half a window at the half-window threshold."""
     run = Run(adapter)
     open_inbound(run, 1)
+    before = len(run.frames)
     run.op("data", stream=1, octets=40_000)
     if "consume" in adapter.ops:
         run.op("consume", stream=1, octets=40_000)
     ups = [
         f["increment"]
-        for f in run.frames
+        for f in run.frames[before:]
         if f["from"] == "implementation" and f["type"] == "WINDOW_UPDATE" and f["stream"] == 0
     ]
     assert sum(ups) <= 40_000
     credit = adapter.policy["credit"]
     if credit.get("threshold") == "half":  # what is still unreturned is below half a window
-        assert 40_000 - sum(ups) <= W // 2
+        assert 40_000 - sum(ups) <= credit.get("window", W) // 2
     elif credit.get("policy") == "receipt":
         assert sum(ups) == 40_000
+
+
+def assert_credited(run: Run, before: int, declared: str) -> None:
+    """After 65,535 octets on a reset stream, the connection credit given back is what
+    ``declared`` says: ``connection`` at least half of it, ``none`` nothing. A receiver
+    whose connection window exceeds twice 65,535 (``x-large-window``) need not give any
+    back yet (its half-window threshold is not reached), so nothing is concluded."""
+    credited = run.reply.peer_connection["send_window"] - (before - W)
+    if declared == "connection":
+        assert credited >= W // 2
+    elif declared == "x-large-window":
+        assert run.policy["credit"]["window"] > 2 * W and credited == 0
+    else:
+        assert declared == "none"
+        assert credited == 0
 
 
 def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) -> None:
@@ -323,15 +404,14 @@ def test_data_after_a_reset_is_credited_back_as_declared(adapter: Http2Adapter) 
         assert "unknown op" in str(adapter.try_step({"op": "cancel", "stream": 1}))
         return
     run.op("cancel", stream=1)
-    assert [f["stream"] for f in run.sent("RST_STREAM")] == [1]
+    if finding(adapter, "cancel", "rst") == "silent":  # H2-F5
+        assert run.sent("RST_STREAM") == []
+    else:
+        assert [f["stream"] for f in run.sent("RST_STREAM")] == [1]
+    before = run.reply.peer_connection["send_window"]
     run.op("data", stream=1, octets=W)  # in flight when the stream was reset
     assert set(run.errors()) <= {"STREAM_CLOSED"}  # §5.1: it may answer with RST_STREAM
-    left = run.reply.peer_connection["send_window"]
-    if adapter.policy["reset_credit"] == "connection":
-        assert left >= W // 2
-    else:
-        assert adapter.policy["reset_credit"] == "none"
-        assert left == 0
+    assert_credited(run, before, adapter.policy["reset_credit"])
 
 
 def test_unread_data_of_a_reset_stream_is_credited_back_as_declared(
@@ -344,15 +424,11 @@ def test_unread_data_of_a_reset_stream_is_credited_back_as_declared(
     stalls every other stream."""
     run = Run(adapter)
     open_inbound(run, 1)
+    before = run.reply.peer_connection["send_window"]
     run.op("data", stream=1, octets=W)
     run.op("rst_stream", stream=1, error="CANCEL")
     run.op("ping")
-    left = run.reply.peer_connection["send_window"]
-    if adapter.policy["discard_credit"] == "connection":
-        assert left >= W // 2
-    else:
-        assert adapter.policy["discard_credit"] == "none"
-        assert left == 0
+    assert_credited(run, before, adapter.policy["discard_credit"])
 
 
 def unread_stream_run(adapter: Http2Adapter, frames: int = 12) -> Run:
@@ -366,7 +442,9 @@ def unread_stream_run(adapter: Http2Adapter, frames: int = 12) -> Run:
         run.op("data", stream=1, octets=1_000)
     run.op("data", stream=3, octets=1_000)
     if "consume" in adapter.ops:
-        run.op("consume", stream=3, octets=1_000)
+        # a client reading frames only while a request reads keeps reading stream 3
+        more = 1 << 20 if adapter.policy.get("x-reads-after-body") else 0
+        run.op("consume", stream=3, octets=1_000 + more)
     run.op("ping")
     return run
 

@@ -86,7 +86,10 @@ class Harness(ABC):
 
 def new_peer(role: str, peer_settings: dict[str, int]) -> Peer:
     """The peer for an implementation in ``role``, with the SETTINGS ``reset`` asked for."""
-    initial = {PEER_SETTINGS[k]: v for k, v in peer_settings.items()}
+    # SETTINGS_MAX_CONCURRENT_STREAMS stated: some clients (httpcore) allow one stream
+    # until the server names a limit
+    initial = {"SETTINGS_MAX_CONCURRENT_STREAMS": 100}
+    initial.update({PEER_SETTINGS[k]: v for k, v in peer_settings.items()})
     return Peer("server" if role == "client" else "client", initial)
 
 
