@@ -553,3 +553,46 @@ def test_an_installed_release_runs_from_its_cache_folder(
     assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
     assert cmd.version == "9.9.9"
     assert versions.command("h2").version == versions.PINNED["h2"]
+
+
+# -- the version matrix (docs/http2-adapters.md) ------------------------------------------
+
+
+def shrink_run(adapter: Http2Adapter) -> Run:
+    """The SETTINGS shrink of §6.9.2 up to the point where the window is back at +1,000."""
+    run = Run(adapter)
+    run.upload(1, 200_000)
+    run.op("window_update", stream=0, increment=1_000_000)
+    run.op("settings", initial_window_size=16_384)
+    run.op("window_update", stream=1, increment=W - 16_384 + 1_000)
+    return run
+
+
+def test_version_matrix_httpcore_negative_window() -> None:
+    """FINDING H2-F3 at another release (AD-H2-VERSION): httpcore 1.0.5 fails the upload
+    on a negative window exactly as 1.0.9 does."""
+    adapter = start("httpcore@1.0.5")
+    try:
+        assert adapter.info["version"] == "1.0.5"
+        run = shrink_run(adapter)
+        assert run.reply.data_octets() == 0
+        assert (
+            "flow control window is -49151"
+            in (run.reply.state["implementation"]["streams"]["1"]["error"])
+        )
+    finally:
+        adapter.close()
+
+
+def test_version_matrix_h2_holds_the_rules() -> None:
+    """AD-H2-VERSION: h2 4.1.0 tracks the negative window and answers a zero increment
+    with GOAWAY PROTOCOL_ERROR, as 4.3.0 does."""
+    adapter = start("h2@4.1.0")
+    try:
+        assert adapter.info["version"] == "4.1.0"
+        run = shrink_run(adapter)
+        assert run.reply.data_octets() == 1_000
+        run.op("window_update", stream=0, increment=0)
+        assert run.reply.goaway() == "PROTOCOL_ERROR"
+    finally:
+        adapter.close()
