@@ -169,29 +169,29 @@ class HttpcoreHarness(Harness):
             )
             self.pump()
             return {}
-        request = self.requests.get(sid)
-        if request is None:
+        held = self.requests.get(sid)
+        if held is None:
             raise Refused(f"{op}: no request on stream {sid}")
         octets = req.get("octets", 0)
         if not isinstance(octets, int) or octets < 0:
             raise Refused(f"{op}: octets must be an integer >= 0")
         if op == "send":
-            if request.body_ended:
+            if held.body_ended:
                 raise Refused(f"send: the body of stream {sid} has ended")
-            request.body_ended = bool(req.get("end_stream"))
-            request.body.put((octets, request.body_ended))
+            held.body_ended = bool(req.get("end_stream"))
+            held.body.put((octets, held.body_ended))
         elif op == "consume":
-            with request.cond:
-                request.quota += octets
-                request.cond.notify_all()
+            with held.cond:
+                held.quota += octets
+                held.cond.notify_all()
         elif op == "cancel":
-            if not request.body_ended:
+            if not held.body_ended:
                 raise Refused(
                     "cancel: httpcore reads (and so closes) a response only after its body"
                 )
-            with request.cond:
-                request.closing = True
-                request.cond.notify_all()
+            with held.cond:
+                held.closing = True
+                held.cond.notify_all()
         self.pump()
         return {}
 

@@ -20,7 +20,7 @@ import socket
 import threading
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
@@ -139,7 +139,7 @@ class HypercornHarness(Harness):
             ready.set()
             stop = self.stop
             loop.run_until_complete(
-                serve(self.asgi, self.config, shutdown_trigger=stop.wait, mode="asgi")  # type: ignore[arg-type]
+                serve(cast(Any, self.asgi), self.config, shutdown_trigger=stop.wait, mode="asgi")
             )
             loop.close()
 

@@ -12,6 +12,7 @@ by ``scripts/setup.sh``: ``python -m creditflow.adapters.http2.versions check``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
@@ -86,19 +87,18 @@ def install(library: str, version: str | None) -> Path | None:
         raise InstallFailed(f"unknown HTTP/2 library {library!r} (known: {', '.join(MODULES)})")
     if library in PROGRAMS:
         if version is not None:
-            have = program_release(library)
-            if version != have:
+            machine = program_release(library)
+            if version != machine:
                 raise InstallFailed(
                     f"cannot install {library}@{version}: {library} is the machine's "
-                    f"{PROGRAMS[library][0]} {have}, not a package of its own"
+                    f"{PROGRAMS[library][0]} {machine}, not a package of its own"
                 )
         return None
     if version is None:
         dist = REQUIREMENTS[library].partition("=")[0].partition("[")[0]
-        try:
+        have: str | None = None
+        with contextlib.suppress(metadata.PackageNotFoundError):
             have = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            have = None
         if have != PINNED[library]:
             found = f"has {dist} {have}" if have else f"lacks {dist}"
             raise InstallFailed(
