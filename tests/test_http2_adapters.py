@@ -8,6 +8,10 @@ installs the ``http2`` extra and Debian's nghttp2, and a missing one fails (AD-H
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +19,7 @@ from typing import Any
 import pytest
 
 from creditflow.adapters.http2 import frames as fr
-from creditflow.adapters.http2 import versions
+from creditflow.adapters.http2 import nghttpd_server, serving, versions
 from creditflow.adapters.http2.driver import Http2Adapter, Http2Reply, beyond_window
 from creditflow.adapters.http2.peer import Peer
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
@@ -34,7 +38,8 @@ def start(name: str) -> Http2Adapter:
 
 @pytest.fixture(scope="module", params=ADAPTERS)
 def adapter(request: pytest.FixtureRequest) -> Iterator[Http2Adapter]:
-    """Each pinned adapter, started once per module (AD-H2-VERSION)."""
+    """Each pinned adapter, started once per module (AD-H2-VERSION): AD-H2-H2,
+    AD-H2-HTTPCORE, AD-H2-HYPERCORN, AD-H2-NODE, AD-H2-NGHTTPD."""
     a = start(request.param)
     try:
         yield a
@@ -477,6 +482,109 @@ def test_hypercorn_stalls_at_its_application_queue_size() -> None:
             assert [f for f in stalled.sent("PING") if f["ack"]] == []
         finally:
             adapter.close()
+
+
+# -- AD-H2-TRANSPORT, AD-H2-RESET, AD-H2-REFUSE, AD-H2-REPLY, AD-H2-STATE -----------------
+
+
+def test_transport_refusals_and_reset(tmp_path: Path) -> None:
+    """AD-H2-TRANSPORT: a line that is not JSON and an unknown op are answered
+    ``ok: false`` and the adapter goes on; AD-H2-RESET: an unknown setting is refused,
+    naming it; AD-H2-REFUSE: an out-of-order stream, consuming more than is held and an
+    increment past 31 bits are refused and change nothing."""
+    adapter = start("h2")
+    try:
+        adapter.submit(b"not json\n")
+        (raw,) = adapter.collect(1)
+        answer = json.loads(raw)
+        assert answer["ok"] is False and answer["error"].startswith("not JSON")
+        assert "unknown op" in str(adapter.try_step({"op": "no-such-op"}))
+        refused = adapter.try_step({"op": "reset", "settings": {"window": 5}})
+        assert isinstance(refused, str) and "window" in refused
+        run = Run(adapter)
+        assert "next stream is 1" in str(adapter.try_step({"op": "open", "stream": 3}))
+        run.open(1)
+        held = adapter.try_step({"op": "consume", "stream": 1, "octets": 1})
+        assert isinstance(held, str) and "holds 0 octets" in held
+        big = adapter.try_step({"op": "window_update", "stream": 0, "increment": MAX + 1})
+        assert isinstance(big, str) and "2^31 - 1" in big
+        after = run.op("state")
+        assert after.frames == ()  # nothing was sent by the refused ops
+    finally:
+        adapter.close()
+
+
+def test_reply_and_state_agree_with_the_library_at_rest() -> None:
+    """AD-H2-REPLY, AD-H2-STATE, AD-H2-QUIESCE, AD-H2-ENDS: after every op the answer is at
+    rest, so h2's own windows equal the peer's account of them, level by level, both
+    directions; h2 is the client (odd stream ids), the peer the server."""
+    adapter = start("h2")
+    try:
+        assert adapter.info["role"] == "client"
+        run = Run(adapter)
+        run.upload(1, 30_000)
+        run.op("data", stream=1, octets=20_000)
+        run.op("consume", stream=1, octets=20_000)
+        run.op("settings", initial_window_size=40_000)
+        run.op("window_update", stream=0, increment=5_000)
+        state = run.reply.state
+        peer, lib_view = state["peer"], state["implementation"]
+        assert lib_view["connection"]["send_window"] == peer["connection"]["recv_window"]
+        assert lib_view["connection"]["recv_window"] == peer["connection"]["send_window"]
+        mine, theirs = lib_view["streams"]["1"], peer["streams"]["1"]
+        assert mine["send_window"] == theirs["recv_window"] == 40_000 - 30_000
+        assert mine["recv_window"] == theirs["send_window"]
+        assert set(f["from"] for f in run.frames) == {"implementation", "peer"}
+    finally:
+        adapter.close()
+
+
+def test_a_helper_that_cannot_start_is_an_adapter_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """AD-H2-FAILURE, AD-H2-CHILD: a Node program that exits at once ends the adapter
+    with one stderr line (exit 3), an adapter failure for the driver."""
+    monkeypatch.setenv("CREDITFLOW_H2_PROGRAM", "/bin/false")
+    argv = [sys.executable, "-m", "creditflow.adapters.http2.node_http2"]
+    with pytest.raises(AdapterFailure) as exc:
+        Http2Adapter(argv, name="node")
+    message = str(exc.value)
+    assert "exited with code 3" in message and "\n" not in message
+
+
+def test_helpers_listen_on_loopback_and_die_with_the_adapter() -> None:
+    """AD-H2-LOOPBACK, AD-H2-CHILD: nghttpd listens on 127.0.0.1 only, in the adapter's
+    process group, and is gone once the adapter is closed."""
+    adapter = start("nghttp2")
+    try:
+        Run(adapter)
+        pid = adapter._proc.pid  # noqa: SLF001 - the transport's child, for this check
+        found = subprocess.run(
+            ["pgrep", "-g", str(os.getpgid(pid)), "nghttpd"], capture_output=True, text=True
+        )
+        helpers = found.stdout.split()
+        assert len(helpers) == 1
+        listening = Path("/proc/net/tcp").read_text()
+        port = nghttpd_server.listening_port(int(helpers[0]))
+        assert port is not None and f"0100007F:{port:04X}" in listening
+    finally:
+        adapter.close()
+    assert not Path(f"/proc/{helpers[0]}").exists() or "zombie" in (
+        Path(f"/proc/{helpers[0]}/status").read_text().lower()
+    )
+
+
+def test_the_alphabet_note_maps_every_op() -> None:
+    """AD-H2-ALPHABET: until the family's alphabet is written, its spec section maps every
+    op an adapter can offer (serving's ops but ``reset``) to a model action."""
+    text = (
+        Path(__file__).resolve().parent.parent / "spec" / "adapter-protocol-http2.md"
+    ).read_text()
+    section = text.split("## AD-H2-ALPHABET", 1)[1]
+    rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| `")]
+    mapped = {row.strip("`").split("(")[0] for row in rows}
+    offered = {*serving.APP_OPS, *serving.PEER_OPS, *serving.SESSION_OPS} - {"reset", "ping"}
+    assert offered <= mapped, sorted(offered - mapped)
 
 
 # -- AD-H2-PEER: the codec by hand ----------------------------------------------------------

@@ -3,7 +3,8 @@ one JSON Lines transport, its answers as typed values, and the RFC 9113 facts re
 the frames an answer reports (AD-H2-WIRE).
 
 It lives with the adapters, not in ``conformance/differential/`` (no module there is
-named after a family); the family's alphabet (FAM-ALPHABET) will import it from here.
+named after a family); the family's alphabet (FAM-ALPHABET, AD-H2-ALPHABET) will import
+it from here.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from creditflow.adapters.http2 import frames as fr
 from creditflow.adapters.http2.peer import Peer
@@ -130,7 +130,7 @@ class Server:
     def __init__(self, make: Callable[[], Harness]) -> None:
         self.make = make
         self.harness: Harness | None = None
-        self.sample = make()  # hello answers before any reset
+        self.sample: Harness
         self.sent = 0  # frames of the peer's log already reported
 
     def hello(self) -> Answer:
@@ -194,8 +194,17 @@ class Server:
             return {"ok": False, "error": str(exc)}
         return self.answer(**extra)
 
+    def fail(self, what: str, exc: BaseException) -> NoReturn:
+        """AD-H2-FAILURE: one line on stderr, exit 3."""
+        print(f"{what}: {exc}", file=sys.stderr, flush=True)
+        sys.exit(3)
+
     def run(self) -> None:
         """One JSON request per stdin line, one answer per stdout line (AD-TRANSPORT)."""
+        try:
+            self.sample = self.make()  # hello answers before any reset
+        except (ChildFailed, OSError) as exc:
+            self.fail("adapter", exc)
         try:
             for line in sys.stdin:
                 if not line.strip():
@@ -212,8 +221,7 @@ class Server:
                     resp = self.handle(req)
                 except (ChildFailed, fr.FrameError, OSError) as exc:
                     # AD-H2-FAILURE: the implementation's process or link broke
-                    print(f"{self.sample.library}: {exc}", file=sys.stderr, flush=True)
-                    sys.exit(3)
+                    self.fail(self.sample.library, exc)
                 if "id" in req:
                     resp["id"] = req["id"]
                 sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
@@ -221,7 +229,8 @@ class Server:
         finally:
             if self.harness is not None:
                 self.harness.close()
-            self.sample.close()
+            if hasattr(self, "sample"):
+                self.sample.close()
 
 
 class Loopback:
