@@ -52,5 +52,6 @@ PYTHON="${PYTHON:-python3}"
 # AD-H2-VERSION: every pinned HTTP/2 library imports and nghttpd and node run; the
 # other releases the tests hold (the version matrix, docs/http2-adapters.md) are cached
 .venv/bin/python -m creditflow.adapters.http2.versions check >/dev/null
-.venv/bin/python -m creditflow.adapters.http2.versions install hypercorn@0.18.0 h2@4.1.0 httpcore@1.0.5 >/dev/null
+.venv/bin/python -m creditflow.adapters.http2.versions install hypercorn@0.18.0 h2@4.1.0 \
+    httpcore@1.0.5 node@20.18.0 node@20.19.0 node@22.23.5 >/dev/null
 echo "setup: ready (.venv)" >&2

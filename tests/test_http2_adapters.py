@@ -704,3 +704,43 @@ def test_version_matrix_h2_holds_the_rules() -> None:
         assert run.reply.goaway() == "PROTOCOL_ERROR"
     finally:
         adapter.close()
+
+
+def node_connection_errors(name: str) -> tuple[str, str | None, str | None]:
+    """The release and the GOAWAY codes of ``name`` for a zero connection increment and
+    for a connection window one octet past 2^31 − 1 (while an upload waits)."""
+    adapter = start(name)
+    try:
+        codes = []
+        for increment in (0, MAX - 1_000 + 1):
+            run = Run(adapter)
+            blocked_upload(run)
+            if increment:
+                run.op("window_update", stream=0, increment=1_000)
+            run.op("window_update", stream=0, increment=increment)
+            codes.append(run.reply.goaway())
+        return str(adapter.info["version"]), codes[0], codes[1]
+    finally:
+        adapter.close()
+
+
+def test_version_matrix_node_connection_error_codes() -> None:
+    """FINDING H2-F1 across releases (AD-H2-VERSION: ``node@V`` is npm's Node binary in the
+    cache): 20.18.0 and 22.23.5 answer with PROTOCOL_ERROR and FLOW_CONTROL_ERROR as
+    RFC 9113 asks; 20.19.0 already sends INTERNAL_ERROR for the zero increment; the
+    machine's 20.20.2 for both."""
+    assert node_connection_errors("node@20.18.0") == (
+        "20.18.0",
+        "PROTOCOL_ERROR",
+        "FLOW_CONTROL_ERROR",
+    )
+    assert node_connection_errors("node@22.23.5") == (
+        "22.23.5",
+        "PROTOCOL_ERROR",
+        "FLOW_CONTROL_ERROR",
+    )
+    assert node_connection_errors("node@20.19.0") == (
+        "20.19.0",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+    )

@@ -3,8 +3,10 @@
 ``$CREDITFLOW_CACHE/http2/LIB-VERSION`` on first use and reused; without ``@VERSION``
 the release pinned here (and in pyproject's ``http2`` extra) from the project's
 environment. ``node`` (Node's built-in ``http2``, nghttp2 inside) and ``nghttp2``
-(Debian's ``nghttpd``) are the programs installed on the machine: ``@VERSION`` must name
-that release. A release that cannot be had is one line and exit 3 (ADAPTER_FAILURE).
+(Debian's ``nghttpd``) are the programs installed on the machine; ``node@VERSION`` is
+Node's own binary from npm's ``node-<os>-<arch>@VERSION`` in the cache, and
+``nghttp2@VERSION`` must name the installed release. A release that cannot be had is
+one line and exit 3 (ADAPTER_FAILURE).
 
 The one place where an HTTP/2 adapter's command line and environment are made; also run
 by ``scripts/setup.sh``: ``python -m creditflow.adapters.http2.versions check``.
@@ -13,6 +15,7 @@ by ``scripts/setup.sh``: ``python -m creditflow.adapters.http2.versions check``.
 from __future__ import annotations
 
 import contextlib
+import platform
 import re
 import shutil
 import subprocess
@@ -80,20 +83,35 @@ def program_release(library: str) -> str:
     return found.group(1)
 
 
+def node_package() -> str:
+    """The npm package that ships Node's own binary for this machine (AD-H2-VERSION)."""
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    return f"node-{sys.platform}-{arch}"
+
+
+def node_binary(folder: Path) -> Path:
+    """Node's binary inside a cached ``node-<os>-<arch>`` install."""
+    return folder / "node_modules" / node_package() / "bin" / "node"
+
+
 def install(library: str, version: str | None) -> Path | None:
     """AD-H2-VERSION: the cache folder of ``library`` at ``version`` (``None``: the
-    project's environment or the machine's program)."""
+    project's environment or the machine's program). ``node@V`` other than the
+    machine's release is npm's ``node-<os>-<arch>@V`` (Node's own binary, shipped as a
+    package); nghttpd has no package but Debian's."""
     if library not in MODULES:
         raise InstallFailed(f"unknown HTTP/2 library {library!r} (known: {', '.join(MODULES)})")
     if library in PROGRAMS:
-        if version is not None:
-            machine = program_release(library)
-            if version != machine:
-                raise InstallFailed(
-                    f"cannot install {library}@{version}: {library} is the machine's "
-                    f"{PROGRAMS[library][0]} {machine}, not a package of its own"
-                )
-        return None
+        if version is None or version == program_release(library):
+            return None
+        if library == "nghttp2":
+            raise InstallFailed(
+                f"cannot install nghttp2@{version}: nghttp2 is the machine's nghttpd "
+                f"{program_release(library)}, not a package of its own"
+            )
+        return shared.install(FAMILY, library, version, f"{node_package()}@{version}", "npm")
     if version is None:
         dist = REQUIREMENTS[library].partition("=")[0].partition("[")[0]
         have: str | None = None
@@ -116,7 +134,10 @@ def command(name: str) -> Http2Command:
     folder = install(library, version)
     env = shared.python_path_env(folder)
     if library in PROGRAMS:
-        env["CREDITFLOW_H2_PROGRAM"] = program(library)
+        binary = node_binary(folder) if folder is not None else None
+        if binary is not None and not binary.exists():
+            raise InstallFailed(f"cannot run {name}: {binary} is missing from its cache folder")
+        env["CREDITFLOW_H2_PROGRAM"] = str(binary) if binary else program(library)
         release = version or program_release(library)
     else:
         release = version or PINNED[library]
