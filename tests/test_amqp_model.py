@@ -427,3 +427,147 @@ def test_transition_system_is_deterministic_and_hashable():
     with pytest.raises(ValueError, match="not enabled"):
         system.step(t, s, "send")
     assert system.step(t, s, "take_back") == first[0][1]
+
+
+# -- AMQ-READING: the four readings, each pinned by the smallest topology that tells -------
+# -- the two readings apart (the model switched to the other reading changes the answer) ---
+
+
+def _reading_link(credit: dict, window: dict | None = None, **receiver: object) -> dict:
+    """A ``link`` topology for AMQ-READING: sessions fixed 8 at 4 (the receiver's
+    ``window`` if given), initial 0; ``receiver`` sets ``publishes``, ``holds``, ``drains``."""
+    fixed = {"policy": "fixed", "window": 8, "threshold": 4}
+    publishes = receiver.pop("publishes", 1)
+    return {
+        "graph": {"family": "amqp", "name": "reading", "initial": 0},
+        "nodes": [
+            {"id": "s", "kind": "endpoint", "role": "sender", "publishes": publishes},
+            {"id": "ss", "kind": "session", "window": fixed},
+            {"id": "rs", "kind": "session", "window": window or fixed},
+            {"id": "r", "kind": "endpoint", "role": "receiver", "credit": credit, **receiver},
+        ],
+        "edges": [
+            {"source": "s", "target": "ss"},
+            {"source": "ss", "target": "rs"},
+            {"source": "rs", "target": "r"},
+        ],
+    }
+
+
+def _search(d: dict) -> tuple[bool, int, str | None, tuple[str, ...]]:
+    """complete, states, the property violated, the shortest witness (AMQ-TS by BFS)."""
+    from creditflow.conformance.explore.amqp import search  # deferred: explore sits above model
+
+    r = search(topology_from_dict(d))
+    v = r.violation
+    return r.complete, r.states, v and v.prop, tuple(v.steps) if v else ()
+
+
+def _window(w: int, t: int, **extra: str) -> dict:
+    return {"policy": "window", "window": w, "threshold": t, **extra}
+
+
+def test_reading_settle_count_since_grant_counts_settlements(monkeypatch):
+    """AMQ-READING-SETTLE-COUNT: window 2 at 0, since_grant, renewed on settle, one held,
+    3 messages: one settlement since the grant, two needed — a stall after 6 steps;
+    counting arrivals (the other reading) it holds."""
+    d = _reading_link(_window(2, 0, count="since_grant", renew_on="settle"), publishes=3, holds=1)
+    assert _search(d) == (
+        False,
+        8,
+        "PROP-AMQ-NO-STALL",
+        ("take_back", "send", "send", "take_fwd", "take_fwd", "settle"),
+    )
+    cfg = topology_from_dict(d).receiver
+    r = _receiver(cfg)
+    r, _ = endpoints.receiver_on_frame(cfg, r, Transfer(0))
+    assert r.since_grant == 0  # an arrival is not counted
+    monkeypatch.setattr(endpoints, "counts_settlements", lambda cfg: False)
+    assert _search(d)[:3] == (True, 12, None)
+
+
+def test_reading_drain_credit_a_drain_needs_credit(monkeypatch):
+    """AMQ-READING-DRAIN-CREDIT: window 1 at 0 renewed on settle, one drain, 2 messages:
+    holds; a drain allowed at credit 0 (the other reading) stalls after 6 steps."""
+    d = _reading_link(_window(1, 0, renew_on="settle"), publishes=2, drains=1)
+    assert _search(d)[:3] == (True, 56, None)
+    monkeypatch.setattr(
+        endpoints,
+        "receiver_may_drain",
+        lambda cfg, r: r.drains_used < cfg.drains and not r.link.drain,
+    )
+    assert _search(d) == (
+        False,
+        28,
+        "PROP-AMQ-NO-STALL",
+        ("take_back", "send", "take_fwd", "drain", "take_back", "settle"),
+    )
+
+
+def _grants_while_drained(d: dict) -> int:
+    """Steps other than ``resume`` and a hand grant that send link credit from a receiver
+    whose drain is over, or ends in that step, and which has not resumed
+    (AMQ-READING-DRAIN-RESUME)."""
+    t = topology_from_dict(d)
+    start = system.initial_state(t)
+    seen, todo, found = {start}, [start], 0
+    while todo:
+        s = todo.pop()
+        for action, nxt in system.successors(t, s):
+            assert isinstance(s, system.LinkState) and isinstance(nxt, system.LinkState)
+            # the receiver's FLOWs are appended to ``back``; take_back only removes one
+            sent = () if action == "take_back" else nxt.back[len(s.back) :]
+            over = s.receiver.drained or (s.receiver.link.drain and not nxt.receiver.link.drain)
+            if over and action not in ("resume", "grant"):
+                found += any(isinstance(f, Flow) and f.link is not None for f in sent)
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return found
+
+
+def test_reading_drain_resume_only_resume_renews_after_a_drain(monkeypatch):
+    """AMQ-READING-DRAIN-RESUME: window 1 at 0 renewed on arrival, one drain, 1 message:
+    no link credit leaves between the end of the drain and ``resume`` (47 states); the
+    other reading renews at the very arrival that ends the drain (39 states, and
+    ``resume`` is never taken there)."""
+    d = _reading_link(_window(1, 0), publishes=1, drains=1)
+    assert _search(d)[:3] == (True, 47, None)
+    assert _grants_while_drained(d) == 0
+    monkeypatch.setattr(endpoints, "renewal_open", lambda r, point: not r.link.drain)
+    assert _search(d)[:3] == (True, 39, None)
+    assert _grants_while_drained(d) > 0
+    cfg = topology_from_dict(d).receiver
+    r = _receiver(cfg)._replace(link=LinkEnd(0, 1, drain=True))
+    r, flows = endpoints.receiver_on_frame(cfg, r, Transfer(0))
+    assert r.link.credit == 1 and not r.drained and flows[0].link == LinkFlow(1, 1)
+
+
+def test_reading_one_flow_when_window_and_credit_renew_together(monkeypatch):
+    """AMQ-READING-ONE-FLOW: window 1 at 0, receiver session fixed 1 at 0, one held, 1
+    message: one arrival renews both, one FLOW carries both (5 states); two FLOWs (the
+    other reading, RabbitMQ 4's session) give 6 states and the same verdicts on every
+    shipped stall shape."""
+    d = _reading_link(_window(1, 0), {"policy": "fixed", "window": 1, "threshold": 0}, holds=1)
+    cfg = topology_from_dict(d).receiver
+    r, flows = endpoints.receiver_on_frame(cfg, _receiver(cfg), Transfer(0))
+    assert len(flows) == 1 and flows[0].session == SessionFlow(1, 1)
+    assert flows[0].link == LinkFlow(1, 1)
+    assert _search(d)[:3] == (True, 5, None)
+    stall_shapes = [n for n in amqp_preset_names() if not n.startswith("rabbitmq4-")]
+    one = {
+        n: _search(json.loads((ROOT / f"spec/graphs/amqp/{n}.json").read_text()))
+        for n in stall_shapes
+    }
+
+    def two(r: endpoints.Receiver, lf: LinkFlow | None, renewed: bool) -> tuple[Flow, ...]:
+        fields = session.flow_fields(r.session)
+        if lf is not None and renewed:
+            return (Flow(fields, lf), Flow(fields, None))
+        return (Flow(fields, lf),) if lf is not None or renewed else ()
+
+    monkeypatch.setattr(endpoints, "renewal_flows", two)
+    assert _search(d)[:3] == (True, 6, None)
+    for n in stall_shapes:
+        other = _search(json.loads((ROOT / f"spec/graphs/amqp/{n}.json").read_text()))
+        assert other[2:] == one[n][2:], n

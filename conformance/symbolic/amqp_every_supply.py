@@ -992,7 +992,8 @@ class ConsumeEncoding:
         )
         add("send", z3.And(v["D"] > 0, v["bLs"] - v["sn"] > 0), nx)
         # take_fwd: the receiver takes a transfer; a drain whose credit it used up ends
-        # (AMQ-LINK-DRAIN); a draining receiver grants nothing (AMQ-POL-CREDIT-WINDOW)
+        # (AMQ-LINK-DRAIN); a draining receiver grants nothing (AMQ-POL-CREDIT-WINDOW),
+        # nor one whose drain has ended, until it resumes (AMQ-READING-DRAIN-RESUME)
         nx = dict(v)
         held = v["rn"] < self.K
         riw1 = v["riw"] - 1
@@ -1001,8 +1002,9 @@ class ConsumeEncoding:
         sg1 = v["sg"] + 1
         ends = z3.And(v["rdr"], rc1 <= 0)
         rdr1 = z3.And(v["rdr"], z3.Not(ends))
+        rdd1 = z3.Or(v["rdd"], ends)
         due = sg1 >= self.C - self.Tc if self.since_grant else rc1 <= self.Tc
-        grant = z3.And(z3.Not(rdr1), due, rc1 < self.C)
+        grant = z3.And(z3.Not(rdr1), z3.Not(rdd1), due, rc1 < self.C)
         sent = self.C - _max(rc1, 0) if self.delta else z3.IntVal(self.C)
         nx.update(
             F=v["F"] - 1,
@@ -1015,7 +1017,7 @@ class ConsumeEncoding:
             Uh=z3.If(held, v["Uh"] + 1, v["Uh"]),
             Uf=z3.If(held, v["Uf"], v["Uf"] + 1),
             rdr=rdr1,
-            rdd=z3.And(z3.Or(v["rdd"], ends), z3.Not(grant)),
+            rdd=rdd1,
         )
         self._receiver_flow(nx, z3.Or(renew, grant), grant, sent)
         self._own_limit(nx)

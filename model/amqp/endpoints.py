@@ -1,5 +1,7 @@
 """The client applications' endpoints: a sender with its session, a receiver with its
-session, credit policy and application (AMQ-LINK-*, AMQ-POL-CREDIT-*, AMQ-APP)."""
+session, credit policy and application (AMQ-LINK-*, AMQ-POL-CREDIT-*, AMQ-APP), in the
+readings AMQ-READING decides (the ``since_grant`` count on settle, a drain only with
+credit, no renewal between a drain's end and ``resume``, one FLOW per event)."""
 
 from __future__ import annotations
 
@@ -72,10 +74,11 @@ def sender_end_drain(s: Sender) -> tuple[Sender, Flow]:
 
 class Receiver(NamedTuple):
     """A receiving client (AMQ-APP): link end, session end, the unsettled deliveries
-    ``(transfer id, message, held)`` oldest first, arrivals so far, arrivals since the
-    last grant (AMQ-POL-CREDIT-WINDOW ``since_grant``), hand grants and drains used,
+    ``(transfer id, message, held)`` oldest first, arrivals so far, the count since the
+    last grant (AMQ-POL-CREDIT-WINDOW ``since_grant``: arrivals, or settlements when the
+    window renews on settle, AMQ-READING-SETTLE-COUNT), hand grants and drains used,
     messages settled, and ``drained``: a drain ended and the application has not
-    resumed yet (AMQ-LINK-DRAIN)."""
+    resumed yet (AMQ-LINK-DRAIN, AMQ-READING-DRAIN-RESUME)."""
 
     link: LinkEnd
     session: SessionEnd
@@ -114,13 +117,37 @@ def _flow(r: Receiver, lf: LinkFlow | None) -> Flow:
     return Flow(session.flow_fields(r.session), lf)
 
 
+def renewal_flows(r: Receiver, lf: LinkFlow | None, window_renewed: bool) -> tuple[Flow, ...]:
+    """The FLOWs an event sends (AMQ-LINK-FLOW, AMQ-READING-ONE-FLOW): one FLOW with the
+    session fields and, on a credit renewal, the link fields, even when the session
+    window and the link credit renew on the same event; none when neither renews."""
+    if lf is None and not window_renewed:
+        return ()
+    return (_flow(r, lf),)
+
+
+def counts_settlements(cfg: ReceiverConfig) -> bool:
+    """Whether the ``since_grant`` count is of settlements (a credit window renewed on
+    settle) rather than arrivals (AMQ-POL-CREDIT-WINDOW, AMQ-READING-SETTLE-COUNT)."""
+    return isinstance(cfg.credit, CreditWindow) and cfg.credit.renew_on == "settle"
+
+
+def renewal_open(r: Receiver, point: str) -> bool:
+    """Whether the window policy may renew at ``point``: a draining receiver renews
+    nothing (AMQ-LINK-DRAIN), and once its drain has ended only ``resume`` renews
+    (AMQ-READING-DRAIN-RESUME)."""
+    if r.link.drain:
+        return False
+    return not r.drained or point == "resume"
+
+
 def _renew(cfg: ReceiverConfig, r: Receiver, point: str) -> tuple[Receiver, LinkFlow | None]:
     """AMQ-POL-CREDIT-WINDOW at a renewal point (``arrival``, ``settle``, ``resume``)."""
     pol = cfg.credit
     if not isinstance(pol, CreditWindow) or point not in (pol.renew_on, "resume"):
         return r, None
-    if r.link.drain:
-        return r, None  # a draining receiver grants nothing new until it resumes
+    if not renewal_open(r, point):
+        return r, None
     if pol.count == "credit":
         due = r.link.credit <= pol.threshold
     elif pol.count == "outstanding":  # credit plus unsettled deliveries, renewed to W
@@ -163,7 +190,7 @@ def receiver_on_frame(
         link=link.transferred(r.link),
         unsettled=(*r.unsettled, entry),
         arrivals=r.arrivals + 1,
-        since_grant=r.since_grant + 1,
+        since_grant=r.since_grant + (0 if counts_settlements(cfg) else 1),
     )
     if r.link.drain and r.link.credit <= 0:
         # the transfers used up the credit: the drain is over (AMQ-LINK-DRAIN)
@@ -171,9 +198,7 @@ def receiver_on_frame(
     ses, window_flow = session.received(cfg.window, r.session, _ids(r), len(r.unsettled))
     r = r._replace(session=ses)
     r, lf = _renew(cfg, r, "arrival")
-    if lf is not None or window_flow:
-        return r, (_flow(r, lf),)
-    return r, ()
+    return r, renewal_flows(r, lf, window_flow)
 
 
 def receiver_may_settle(r: Receiver) -> bool:
@@ -184,16 +209,19 @@ def receiver_may_settle(r: Receiver) -> bool:
 def receiver_settle(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, int, tuple[Flow, ...]]:
     """Settle the oldest delivery not held (AMQ-APP), then the window and credit
     policies (AMQ-POL-WINDOW-RING, AMQ-POL-WINDOW-CAPACITY, AMQ-POL-CREDIT-WINDOW
-    ``renew_on = settle``). Returns the receiver, the message settled and FLOWs."""
+    ``renew_on = settle``: the settlement counts toward ``since_grant``,
+    AMQ-READING-SETTLE-COUNT). Returns the receiver, the message settled and FLOWs."""
     i = next(i for i, (_, _, held) in enumerate(r.unsettled) if not held)
     seq = r.unsettled[i][1]
-    r = r._replace(unsettled=r.unsettled[:i] + r.unsettled[i + 1 :], settled=r.settled + 1)
+    r = r._replace(
+        unsettled=r.unsettled[:i] + r.unsettled[i + 1 :],
+        settled=r.settled + 1,
+        since_grant=r.since_grant + (1 if counts_settlements(cfg) else 0),
+    )
     ses, window_flow = session.settled(cfg.window, r.session, _ids(r), len(r.unsettled))
     r = r._replace(session=ses)
     r, lf = _renew(cfg, r, "settle")
-    if lf is not None or window_flow:
-        return r, seq, (_flow(r, lf),)
-    return r, seq, ()
+    return r, seq, renewal_flows(r, lf, window_flow)
 
 
 def receiver_may_grant(cfg: ReceiverConfig, r: Receiver) -> bool:
@@ -212,7 +240,8 @@ def receiver_grant(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, Flow]:
 
 
 def receiver_may_drain(cfg: ReceiverConfig, r: Receiver) -> bool:
-    """The application may start a drain (AMQ-LINK-DRAIN) while it has credit."""
+    """The application may start a drain (AMQ-LINK-DRAIN) only while it has credit
+    (AMQ-READING-DRAIN-CREDIT: a drain at credit 0 asks nothing of the sender)."""
     return r.drains_used < cfg.drains and not r.link.drain and r.link.credit > 0
 
 
@@ -229,6 +258,7 @@ def receiver_may_resume(cfg: ReceiverConfig, r: Receiver) -> bool:
 
 
 def receiver_resume(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, tuple[Flow, ...]]:
-    """The application resumes after a drain: the window policy's renewal point."""
+    """The application resumes after a drain: the window policy's renewal point, the
+    only one between the end of a drain and this step (AMQ-READING-DRAIN-RESUME)."""
     r, lf = _renew(cfg, r._replace(drained=False), "resume")
     return r, ((_flow(r, lf),) if lf is not None else ())
