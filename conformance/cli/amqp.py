@@ -15,23 +15,26 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, fail, output_path
-from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
-from creditflow.conformance.explore.amqp_synth import (
+from creditflow.conformance.explore.explorer import Progress
+from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.families.amqp.checking import AmqpCheckResult, check_amqp
+from creditflow.conformance.families.amqp.every_supply import (
+    EverySupplyCheck,
+    check_every_supply,
+)
+from creditflow.conformance.families.amqp.synthesis import (
     AmqpSynthError,
     AmqpSynthResult,
     SynthSetting,
     synthesize_amqp,
     with_value,
 )
-from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.symbolic.amqp_every_supply import (
     SERIAL_OBLIGATION,
     SUPPORTED,
     AmqpProof,
-    EverySupplyCheck,
-    check_every_supply,
     prove_every_supply,
 )
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
@@ -193,10 +196,20 @@ def run_check(
     as_json: bool,
     trace_out: Path | None,
     dot_out: Path | None,
+    progress: Progress | None = None,
+    full_search: bool = False,
 ) -> None:
-    """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search, write a
-    violation's trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
-    result = check_amqp(inp.topology, publishes, every_supply, max_states)
+    """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search on the one
+    explorer (EXP-FIRST, EXP-INTERN, progress lines: OUT-PROGRESS), write a violation's
+    trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
+    result = check_amqp(
+        inp.topology,
+        publishes,
+        every_supply,
+        max_states,
+        progress=progress,
+        full_search=full_search,
+    )
     # Z3-AMQ-EVERY-SUPPLY: "every supply" is answered by proof where the shape allows
     every = check_every_supply(inp.topology, result) if every_supply else None
     if every is not None:

@@ -277,9 +277,19 @@ def check(
         if given:
             fail(f"{graph}: {given[0]} is not available for AMQP topologies (yet)")
         every_supply = publishes is None and not graph_supply
-        run_amqp_check(
-            amqp, graph, publishes, every_supply, max_states, as_json, trace_out, dot_out
-        )
+        with progress_bar(progress, f"checking {amqp.topology.name}") as update:
+            run_amqp_check(
+                amqp,
+                graph,
+                publishes,
+                every_supply,
+                max_states,
+                as_json,
+                trace_out,
+                dot_out,
+                update,
+                full_search,
+            )
     try:
         flow_graph, credit, credits, warnings = read_graph_with_credits(
             graph, credit, config, edge_credit, role_credit

@@ -36,7 +36,7 @@ from creditflow.conformance.cli.common import (
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
-from creditflow.conformance.explore.amqp_synth import SYNTH_SETTINGS
+from creditflow.conformance.families.amqp.synthesis import SYNTH_SETTINGS
 from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document

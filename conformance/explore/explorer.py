@@ -277,6 +277,85 @@ def explore(
     return result(graph, search.complete, bool(safe), findings)
 
 
+@dataclass(frozen=True)
+class FirstViolation:
+    """EXP-FIRST: the outcome of :func:`explore_first`. ``index`` is the first state in
+    breadth-first order that violates a state property or is terminal with pending work
+    (``None``: none seen), ``property_ids`` what it violates (:data:`NO_DEADLOCK` for a
+    terminal state with work); ``complete`` when every reachable state was stored and
+    expanded within the budget."""
+
+    graph: StateGraph
+    complete: bool
+    index: int | None
+    property_ids: tuple[str, ...]
+    seconds: float
+
+    @property
+    def n_states(self) -> int:
+        return len(self.graph.states)
+
+    def path(self) -> tuple[tuple[int, ...], tuple[Hashable, ...]]:
+        """The actions and states from the initial state to :attr:`index` (shortest:
+        breadth first, EXP-SHORTEST)."""
+        assert self.index is not None
+        g = self.graph
+        actions: list[int] = []
+        states = [g.states[self.index]]
+        k = self.index
+        while g.parent[k] >= 0:
+            actions.append(g.action[k])
+            k = g.parent[k]
+            states.append(g.states[k])
+        return tuple(reversed(actions)), tuple(reversed(states))
+
+
+class DeadlinePassed(TimeoutError):
+    """FAM-DEADLINE: a search passed the deadline it was given; it decides nothing."""
+
+
+def with_deadline(progress: Progress | None, deadline: float | None) -> Progress | None:
+    """FAM-DEADLINE: ``progress`` that also raises :class:`DeadlinePassed` once
+    ``time.monotonic()`` passes ``deadline`` (the search reports progress every
+    16,384 expansions, so it stops within one such stretch of the deadline)."""
+    if deadline is None:
+        return progress
+
+    def update(found: int, done: int) -> None:
+        if progress is not None:
+            progress(found, done)
+        if time.monotonic() >= deadline:
+            raise DeadlinePassed(f"the deadline passed after {found:,} states")
+
+    return update
+
+
+def explore_first(
+    system: TransitionSystem,
+    *,
+    max_states: int = DEFAULT_MAX_STATES,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> FirstViolation:
+    """EXP-FIRST: breadth-first search (EXP-BFS, the packed numbering of EXP-STORE) that
+    stops at the first state, in breadth-first order, that violates a state property or
+    is terminal with pending work (a deadlock, EXP-DEADLOCK's terminal kind); its run is
+    a shortest one. At most ``max_states`` states are stored (EXP-BUDGET: a search cut
+    there decides nothing). No reduction: every property is about this state graph.
+    ``deadline`` (``time.monotonic()``): FAM-DEADLINE, :class:`DeadlinePassed` past it."""
+    started = time.perf_counter()
+    progress = with_deadline(progress, deadline)
+    search = _breadth_first(system, max_states, None, frozenset(), progress, False, stop_first=True)
+    graph = search.graph
+    if progress is not None:
+        progress(len(graph.states), len(graph.states))
+    index = search.first
+    ids: tuple[str, ...] = ()
+    if index is not None:
+        ids = tuple(system.violations(graph.states[index])) or (NO_DEADLOCK,)
+    return FirstViolation(graph, search.complete, index, ids, time.perf_counter() - started)
+
+
 def stubborn_sets(system: TransitionSystem) -> StubbornSets | None:
     """EXP-POR's reduction for ``system``, or ``None`` where it is not argued: a model
     other than a credit network, or a network with faults (EXP-FAULTS)."""
@@ -435,6 +514,9 @@ class _Search:
     #: EXP-VECTOR: the search handed over after this many expanded states, with its
     #: EXP-ONLINE bookkeeping ``(candidate, candidate kind, next resolution)``
     handed_over: tuple[int, tuple[int | None, DeadlockKind, int]] | None = None
+    #: EXP-FIRST: the first state (expansion order) that violates a state property or
+    #: is terminal with pending work, where the search stopped
+    first: int | None = None
 
 
 #: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
@@ -637,9 +719,10 @@ def _proviso(
 
 
 def _actions_known(system: TransitionSystem) -> tuple[int, ...] | None:
-    """A network's actions, when it lists them (each gives at most one successor)."""
+    """A model's actions, when it lists them (each gives at most one successor): a
+    network's vectorized engine's, or ``action_codes`` of a family's system (EXP-STORE)."""
     vector = getattr(system, "vectorized", None)
-    actions = getattr(vector, "actions", None)
+    actions = getattr(vector, "actions", None) or getattr(system, "action_codes", None)
     return tuple(actions) if actions else None
 
 
@@ -659,11 +742,15 @@ def _breadth_first(
     online: bool,
     hand_over: int | None = None,
     por: StubbornSets | None = None,
+    stop_first: bool = False,
 ) -> _Search:
     """EXP-BFS one state at a time. ``hand_over``: return, once more than this many
     states are stored and :data:`VECTOR_FRONTIER` of them are queued, after the
     expansion that stored them (EXP-VECTOR continues). ``por``: expand a stubborn set
-    of invisible steps where one exists and the cycle proviso allows (EXP-POR)."""
+    of invisible steps where one exists and the cycle proviso allows (EXP-POR).
+    ``stop_first``: EXP-FIRST, stop at the first state, in expansion order, that violates a
+    state property or is terminal with pending work (``_Search.first``); the budget then
+    stores at most ``max_states`` states."""
     successors = system.successors
     violations_of = system.violations
     # a step property is checked either by `step_violations(s, a, t)` or, in compiled
@@ -698,6 +785,8 @@ def _breadth_first(
     perm_ids = graph.perm_ids if graph.perm_ids is not None else array("b")
     step_witness = graph.step_witness
     violated = set(violations_of(first))
+    # EXP-FIRST: the first stored state that violates a state property
+    first_bad: int | None = 0 if violated else None
     terminal_with_work: int | None = None
     # EXP-ONLINE: the first state where a deadlock is certain (terminal with work or a
     # certificate), and when to try to resolve the shortest one next
@@ -731,6 +820,8 @@ def _breadth_first(
     i = 0
     while i < n:
         state = states[i]
+        if stop_first and i == first_bad:
+            return _Search(graph, False, terminal_with_work, violated, first=i)
         picked = first_safe(state) if first_safe is not None else None
         nexts: Iterable[tuple[int, Hashable]]
         if picked is not None:
@@ -753,6 +844,8 @@ def _breadth_first(
                 if system.pending_work(state):
                     if terminal_with_work is None:
                         terminal_with_work = i
+                    if stop_first:
+                        return _Search(graph, False, i, violated, deadlock_seen=True, first=i)
                     if candidate is None and online:
                         candidate, candidate_kind = i, "terminal"
             elif safe and first_safe is None:
@@ -780,6 +873,9 @@ def _breadth_first(
             if canon is not None:
                 nxt, p = canon(nxt)
                 perm_ids.append(p)
+            if stop_first and n >= max_states and nxt not in index:
+                complete = False  # EXP-FIRST: at most max_states stored
+                break
             j = setdefault(nxt, n)  # one dictionary probe per successor
             if j == n:
                 n += 1
@@ -790,11 +886,15 @@ def _breadth_first(
                 bad = violations_of(nxt)
                 if bad:
                     violated.update(bad)
+                    if first_bad is None:
+                        first_bad = j
                 if certify is not None and candidate is None and certify(nxt):
                     candidate = j
             add_target(j)
             if n > max_states:
                 break  # IN-WORK: one wide expansion must not overshoot the budget
+        if not complete:
+            break  # EXP-FIRST's budget, within an expansion
         offsets.append(len(targets))
         i += 1
         if progress is not None and not i & 0x3FFF:
