@@ -37,7 +37,8 @@ def test_the_registry_holds_every_builtin_family():
 
 @pytest.mark.parametrize("family", FAMILIES, ids=_ids(FAMILIES))
 def test_every_family_has_a_reader_and_a_checking_part(family):
-    """FAM-INTERFACE: the required parts load and offer their protocol's members."""
+    """FAM-INTERFACE, FAM-READER, FAM-CHECKING: the required parts load and offer their
+    protocol's members (a reader names the family of its documents and its presets)."""
     reader, checking = family.reader.load(), family.checking.load()
     assert reader.document_family == family.name
     assert list(reader.preset_names())

@@ -154,8 +154,8 @@ class InternedSystem:
             shift += w
         self.groups = tuple(groups)
         self.wires = tuple(sorted(wires))
-        self._row, self._summaries = self._compile()
         self._memo: list[dict[tuple[int, ...], tuple[_Outcome, ...]]] = [{} for _ in self.groups]
+        self._row, self._summaries, self._successors = self._compile()
         self._group_of = {a: k for k, g in enumerate(self.groups) for a in g.actions}
         self._fast = fast_violations
         self._summarized = bool(summarize) and len(summarize) == len(names)
@@ -172,11 +172,13 @@ class InternedSystem:
     ) -> tuple[
         Callable[[int], tuple[list[int], tuple[tuple[int, ...], ...]]],
         Callable[[int], list[Any]],
+        Callable[[int], list[tuple[int, int]]],
     ]:
-        """Two functions written for this system's bit layout (as EXP-COMPILED writes
-        a network's): a state's field numbers with each group's key, and its fields'
-        summaries."""
-        env: dict[str, Any] = {}
+        """Three functions written for this system's bit layout (as EXP-COMPILED writes
+        a network's): a state's field numbers with each group's key, its fields'
+        summaries, and its successors (each group's memo read in line; a key not met yet
+        is learned from the readable model, :meth:`_learn`)."""
+        env: dict[str, Any] = {"F": self.fields, "learn": self._learned}
         unpack = []
         for i, (f, sh) in enumerate(zip(self.fields, self.shifts, strict=True)):
             unpack.append(
@@ -200,8 +202,36 @@ class InternedSystem:
                 f"    return [{', '.join(f'S{i}[n{i}]' for i in range(n))}]",
             ]
         )
+        body = ["def successors(s):", *unpack, f"    N = ({numbers},)", "    out = []"]
+        for k, key in enumerate(keys):
+            env[f"M{k}"] = self._memo[k]
+            body += [
+                f"    o = M{k}.get({key})",
+                "    if o is None:",
+                f"        o = learn(s, {k})",
+                "    for a, d, w in o:",
+                "        t = s + d",
+                "        for f, sh, popped, extra, moves in w:",
+                "            old = N[f]",
+                "            m = moves.get(old)",
+                "            if m is None:",
+                "                fld = F[f]",
+                "                base = fld.tails[old] if popped else old",
+                "                new = fld.append(base, extra) if extra else base",
+                "                m = moves[old] = (new - old) << sh",
+                "            t += m",
+                "        out.append((a, t))",
+            ]
+        body.append("    return out")
+        source += "\n" + "\n".join(body)
         exec(compile(source, "<EXP-INTERN>", "exec"), env)  # noqa: S102 - our own source
-        return env["row"], env["summaries"]
+        return env["row"], env["summaries"], env["successors"]
+
+    def _learned(self, state: int, k: int) -> tuple[_Outcome, ...]:
+        """Group ``k``'s outcomes at ``state``, learned from the readable model."""
+        nums, keys = self._row(state)
+        self._learn(state, nums, keys)
+        return self._memo[k][keys[k]]
 
     def numbers(self, state: int) -> list[int]:
         """The field numbers of a packed state."""
@@ -226,25 +256,7 @@ class InternedSystem:
         return self.encode(self.readable.initial())
 
     def successors(self, state: int) -> list[tuple[int, int]]:
-        nums, keys = self._row(state)
-        fields = self.fields
-        out: list[tuple[int, int]] = []
-        for memo, key in zip(self._memo, keys, strict=True):
-            outcomes = memo.get(key)
-            if outcomes is None:
-                self._learn(state, nums, keys)
-                outcomes = memo[key]
-            for action, delta, wires in outcomes:
-                nxt = state + delta
-                for w, sh, popped, extra, moves in wires:
-                    old = nums[w]
-                    d = moves.get(old)
-                    if d is None:
-                        f = fields[w]
-                        base = f.tails[old] if popped else old
-                        d = moves[old] = ((f.append(base, extra) if extra else base) - old) << sh
-                    nxt += d
-                out.append((action, nxt))
+        out = self._successors(state)
         if self.verify:
             expected = list(self.readable.successors(self.decode(state)))
             if [(a, self.decode(t)) for a, t in out] != expected:
