@@ -6,11 +6,14 @@ old AMQP search (``conformance/explore/amqp.py`` of 6a55cb7) recorded."""
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 
 import pytest
+from click.testing import CliRunner
 
+from creditflow.conformance.cli.root import main
 from creditflow.conformance.explore.explorer import DeadlinePassed, explore_first
 from creditflow.conformance.explore.interned import DeclarationError, Group
 from creditflow.conformance.families.amqp import checking
@@ -156,3 +159,26 @@ def test_leader_changes_run_through_the_fast_path():
     t = replace(t, supply=3, queue=replace(t.queue, leader_changes=1))
     assert isinstance(t.queue, QueuePolicy)
     _same_searches(t)
+
+
+@pytest.mark.parametrize("name", sorted(OLD_PRESETS))
+def test_full_search_decides_every_property_with_the_same_shortest_run(name):
+    """``check --full-search``: every state, every property decided; the violation is
+    the first search's (same property, same shortest length)."""
+    t = read_amqp_preset(name).topology
+    first = search(t, 200_000)
+    full = checking.search_every_state(t, 200_000)
+    assert full.complete and full.states >= first.states
+    if first.violation is None:
+        assert full.violation is None and full.violated == ()
+    else:
+        assert full.violation is not None
+        assert len(full.violation.steps) == len(first.violation.steps)
+        assert first.violation.prop in full.violated
+
+
+def test_full_search_json_says_which_properties_hold():
+    out = CliRunner().invoke(main, ["check", "credit-as-delta", "--full-search", "--json"])
+    doc = json.loads(out.output.strip().splitlines()[-1])
+    assert doc["complete"] and doc["properties"]["PROP-AMQ-AGREE"] is False
+    assert doc["properties"]["PROP-AMQ-CONSERVATION"] is True and out.exit_code == 12

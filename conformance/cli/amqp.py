@@ -147,10 +147,10 @@ def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict
     """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
     supply or proved for every supply (Z3-AMQ-EVERY-SUPPLY), ``None`` not decided."""
     v = result.search.violation
-    held = result.search.complete and v is None and proof is None
+    held = result.search.complete and proof is None  # a complete full search decides all
     return {
         p: False
-        if v is not None and p in v.props
+        if (v is not None and p in v.props) or p in result.search.violated
         else True
         if held or (proof is not None and proof.verdicts[p] == "proved")
         else None

@@ -345,15 +345,64 @@ def explore_first(
     ``deadline`` (``time.monotonic()``): FAM-DEADLINE, :class:`DeadlinePassed` past it."""
     started = time.perf_counter()
     progress = with_deadline(progress, deadline)
-    search = _breadth_first(system, max_states, None, frozenset(), progress, False, stop_first=True)
-    graph = search.graph
+    graph, complete, index = _first_search(system, max_states, progress)
     if progress is not None:
         progress(len(graph.states), len(graph.states))
-    index = search.first
     ids: tuple[str, ...] = ()
     if index is not None:
         ids = tuple(system.violations(graph.states[index])) or (NO_DEADLOCK,)
-    return FirstViolation(graph, search.complete, index, ids, time.perf_counter() - started)
+    return FirstViolation(graph, complete, index, ids, time.perf_counter() - started)
+
+
+def _first_search(
+    system: TransitionSystem, max_states: int, progress: Progress | None
+) -> tuple[StateGraph, bool, int | None]:
+    """EXP-FIRST's breadth-first loop. EXP-STORE: what a first violation needs is kept
+    and nothing more — a set of the states, the states in order, their parents and
+    actions (no state numbers in a table, no successor lists, no depths: a run is
+    rebuilt from the parents). Properties are checked on states found until the first
+    violating one (the search stops there before expanding any later state)."""
+    successors = system.successors
+    violations_of = system.violations
+    pending_work = system.pending_work
+    start = system.initial()
+    states: list[Hashable] = [start]
+    seen = {start}
+    number = index_typecode(max_states)
+    parent = array(number, [-1])
+    action = array(_action_typecode(_actions_known(system)), [-1])
+    first_bad: int | None = 0 if violations_of(start) else None
+    add_seen, add_state, add_parent, add_action = (
+        seen.add,
+        states.append,
+        parent.append,
+        action.append,
+    )
+    graph = StateGraph(states, {}, parent, action, array(number), array("q"), array(number), None)
+    n, i = 1, 0
+    while i < n:
+        if i == first_bad:
+            return graph, False, i
+        state = states[i]
+        nexts = successors(state)
+        if not nexts and pending_work(state):
+            return graph, False, i
+        for a, nxt in nexts:
+            if nxt in seen:
+                continue
+            if n >= max_states:
+                return graph, False, None  # EXP-BUDGET: at most max_states stored
+            add_seen(nxt)
+            add_state(nxt)
+            add_parent(i)
+            add_action(a)
+            if first_bad is None and violations_of(nxt):
+                first_bad = n
+            n += 1
+        i += 1
+        if progress is not None and not i & 0x3FFF:
+            progress(n, i)
+    return graph, True, None
 
 
 def stubborn_sets(system: TransitionSystem) -> StubbornSets | None:
@@ -514,9 +563,6 @@ class _Search:
     #: EXP-VECTOR: the search handed over after this many expanded states, with its
     #: EXP-ONLINE bookkeeping ``(candidate, candidate kind, next resolution)``
     handed_over: tuple[int, tuple[int | None, DeadlockKind, int]] | None = None
-    #: EXP-FIRST: the first state (expansion order) that violates a state property or
-    #: is terminal with pending work, where the search stopped
-    first: int | None = None
 
 
 #: EXP-ONLINE: states one resolution attempt may visit in its local searches, per
@@ -742,15 +788,11 @@ def _breadth_first(
     online: bool,
     hand_over: int | None = None,
     por: StubbornSets | None = None,
-    stop_first: bool = False,
 ) -> _Search:
     """EXP-BFS one state at a time. ``hand_over``: return, once more than this many
     states are stored and :data:`VECTOR_FRONTIER` of them are queued, after the
     expansion that stored them (EXP-VECTOR continues). ``por``: expand a stubborn set
-    of invisible steps where one exists and the cycle proviso allows (EXP-POR).
-    ``stop_first``: EXP-FIRST, stop at the first state, in expansion order, that violates a
-    state property or is terminal with pending work (``_Search.first``); the budget then
-    stores at most ``max_states`` states."""
+    of invisible steps where one exists and the cycle proviso allows (EXP-POR)."""
     successors = system.successors
     violations_of = system.violations
     # a step property is checked either by `step_violations(s, a, t)` or, in compiled
@@ -785,8 +827,6 @@ def _breadth_first(
     perm_ids = graph.perm_ids if graph.perm_ids is not None else array("b")
     step_witness = graph.step_witness
     violated = set(violations_of(first))
-    # EXP-FIRST: the first stored state that violates a state property
-    first_bad: int | None = 0 if violated else None
     terminal_with_work: int | None = None
     # EXP-ONLINE: the first state where a deadlock is certain (terminal with work or a
     # certificate), and when to try to resolve the shortest one next
@@ -820,8 +860,6 @@ def _breadth_first(
     i = 0
     while i < n:
         state = states[i]
-        if stop_first and i == first_bad:
-            return _Search(graph, False, terminal_with_work, violated, first=i)
         picked = first_safe(state) if first_safe is not None else None
         nexts: Iterable[tuple[int, Hashable]]
         if picked is not None:
@@ -844,8 +882,6 @@ def _breadth_first(
                 if system.pending_work(state):
                     if terminal_with_work is None:
                         terminal_with_work = i
-                    if stop_first:
-                        return _Search(graph, False, i, violated, deadlock_seen=True, first=i)
                     if candidate is None and online:
                         candidate, candidate_kind = i, "terminal"
             elif safe and first_safe is None:
@@ -873,9 +909,6 @@ def _breadth_first(
             if canon is not None:
                 nxt, p = canon(nxt)
                 perm_ids.append(p)
-            if stop_first and n >= max_states and nxt not in index:
-                complete = False  # EXP-FIRST: at most max_states stored
-                break
             j = setdefault(nxt, n)  # one dictionary probe per successor
             if j == n:
                 n += 1
@@ -886,15 +919,11 @@ def _breadth_first(
                 bad = violations_of(nxt)
                 if bad:
                     violated.update(bad)
-                    if first_bad is None:
-                        first_bad = j
                 if certify is not None and candidate is None and certify(nxt):
                     candidate = j
             add_target(j)
             if n > max_states:
                 break  # IN-WORK: one wide expansion must not overshoot the budget
-        if not complete:
-            break  # EXP-FIRST's budget, within an expansion
         offsets.append(len(targets))
         i += 1
         if progress is not None and not i & 0x3FFF:

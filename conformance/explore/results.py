@@ -318,6 +318,8 @@ class SupplySearch:
     complete: bool
     violation: RunViolation | None
     seconds: float = 0.0
+    #: a full search (``--full-search``): every property seen violated anywhere
+    violated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

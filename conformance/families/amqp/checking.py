@@ -22,7 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress, explore_first
+from creditflow.conformance.explore.explorer import (
+    NO_DEADLOCK,
+    Progress,
+    explore,
+    explore_first,
+    with_deadline,
+)
 from creditflow.conformance.explore.interned import (
     Group,
     InternedSystem,
@@ -380,6 +386,45 @@ def search(
     return SupplySearch(t.name, found.n_states, found.complete, violation, found.seconds)
 
 
+def search_every_state(
+    t: Topology,
+    max_states: int = 200_000,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> SupplySearch:
+    """``--full-search``: every reachable state within ``max_states`` (EXP-BFS, no stop
+    at the first violation), so every PROP-AMQ-* is decided; the violation reported is
+    the shortest one (ties: the order of PROP-AMQ-*), ``violated`` all those seen."""
+    ts = amqp_system(t)
+    result = explore(
+        ts,
+        max_states=max_states,
+        reduce=False,
+        stop_at_deadlock=False,
+        progress=with_deadline(progress, deadline),
+    )
+    order = {p: i for i, p in enumerate(properties.ALL)}
+
+    def amqp_id(pid: str) -> str:
+        return STALL if pid == NO_DEADLOCK else pid
+
+    violated = tuple(sorted((amqp_id(p) for p in result.findings), key=order.__getitem__))
+    violation = None
+    if result.findings:
+        f = min(result.findings.values(), key=lambda f: (f.length, order[amqp_id(f.property_id)]))
+        states = tuple(ts.decode(s) for _, s in f.path)
+        last = ts.violations(f.path[-1][1]) or (STALL,)
+        violation = RunViolation(
+            amqp_id(f.property_id),
+            tuple(ACTIONS[a] for a, _ in f.path[1:] if a is not None),
+            states,
+            tuple(last),
+        )
+    return SupplySearch(
+        t.name, result.n_states, result.complete, violation, result.seconds, violated
+    )
+
+
 #: The breadth-first budget tried before the directed runs (AMQ-DIRECTED-RUN).
 QUICK_STATES = 10_000
 
@@ -398,15 +443,14 @@ def check_amqp(
     AMQ-DIRECTED-RUN): breadth first within ``min(max_states, QUICK_STATES)`` states;
     when that decides nothing, the directed runs (a witness, not proved shortest); when
     they find nothing either, breadth first again within ``max_states``.
-    ``full_search``: breadth first within ``max_states`` only, no directed run (every
-    state explored up to the budget, the witness a shortest one). ``deadline``
+    ``full_search``: every state within ``max_states`` (:func:`search_every_state`), no
+    directed run: every property decided, the witness a shortest one. ``deadline``
     (``time.monotonic()``): FAM-DEADLINE, ``DeadlinePassed`` once it passes."""
     if supply is not None:
         t = replace(t, supply=supply)
     if full_search:
-        return SupplyCheck(
-            search(t, max_states, progress, deadline=deadline), t.supply, every_supply, STALL
-        )
+        found = search_every_state(t, max_states, progress, deadline)
+        return SupplyCheck(found, t.supply, every_supply, STALL)
     quick = search(t, min(max_states, QUICK_STATES), progress, deadline=deadline)
     if quick.complete or quick.violation is not None:
         return SupplyCheck(quick, t.supply, every_supply, STALL)
