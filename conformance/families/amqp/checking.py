@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from creditflow.conformance.explore.explorer import (
     NO_DEADLOCK,
@@ -412,8 +412,8 @@ def search_every_state(
     violation = None
     if result.findings:
         f = min(result.findings.values(), key=lambda f: (f.length, order[amqp_id(f.property_id)]))
-        states = tuple(ts.decode(s) for _, s in f.path)
-        last = ts.violations(f.path[-1][1]) or (STALL,)
+        states = tuple(ts.decode(cast(int, s)) for _, s in f.path)
+        last = ts.violations(cast(int, f.path[-1][1])) or (STALL,)
         violation = RunViolation(
             amqp_id(f.property_id),
             tuple(ACTIONS[a] for a, _ in f.path[1:] if a is not None),
@@ -449,8 +449,8 @@ def check_amqp(
     if supply is not None:
         t = replace(t, supply=supply)
     if full_search:
-        found = search_every_state(t, max_states, progress, deadline)
-        return SupplyCheck(found, t.supply, every_supply, STALL)
+        every = search_every_state(t, max_states, progress, deadline)
+        return SupplyCheck(every, t.supply, every_supply, STALL)
     quick = search(t, min(max_states, QUICK_STATES), progress, deadline=deadline)
     if quick.complete or quick.violation is not None:
         return SupplyCheck(quick, t.supply, every_supply, STALL)
