@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from typing import Literal
 
-from creditflow.conformance.explore.amqp import search
+from creditflow.conformance.families.amqp.checking import search
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
 from creditflow.conformance.symbolic.amqp_every_supply import prove_every_supply
 from creditflow.model.amqp.policies import (

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.explore.amqp import check_amqp, search
+from creditflow.conformance.families.amqp.checking import check_amqp, search
 from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,8 @@ import z3
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.explore.amqp import search
+from creditflow.conformance.families.amqp.checking import search
+from creditflow.conformance.families.amqp.every_supply import check_every_supply
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
 from creditflow.conformance.symbolic import amqp_every_supply as aes
 from creditflow.model.amqp import properties, system
@@ -332,7 +333,7 @@ def test_a_window_never_renewed_is_not_proved_and_its_stall_is_found():
     t = publish(170, WindowNever(400), 4)
     proof = aes.prove_every_supply(t)
     assert proof is not None and proof.verdicts["PROP-AMQ-NO-STALL"] == "not-proved"
-    explored = aes.check_every_supply(t, _explored(t))
+    explored = check_every_supply(t, _explored(t))
     assert explored is not None
     v = explored.result.search.violation
     assert v is not None and v.prop == "PROP-AMQ-NO-STALL" and explored.exit_code == 10
@@ -340,7 +341,7 @@ def test_a_window_never_renewed_is_not_proved_and_its_stall_is_found():
 
 
 def _explored(t: Topology):
-    from creditflow.conformance.explore.amqp import check_amqp
+    from creditflow.conformance.families.amqp.checking import check_amqp
 
     return check_amqp(t, None, True)
 
@@ -355,7 +356,7 @@ def test_rabbitmq4_publish_holds_for_every_supply_with_its_true_unconfirmed_boun
     assert proof is not None and proof.serial == "proved"
     assert proof.open == () and proof.proved
     assert "U <= C + C div 2" in proof.dropped and "U <= 2C - 1" in proof.lemmas
-    checked = aes.check_every_supply(t, _explored(t))
+    checked = check_every_supply(t, _explored(t))
     assert checked is not None and checked.exit_code == 0
     assert checked.claim.startswith("holds for every supply (proved:")
 
@@ -490,4 +491,4 @@ def test_prove_answers_an_amqp_topology_per_property(tmp_path):
     out = CliRunner().invoke(main, ["prove", str(_consume_file(tmp_path, drains=2))])
     assert out.exit_code == 4 and "outside Z3-AMQ-ABSTRACTION" in out.output, out.output
     out = CliRunner().invoke(main, ["prove", "rabbitmq4-publish", "--symbolic"])
-    assert out.exit_code == 2 and "--symbolic is not available" in out.output
+    assert out.exit_code == 2 and "--symbolic: not an option of the amqp family" in out.output

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.explore.amqp import search
+from creditflow.conformance.families.amqp.checking import search
 from creditflow.conformance.inputs.amqp_topologies import (
     AmqpTopologyError,
     read_amqp_file,

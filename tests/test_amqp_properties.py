@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from creditflow.conformance.explore.amqp import AmqpSearchResult, search
+from creditflow.conformance.families.amqp.checking import AmqpSearchResult, search
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset, topology_from_dict
 from creditflow.model.amqp import endpoints, link, properties, queue, relay, session, system
 from creditflow.model.amqp.link import LinkEnd, LinkFlow

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.explore.amqp import check_amqp, search
-from creditflow.conformance.explore.amqp_directed import directed_runs
+from creditflow.conformance.families.amqp.checking import check_amqp, search
+from creditflow.conformance.families.amqp.directed import directed_runs
 from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 from creditflow.model.amqp import properties, system
 

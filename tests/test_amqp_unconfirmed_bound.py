@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from creditflow.conformance.explore.amqp import search
-from creditflow.conformance.explore.amqp_directed import ORDERS, directed_runs
+from creditflow.conformance.families.amqp.checking import search
+from creditflow.conformance.families.amqp.directed import ORDERS, directed_runs
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset, topology_from_dict
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import PublishState

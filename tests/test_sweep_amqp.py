@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
-from creditflow.conformance.explore.amqp import check_amqp
+from creditflow.conformance.families.amqp.checking import check_amqp
 from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset
 from creditflow.conformance.sweep.cases import expand
 from creditflow.conformance.sweep.driver import make_batches

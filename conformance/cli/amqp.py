@@ -1,7 +1,9 @@
-"""``creditflow check`` and ``show`` for AMQP topologies: the verdict in words or as
-one ``--json`` document (SCOPE-TEXT, SCOPE-JSON, OUT-JSON-SCHEMA), the settings in
-effect (AMQ-SETTINGS), the counterexample written as an ITF trace and a picture
-(AMQ-TRACE, AMQ-PICTURE) before it is reported. Rendering only."""
+"""The one routing of ``check``, ``prove`` and ``synth`` to a family (FAM-REGISTRY,
+FAM-OPTIONS: :func:`route`), and the rendering of the AMQP family's answers: the verdict
+in words or as one ``--json`` document (SCOPE-TEXT, SCOPE-JSON, OUT-JSON-SCHEMA), the
+settings in effect (AMQ-SETTINGS), the counterexample written as an ITF trace and a
+picture (AMQ-TRACE, AMQ-PICTURE) before it is reported. The searches, proofs and
+syntheses are the family's parts, given the engine's deadlines (FAM-DEADLINE)."""
 
 from __future__ import annotations
 
@@ -14,25 +16,39 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, fail, output_path
-from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
-from creditflow.conformance.explore.amqp_synth import (
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    Saver,
+    fail,
+    output_path,
+    refuse_options_not_taken,
+)
+from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
+from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.families.amqp.checking import AmqpCheckResult
+from creditflow.conformance.families.amqp.every_supply import (
+    EverySupplyCheck,
+    check_every_supply,
+)
+from creditflow.conformance.families.amqp.synthesis import (
     AmqpSynthError,
     AmqpSynthResult,
     SynthSetting,
     synthesize_amqp,
     with_value,
 )
-from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.family import registry
+from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.symbolic.amqp_every_supply import (
     SERIAL_OBLIGATION,
     SUPPORTED,
     AmqpProof,
-    EverySupplyCheck,
-    check_every_supply,
-    prove_every_supply,
+)
+from creditflow.conformance.symbolic.amqp_every_supply import (
+    DeadlinePassed as ProofDeadlinePassed,
 )
 from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
@@ -41,6 +57,26 @@ from creditflow.model.amqp.system import Action
 from creditflow.model.amqp.system import LinkState as AmqpLinkState
 from creditflow.model.amqp.system import PublishState as AmqpPublishState
 from creditflow.model.amqp.system import State as AmqpState
+
+
+def route(ctx: click.Context, graph: str, config: Path | None, command: str) -> Any | None:
+    """FAM-REGISTRY: the family whose reader finds ``graph`` (with ``config`` applied)
+    and its instance, after refusing, in one line and exit 2, every option the command
+    line set that the family does not take for ``command`` (FAM-OPTIONS); ``None`` when
+    no family's reader claims it (a credit_flow graph: the NET commands). A bad input is
+    one line naming the file, exit 2 (IN-*)."""
+    for family in registry.families():
+        find = getattr(family.reader.load(), "find", None)
+        if find is None:
+            continue
+        try:
+            found = find(graph, config)
+        except InputError as exc:
+            fail(str(exc))
+        if found is not None:
+            refuse_options_not_taken(ctx, family, command)
+            return family, found
+    return None
 
 
 def describe_state(state: AmqpState) -> str:
@@ -111,10 +147,10 @@ def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict
     """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
     supply or proved for every supply (Z3-AMQ-EVERY-SUPPLY), ``None`` not decided."""
     v = result.search.violation
-    held = result.search.complete and v is None and proof is None
+    held = result.search.complete and proof is None  # a complete full search decides all
     return {
         p: False
-        if v is not None and p in v.props
+        if (v is not None and p in v.props) or p in result.search.violated
         else True
         if held or (proof is not None and proof.verdicts[p] == "proved")
         else None
@@ -185,6 +221,7 @@ def check_document(
 
 
 def run_check(
+    family: Family,
     inp: AmqpInput,
     source: str,
     publishes: int | None,
@@ -193,12 +230,37 @@ def run_check(
     as_json: bool,
     trace_out: Path | None,
     dot_out: Path | None,
+    progress: Progress | None = None,
+    full_search: bool = False,
+    prove: bool = True,
+    prove_timeout: float | None = None,
 ) -> None:
-    """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search, write a
-    violation's trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit."""
-    result = check_amqp(inp.topology, publishes, every_supply, max_states)
+    """``creditflow check`` on an AMQP topology (AMQ-TS, SCOPE-EXIT): search on the one
+    explorer (EXP-FIRST, EXP-INTERN, progress lines: OUT-PROGRESS), write a violation's
+    trace and picture (AMQ-TRACE, AMQ-PICTURE), print, exit. ``prove``: answer "every
+    supply" by the family's proof (Z3-AMQ-EVERY-SUPPLY) within ``prove_timeout`` seconds
+    (FAM-DEADLINE: past it the proof is dropped, said on stderr; exit 4)."""
+    checking = family.checking.load()
+    options = {
+        "publishes": publishes,
+        "every_supply": every_supply,
+        "max_states": max_states,
+        "progress": progress,
+        "full_search": full_search,
+    }
+    result = checking.check(inp, options)
     # Z3-AMQ-EVERY-SUPPLY: "every supply" is answered by proof where the shape allows
-    every = check_every_supply(inp.topology, result) if every_supply else None
+    every = None
+    if every_supply and prove and family.every_supply is not None:
+        deadline = None if prove_timeout is None else time.monotonic() + prove_timeout
+        try:
+            every = check_every_supply(inp.topology, result, deadline)
+        except (ProofDeadlinePassed, DeadlinePassed):
+            click.echo(
+                f"creditflow: warning: the proof for every supply did not finish within "
+                f"--prove-timeout {prove_timeout:g} s (FAM-DEADLINE); not established",
+                err=True,
+            )
     if every is not None:
         result = every.result
     claim = every.claim if every is not None else result.claim
@@ -292,14 +354,23 @@ def run_synth(
     highest: int | None,
     as_json: bool,
     trace_out: Path | None,
+    timeout_s: float | None = None,
 ) -> None:
-    """``creditflow synth`` on an AMQP topology (AMQ-SYNTH): minimise one setting, write
-    the witness one step below the answer as an ITF trace, print, exit (SCOPE-EXIT)."""
+    """``creditflow synth`` on an AMQP topology (AMQ-SYNTH): minimise one setting within
+    ``--timeout`` (FAM-DEADLINE: past it ``unknown``, exit 4), write the witness one
+    step below the answer as an ITF trace, print, exit (SCOPE-EXIT)."""
     started = time.perf_counter()
     name = inp.topology.name
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     try:
         result = synthesize_amqp(
-            inp.document, name, setting, publishes, publishes is None, highest or 16
+            inp.document,
+            name,
+            setting,
+            publishes,
+            publishes is None,
+            highest or 16,
+            deadline=deadline,
         )
     except AmqpSynthError as exc:
         fail(f"{source}: {exc}")
@@ -345,16 +416,64 @@ def run_synth(
     saver.exit(result.exit_code)
 
 
-def run_prove(inp: AmqpInput, source: str) -> None:
-    """``creditflow prove`` on an AMQP topology (Z3-AMQ-EVERY-SUPPLY): the proof for
-    every supply, per property, and what was proved; exit 0 only when every property
-    and AMQ-SERIAL are proved, 4 otherwise (SCOPE-EXIT). A property not proved is not a
-    finding: ``check`` looks for its witness (Z3-AMQ-WITNESS)."""
+def prove_document(
+    inp: AmqpInput, source: str, proof: AmqpProof | None, claim: str, exit_code: int
+) -> dict[str, Any]:
+    """The ``prove --json`` document of an AMQP topology: the proof (as in
+    AMQ-CHECK-JSON's ``proof``), the claim and the exit code."""
+    return {
+        "family": "amqp",
+        "graph": inp.topology.name,
+        "shape": inp.topology.shape,
+        "source": source,
+        "proof": None if proof is None else _proof_document(proof),
+        "claim": claim,
+        "exit_code": exit_code,
+    }
+
+
+def run_prove(
+    family: Family,
+    inp: AmqpInput,
+    source: str,
+    timeout_s: float | None = None,
+    as_json: bool = False,
+) -> None:
+    """``creditflow prove`` on an AMQP topology (Z3-AMQ-EVERY-SUPPLY, through the
+    family's every-supply part): the proof for every supply, per property, and what was
+    proved; exit 0 only when every property and AMQ-SERIAL are proved, 4 otherwise
+    (SCOPE-EXIT), and 4 when ``--timeout`` ran out first (FAM-DEADLINE: never
+    "proved"). A property not proved is not a finding: ``check`` looks for its witness
+    (Z3-AMQ-WITNESS)."""
     t = inp.topology
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    assert family.every_supply is not None
+    try:
+        proof = family.every_supply.load().prove(inp, deadline)
+    except ProofDeadlinePassed:
+        claim = (
+            f"for every supply: not established (--timeout {timeout_s:g} s ran out before "
+            "the proof was done; FAM-DEADLINE)"
+        )
+        if as_json:
+            click.echo(json.dumps(prove_document(inp, source, None, claim, 4)))
+        else:
+            click.echo(f"creditflow prove {source}: AMQP {t.shape} topology {t.name}")
+            click.echo(claim)
+        raise SystemExit(exit_codes.INCOMPLETE) from None
+    if as_json:
+        if proof is None:
+            claim = f"for every supply: not established (outside Z3-AMQ-ABSTRACTION; {SUPPORTED})"
+        elif proof.proved:
+            claim = f"holds for every supply (proved: {proof.statement})"
+        else:
+            claim = "for every supply: not established"
+        code = exit_codes.OK if proof is not None and proof.proved else exit_codes.INCOMPLETE
+        click.echo(json.dumps(prove_document(inp, source, proof, claim, code)))
+        raise SystemExit(code)
     click.echo(f"creditflow prove {source}: AMQP {t.shape} topology {t.name}")
     for line in settings_lines(inp.settings):
         click.echo(line)
-    proof = prove_every_supply(t)
     if proof is None:
         click.echo(
             f"for every supply: not established (this {t.shape} topology is outside "

@@ -19,7 +19,8 @@ from pathlib import Path
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import run_check as run_amqp_check
+from creditflow.conformance.cli.amqp import route
+from creditflow.conformance.cli.amqp import run_check as run_family_check
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
@@ -45,14 +46,12 @@ from creditflow.conformance.explore.check import (
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
-from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import (
     GraphFileError,
     load_graph,
     preset_names,
 )
 from creditflow.conformance.inputs.itf import write_document
-from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
@@ -256,30 +255,26 @@ def check(
       creditflow check fanout --credit 3,1 --publishes 20
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
-    try:
-        amqp = find_amqp_input(graph)
-        if amqp is not None and config is not None:
-            amqp = find_amqp_input(graph, load_credit_config(config))
-    except (AmqpTopologyError, ConfigFileError) as exc:
-        fail(str(exc))
-        return
-    if amqp is not None:
-        net_only = {
-            "--credit": credit is not None,
-            "--edge-credit": bool(edge_credit),
-            "--role-credit": bool(role_credit),
-            "--all-check-blocked": all_check_blocked,
-            "--mailbox-bound": mailbox_bound is not None,
-            "--max-crashes": max_crashes is not None,
-            "--partial-order": partial_order,
-        }
-        given = [name for name, set_ in net_only.items() if set_]
-        if given:
-            fail(f"{graph}: {given[0]} is not available for AMQP topologies (yet)")
+    routed = route(click.get_current_context(), graph, config, "check")
+    if routed is not None:  # FAM-REGISTRY: a family's own input, through its parts
+        family, inp = routed
         every_supply = publishes is None and not graph_supply
-        run_amqp_check(
-            amqp, graph, publishes, every_supply, max_states, as_json, trace_out, dot_out
-        )
+        with progress_bar(progress, f"checking {inp.topology.name}") as update:
+            run_family_check(
+                family,
+                inp,
+                graph,
+                publishes,
+                every_supply,
+                max_states,
+                as_json,
+                trace_out,
+                dot_out,
+                update,
+                full_search,
+                not no_prove,
+                prove_timeout,
+            )
     try:
         flow_graph, credit, credits, warnings = read_graph_with_credits(
             graph, credit, config, edge_credit, role_credit

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from creditflow.conformance.cli import amqp as amqp_cli
+from creditflow.conformance.cli.amqp import route
 from creditflow.conformance.cli.amqp import run_prove as run_amqp_prove
 from creditflow.conformance.cli.common import (
     COUNT,
@@ -36,11 +37,8 @@ from creditflow.conformance.cli.common import (
     supply_options,
 )
 from creditflow.conformance.cli.show import print_witness_steps
-from creditflow.conformance.explore.amqp_synth import SYNTH_SETTINGS
-from creditflow.conformance.inputs.amqp_topologies import AmqpTopologyError, find_amqp_input
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
-from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.runtime.signals import OutOfTime, wall_clock
 from creditflow.conformance.symbolic.encoding import LEMMA_FORMS
@@ -208,33 +206,14 @@ def prove(
       creditflow prove fanout --symbolic
       creditflow prove cycle2 --credit 1,1 --depth 10 --json
     """
-    try:
-        amqp = find_amqp_input(graph)
-        if amqp is not None and config is not None:
-            amqp = find_amqp_input(graph, load_credit_config(config))
-    except (AmqpTopologyError, ConfigFileError) as exc:
-        fail(str(exc))
-        return
-    if amqp is not None:
-        # Z3-AMQ-EVERY-SUPPLY: an AMQP topology is proved for every supply
-        net_only = {
-            "--credit": credit is not None,
-            "--edge-credit": bool(edge_credit),
-            "--role-credit": bool(role_credit),
-            "--symbolic": symbolic,
-            "--depth": depth is not None,
-            "--publishes": publishes is not None,
-            "--graph-supply": graph_supply,
-            "--all-check-blocked": all_check_blocked,
-            "--mailbox-bound": mailbox_bound is not None,
-            "--max-crashes": max_crashes is not None,
-            "--json": as_json,
-            "--trace-out": trace_out is not None,
-        }
-        given = [name for name, set_ in net_only.items() if set_]
-        if given:
-            fail(f"{graph}: {given[0]} is not available for AMQP topologies in prove (yet)")
-        run_amqp_prove(amqp, graph)
+    routed = route(click.get_current_context(), graph, config, "prove")
+    if routed is not None:  # FAM-REGISTRY: the family's every-supply part
+        family, inp = routed
+        if family.every_supply is None:
+            fail(f"{graph}: the {family.name} family has no proof for every supply")
+        if trace_out is not None:
+            fail(f"{graph}: prove --trace-out: no counterexample is written for {family.name}")
+        run_amqp_prove(family, inp, graph, timeout_s, as_json)
     if symbolic and credit is not None:
         fail("--symbolic and --credit exclude each other")
     if symbolic and (config is not None or edge_credit or role_credit):
@@ -546,8 +525,16 @@ def synth(
       creditflow synth stalled-queue --goal mailbox --bound 800 --credit 400,200
     """
 
-    if _amqp_synth(graph, minimise, publishes, max_credit, as_json, trace_out):
-        return
+    routed = route(click.get_current_context(), graph, config, "synth")
+    if routed is not None:  # FAM-REGISTRY: the family's synthesis part
+        family, inp = routed
+        if family.synthesis is None:
+            fail(f"{graph}: the {family.name} family has no synthesis")
+        settings = family.synthesis.load().settings
+        setting = next(s for s in settings if s == (minimise or settings[0]))
+        amqp_cli.run_synth(
+            inp, graph, setting, publishes, max_credit, as_json, trace_out, timeout_s
+        )
     if minimise is not None:
         fail("--minimise is for AMQP topologies (AMQ-SYNTH)")
     if goal == "mailbox" and bound is None:
@@ -625,24 +612,3 @@ def synth(
             click.echo(line)
         saver.show_unsaved()
     saver.exit(result.exit_code)
-
-
-def _amqp_synth(
-    graph: str,
-    minimise: str | None,
-    publishes: int | None,
-    max_credit: int | None,
-    as_json: bool,
-    trace_out: Path | None,
-) -> bool:
-    """AMQ-SYNTH: run ``synth`` on ``graph`` when it names an AMQP topology (the hook
-    ``check`` has too); ``False`` when it names a NET graph."""
-    try:
-        found = find_amqp_input(graph)
-    except AmqpTopologyError as exc:
-        fail(str(exc))
-    if found is None:
-        return False
-    setting = next(s for s in SYNTH_SETTINGS if s == (minimise or "credit_window"))
-    amqp_cli.run_synth(found, graph, setting, publishes, max_credit, as_json, trace_out)
-    return True

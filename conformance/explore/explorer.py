@@ -277,6 +277,134 @@ def explore(
     return result(graph, search.complete, bool(safe), findings)
 
 
+@dataclass(frozen=True)
+class FirstViolation:
+    """EXP-FIRST: the outcome of :func:`explore_first`. ``index`` is the first state in
+    breadth-first order that violates a state property or is terminal with pending work
+    (``None``: none seen), ``property_ids`` what it violates (:data:`NO_DEADLOCK` for a
+    terminal state with work); ``complete`` when every reachable state was stored and
+    expanded within the budget."""
+
+    graph: StateGraph
+    complete: bool
+    index: int | None
+    property_ids: tuple[str, ...]
+    seconds: float
+
+    @property
+    def n_states(self) -> int:
+        return len(self.graph.states)
+
+    def path(self) -> tuple[tuple[int, ...], tuple[Hashable, ...]]:
+        """The actions and states from the initial state to :attr:`index` (shortest:
+        breadth first, EXP-SHORTEST)."""
+        assert self.index is not None
+        g = self.graph
+        actions: list[int] = []
+        states = [g.states[self.index]]
+        k = self.index
+        while g.parent[k] >= 0:
+            actions.append(g.action[k])
+            k = g.parent[k]
+            states.append(g.states[k])
+        return tuple(reversed(actions)), tuple(reversed(states))
+
+
+class DeadlinePassed(TimeoutError):
+    """FAM-DEADLINE: a search passed the deadline it was given; it decides nothing."""
+
+
+def with_deadline(progress: Progress | None, deadline: float | None) -> Progress | None:
+    """FAM-DEADLINE: ``progress`` that also raises :class:`DeadlinePassed` once
+    ``time.monotonic()`` passes ``deadline`` (the search reports progress every
+    16,384 expansions, so it stops within one such stretch of the deadline)."""
+    if deadline is None:
+        return progress
+
+    def update(found: int, done: int) -> None:
+        if progress is not None:
+            progress(found, done)
+        if time.monotonic() >= deadline:
+            raise DeadlinePassed(f"the deadline passed after {found:,} states")
+
+    return update
+
+
+def explore_first(
+    system: TransitionSystem,
+    *,
+    max_states: int = DEFAULT_MAX_STATES,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> FirstViolation:
+    """EXP-FIRST: breadth-first search (EXP-BFS, the packed numbering of EXP-STORE) that
+    stops at the first state, in breadth-first order, that violates a state property or
+    is terminal with pending work (a deadlock, EXP-DEADLOCK's terminal kind); its run is
+    a shortest one. At most ``max_states`` states are stored (EXP-BUDGET: a search cut
+    there decides nothing). No reduction: every property is about this state graph.
+    ``deadline`` (``time.monotonic()``): FAM-DEADLINE, :class:`DeadlinePassed` past it."""
+    started = time.perf_counter()
+    progress = with_deadline(progress, deadline)
+    graph, complete, index = _first_search(system, max_states, progress)
+    if progress is not None:
+        progress(len(graph.states), len(graph.states))
+    ids: tuple[str, ...] = ()
+    if index is not None:
+        ids = tuple(system.violations(graph.states[index])) or (NO_DEADLOCK,)
+    return FirstViolation(graph, complete, index, ids, time.perf_counter() - started)
+
+
+def _first_search(
+    system: TransitionSystem, max_states: int, progress: Progress | None
+) -> tuple[StateGraph, bool, int | None]:
+    """EXP-FIRST's breadth-first loop. EXP-STORE: what a first violation needs is kept
+    and nothing more — a set of the states, the states in order, their parents and
+    actions (no state numbers in a table, no successor lists, no depths: a run is
+    rebuilt from the parents). Properties are checked on states found until the first
+    violating one (the search stops there before expanding any later state)."""
+    successors = system.successors
+    violations_of = system.violations
+    pending_work = system.pending_work
+    start = system.initial()
+    states: list[Hashable] = [start]
+    seen = {start}
+    number = index_typecode(max_states)
+    parent = array(number, [-1])
+    action = array(_action_typecode(_actions_known(system)), [-1])
+    first_bad: int | None = 0 if violations_of(start) else None
+    add_seen, add_state, add_parent, add_action = (
+        seen.add,
+        states.append,
+        parent.append,
+        action.append,
+    )
+    graph = StateGraph(states, {}, parent, action, array(number), array("q"), array(number), None)
+    n, i = 1, 0
+    while i < n:
+        if i == first_bad:
+            return graph, False, i
+        state = states[i]
+        nexts = successors(state)
+        if not nexts and pending_work(state):
+            return graph, False, i
+        for a, nxt in nexts:
+            if nxt in seen:
+                continue
+            if n >= max_states:
+                return graph, False, None  # EXP-BUDGET: at most max_states stored
+            add_seen(nxt)
+            add_state(nxt)
+            add_parent(i)
+            add_action(a)
+            if first_bad is None and violations_of(nxt):
+                first_bad = n
+            n += 1
+        i += 1
+        if progress is not None and not i & 0x3FFF:
+            progress(n, i)
+    return graph, True, None
+
+
 def stubborn_sets(system: TransitionSystem) -> StubbornSets | None:
     """EXP-POR's reduction for ``system``, or ``None`` where it is not argued: a model
     other than a credit network, or a network with faults (EXP-FAULTS)."""
@@ -637,9 +765,10 @@ def _proviso(
 
 
 def _actions_known(system: TransitionSystem) -> tuple[int, ...] | None:
-    """A network's actions, when it lists them (each gives at most one successor)."""
+    """A model's actions, when it lists them (each gives at most one successor): a
+    network's vectorized engine's, or ``action_codes`` of a family's system (EXP-STORE)."""
     vector = getattr(system, "vectorized", None)
-    actions = getattr(vector, "actions", None)
+    actions = getattr(vector, "actions", None) or getattr(system, "action_codes", None)
     return tuple(actions) if actions else None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.counterexamples import DeadlockKind
 from creditflow.conformance.inputs.credit_sources import CreditsInEffect
 
@@ -292,3 +293,90 @@ class AlarmsCheckResult:
         if self.files is not None:
             out.update(self.files.to_json())
         return out
+
+
+@dataclass(frozen=True)
+class RunViolation:
+    """EXP-FIRST: a property violated at the end of ``steps`` (action names) from the
+    initial state; ``states`` are the readable states along the run, ``props`` every
+    property the last state violates, ``prop`` the first of them in the family's order."""
+
+    prop: str
+    steps: tuple[str, ...]
+    states: tuple[Any, ...]
+    props: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SupplySearch:
+    """EXP-FIRST's outcome for one instance and supply: ``violation`` (the first found
+    breadth first, with a shortest run) or none; ``complete`` when the whole reachable
+    space was visited within the budget; ``states`` stored."""
+
+    topology: str
+    states: int
+    complete: bool
+    violation: RunViolation | None
+    seconds: float = 0.0
+    #: a full search (``--full-search``): every property seen violated anywhere
+    violated: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SupplyCheck:
+    """What ``creditflow check`` decided for one supply of an instance whose deadlock
+    is the terminal one, under the family's id ``deadlock_id`` (SCOPE-EXIT).
+
+    ``every_supply`` says whether the question was every supply (no ``--publishes`` or
+    ``--graph-supply``): explicit search decides one supply only, so then nothing found
+    is "not established" (exit 4), never 0."""
+
+    search: SupplySearch
+    supply: int
+    every_supply: bool
+    deadlock_id: str
+    directed_steps: int = 0
+    """Steps taken by directed runs (AMQ-DIRECTED-RUN); 0 when none ran."""
+    shortest: bool = True
+    """The violation's run is a shortest one (breadth first); ``False`` when it came
+    from a directed run."""
+
+    @property
+    def claim(self) -> str:
+        """The sentence the verdict stands for."""
+        v = self.search.violation
+        if v is not None:
+            if not self.shortest:
+                return (
+                    f"{v.prop} violated after {len(v.steps)} steps with supply {self.supply} "
+                    f"(a directed run's witness; shortest not established: the breadth-first "
+                    f"search stopped at {self.search.states:,} states)"
+                )
+            return (
+                f"{v.prop} violated after {len(v.steps)} steps (shortest) with supply {self.supply}"
+            )
+        if not self.search.complete:
+            runs = (
+                f" and {self.directed_steps:,} steps of directed runs"
+                if self.directed_steps
+                else ""
+            )
+            return (
+                f"nothing found within {self.search.states:,} states{runs} with supply "
+                f"{self.supply}; not established"
+            )
+        held = (
+            f"holds for supply {self.supply} ({self.search.states:,} states, every state explored)"
+        )
+        return held + ("; for every supply: not established" if self.every_supply else "")
+
+    @property
+    def exit_code(self) -> int:
+        """SCOPE-EXIT: 10 for the deadlock, 12 for another property, 0 only for a
+        complete search of the supply asked, 4 otherwise."""
+        v = self.search.violation
+        if v is not None:
+            return exit_codes.DEADLOCK if v.prop == self.deadlock_id else exit_codes.VIOLATION
+        if self.search.complete and not self.every_supply:
+            return exit_codes.OK
+        return exit_codes.INCOMPLETE

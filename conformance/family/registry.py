@@ -16,6 +16,10 @@ GROUP = "creditflow.families"
 #: the built-in families, name -> ``module:ATTRIBUTE`` of their :class:`Family`
 BUILTIN: dict[str, str] = {
     "amqp": "creditflow.conformance.families.amqp:FAMILY",
+    "credit_flow": "creditflow.conformance.families.network:FAMILY",
+    "paging": "creditflow.conformance.families.paging:FAMILY",
+    "accounts": "creditflow.conformance.families.accounts:FAMILY",
+    "alarms": "creditflow.conformance.families.alarms:FAMILY",
 }
 
 _registered: dict[str, Family] = {}

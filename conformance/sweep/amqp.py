@@ -6,7 +6,7 @@ credit policy and the receiving session's window policy with the sizes swept ove
 that "which client settings stall" is one sweep. Each parameter point is one topology
 document, checked through the input layer (AMQ-TOPOLOGY: a point the model cannot run
 is refused before anything runs, SW-FILE). The checker ``amqp`` runs the AMQP check
-(:func:`~creditflow.conformance.explore.amqp.check_amqp`, the API ``creditflow check``
+(the AMQP family's checking part, ``check_amqp``: the API ``creditflow check``
 uses) on the case's supply; the row's ``claim_scope`` and ``claim`` say what its verdict
 claims (SW-AMQP-CLAIM).
 
@@ -26,7 +26,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
+from creditflow.conformance.explore.results import SupplyCheck as AmqpCheckResult
+from creditflow.conformance.family.registry import get as get_family
 from creditflow.conformance.inputs.amqp_topologies import (
     AmqpInput,
     AmqpTopologyError,
@@ -293,7 +294,8 @@ def amqp_checker(inp: AmqpInput, budget: CaseBudget) -> CheckerOutcome:
     sentence (SCOPE-TEXT)."""
     t = inp.topology
     budget.tick(0)
-    result = check_amqp(t, None, every_supply=False, max_states=budget.max_states)
+    checking = get_family("amqp").checking.load()  # FAM-REGISTRY: the family's own search
+    result = checking.check(t, {"every_supply": False, "max_states": budget.max_states})
     budget.tick(result.search.states)
     v = result.search.violation
     complete = result.search.complete

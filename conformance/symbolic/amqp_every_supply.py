@@ -31,14 +31,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import z3
 
-from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.amqp import AmqpCheckResult, AmqpViolation
-from creditflow.conformance.explore.amqp_directed import directed_runs
 from creditflow.model.amqp import properties
 from creditflow.model.amqp.frames import (
     CreditReply,
@@ -1427,19 +1424,36 @@ class AmqpProof:
         )
 
 
-def _valid(hyp: z3.BoolRef, goal: z3.BoolRef, timeout_ms: int) -> tuple[bool, z3.ModelRef | None]:
+class DeadlinePassed(TimeoutError):
+    """FAM-DEADLINE: the proof's deadline (``--timeout``/``--prove-timeout``) passed
+    before it was done; nothing is claimed."""
+
+
+def _valid(
+    hyp: z3.BoolRef, goal: z3.BoolRef, timeout_ms: int, deadline: float | None = None
+) -> tuple[bool, z3.ModelRef | None]:
+    """Whether ``hyp`` implies ``goal``; within ``timeout_ms`` and, when given, before
+    ``deadline`` (``time.monotonic()``; FAM-DEADLINE: :class:`DeadlinePassed`)."""
+    if deadline is not None:
+        left = int((deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            raise DeadlinePassed("the deadline passed")
+        timeout_ms = min(timeout_ms, left)
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     solver.add(hyp, z3.Not(goal))
     r = solver.check()
+    if r == z3.unknown and deadline is not None and time.monotonic() >= deadline:
+        raise DeadlinePassed("the deadline passed")
     return r == z3.unsat, solver.model() if r == z3.sat else None
 
 
 def houdini(
-    enc: Encoding, timeout_ms: int = 10_000
+    enc: Encoding, timeout_ms: int = 10_000, deadline: float | None = None
 ) -> tuple[dict[str, z3.BoolRef], list[str], int]:
     """Z3-AMQ-INVARIANT: the largest subset of :meth:`lemmas` that holds initially and
-    is kept by every abstract action; returns it, the dropped names and the queries."""
+    is kept by every abstract action; returns it, the dropped names and the queries.
+    ``deadline`` (``time.monotonic()``): FAM-DEADLINE, :class:`DeadlinePassed` past it."""
     lemmas = enc.lemmas()
     dropped: list[str] = []
     queries = 0
@@ -1455,10 +1469,10 @@ def houdini(
             del lemmas[n]
         return bool(gone)
 
-    ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms)
+    ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms, deadline)
     queries += 1
     while not ok and drop(model, dict(lemmas)):
-        ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms)
+        ok, model = _valid(enc.init(), z3.And(*lemmas.values()), timeout_ms, deadline)
         queries += 1
     changed = True
     while changed:
@@ -1468,7 +1482,7 @@ def houdini(
                 pairs = [(enc.v[k], a.nexts[k]) for k in enc.v]
                 post = {n: z3.substitute(f, *pairs) for n, f in lemmas.items()}
                 hyp = z3.And(a.guard, a.side, *lemmas.values())
-                ok, model = _valid(hyp, z3.And(*post.values()), timeout_ms)
+                ok, model = _valid(hyp, z3.And(*post.values()), timeout_ms, deadline)
                 queries += 1
                 if ok:
                     break
@@ -1518,22 +1532,25 @@ def encoding_for(t: Topology) -> Encoding | None:
     return PublishEncoding(t)
 
 
-def prove_every_supply(t: Topology, timeout_ms: int = 10_000) -> AmqpProof | None:
+def prove_every_supply(
+    t: Topology, timeout_ms: int = 10_000, deadline: float | None = None
+) -> AmqpProof | None:
     """Z3-AMQ-EVERY-SUPPLY for ``t``; ``None`` when its shape or policies are outside
-    Z3-AMQ-ABSTRACTION."""
+    Z3-AMQ-ABSTRACTION. ``deadline`` (``time.monotonic()``): FAM-DEADLINE, every query
+    ends by then or :class:`DeadlinePassed` is raised (never a proof)."""
     started = time.perf_counter()
     enc = encoding_for(t)
     if enc is None:
         return None
-    lemmas, dropped, queries = houdini(enc, timeout_ms)
+    lemmas, dropped, queries = houdini(enc, timeout_ms, deadline)
     inv = z3.And(*lemmas.values()) if lemmas else z3.BoolVal(True)
     verdicts: dict[str, Status] = {}
     for prop, formula in enc.properties().items():
-        ok, _ = _valid(inv, formula, timeout_ms)
+        ok, _ = _valid(inv, formula, timeout_ms, deadline)
         queries += 1
         verdicts[prop] = "proved" if ok else "not-proved"
     assert tuple(verdicts) == properties.ALL
-    ok, _ = _valid(inv, enc.serial_defined(), timeout_ms)
+    ok, _ = _valid(inv, enc.serial_defined(), timeout_ms, deadline)
     queries += 1
     return AmqpProof(
         topology=t.name,
@@ -1561,90 +1578,3 @@ def probe_supply(t: Topology) -> int:
     if enc is None:
         return t.supply
     return max(t.supply, 2 * (max(enc.W, enc.W0) + 2 * enc.C))
-
-
-@dataclass(frozen=True)
-class EverySupplyCheck:
-    """``check``'s answer to "every supply" for an AMQP topology (Z3-AMQ-EVERY-SUPPLY,
-    Z3-AMQ-WITNESS, SCOPE-EXIT): the proof, and the search result whose violation (if
-    any) is reported — the explicit search of the topology's own supply, or a directed
-    run at :func:`probe_supply` for a property the proof left open."""
-
-    proof: AmqpProof
-    result: AmqpCheckResult
-    proof_supply: int = -1
-    """The topology's own supply (explored); a witness at another supply came from
-    :func:`probe_supply`."""
-
-    @property
-    def proved_props(self) -> tuple[str, ...]:
-        return tuple(p for p, s in self.proof.verdicts.items() if s == "proved")
-
-    @property
-    def claim(self) -> str:
-        """The sentence the verdict stands for (SCOPE-TEXT)."""
-        v = self.result.search.violation
-        if self.proof.proved and v is None:
-            return f"holds for every supply (proved: {self.proof.statement})"
-        others = ", ".join(p.removeprefix("PROP-AMQ-") for p in self.proved_props)
-        proved = f"proved for every supply (Z3-AMQ-EVERY-SUPPLY): {others or 'nothing'}"
-        if v is not None and not self.result.shortest and self.result.supply != self.proof_supply:
-            return (
-                f"{v.prop} violated after {len(v.steps)} steps with supply "
-                f"{self.result.supply:,} (a directed run's witness, Z3-AMQ-WITNESS; shortest "
-                f"not established); {proved}"
-            )
-        if v is not None:
-            return f"{self.result.claim}; {proved}"
-        left = ", ".join(
-            (*self.proof.open, *(() if self.proof.serial == "proved" else ("AMQ-SERIAL",)))
-        )
-        return (
-            f"{self.result.claim.removesuffix('; for every supply: not established')}; "
-            f"for every supply: not established ({left} not proved); {proved}"
-        )
-
-    @property
-    def exit_code(self) -> int:
-        """SCOPE-EXIT: 0 only when every property is proved for every supply; a
-        violation's code (10 a stall, 12 another); 4 otherwise."""
-        if self.result.search.violation is not None:
-            return self.result.exit_code
-        return exit_codes.OK if self.proof.proved else exit_codes.INCOMPLETE
-
-
-def check_every_supply(t: Topology, explored: AmqpCheckResult) -> EverySupplyCheck | None:
-    """Z3-AMQ-EVERY-SUPPLY after the explicit search ``explored`` of ``t``'s own supply;
-    ``None`` when Z3-AMQ-ABSTRACTION does not cover ``t``. A violation the search found
-    of a property the proof says holds is an internal error (the encoding drifted from
-    the model), never a verdict. For a property left open, a directed run at
-    :func:`probe_supply` looks for a witness (Z3-AMQ-WITNESS; not proved shortest)."""
-    proof = prove_every_supply(t)
-    if proof is None:
-        return None
-    v = explored.search.violation
-    if v is not None:
-        wrong = [p for p in v.props if proof.verdicts.get(p) == "proved"]
-        if wrong:
-            raise RuntimeError(
-                f"Z3-AMQ-EVERY-SUPPLY proved {wrong[0]} but the search violates it: "
-                f"the abstraction drifted from the model"
-            )
-        return EverySupplyCheck(proof, explored, t.supply)
-    if proof.proved:
-        return EverySupplyCheck(proof, explored, t.supply)
-    probe = replace(t, supply=probe_supply(t))
-    runs = directed_runs(probe)
-    w = runs.witness
-    if w is None:
-        return EverySupplyCheck(proof, explored, t.supply)
-    if proof.verdicts.get(w.prop) == "proved":
-        raise RuntimeError(
-            f"Z3-AMQ-EVERY-SUPPLY proved {w.prop} but a directed run violates it: "
-            f"the abstraction drifted from the model"
-        )
-    found = AmqpViolation(w.prop, w.steps, w.states, w.props)
-    result = AmqpCheckResult(
-        replace(explored.search, violation=found), probe.supply, True, runs.steps_taken, False
-    )
-    return EverySupplyCheck(proof, result, t.supply)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from creditflow.conformance.explore.amqp import AmqpViolation
+from creditflow.conformance.explore.results import RunViolation as AmqpViolation
 from creditflow.conformance.explore.runs import StepRun, step_runs
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, topology_from_document
 from creditflow.conformance.inputs.itf import Record, TraceFormatError, encode, trace_document

@@ -1,6 +1,6 @@
 """Directed runs of the AMQP transition system at real sizes (AMQ-DIRECTED-RUN).
 
-Breadth-first search (:mod:`creditflow.conformance.explore.amqp`) keeps every state and
+Breadth-first search (:mod:`creditflow.conformance.families.amqp.checking`) keeps every state and
 is hopeless at a session window of 65,535. A directed run keeps one state: from the
 initial state it takes, at each step, the first enabled action in a fixed priority
 order, until no action is enabled, a property is violated or the step budget is spent.
@@ -11,8 +11,10 @@ proves nothing: the caller reports that as "not established" (SCOPE-EXIT)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
+from creditflow.conformance.explore.explorer import DeadlinePassed
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.system import Action, State
 from creditflow.model.amqp.topology import Topology
@@ -54,7 +56,7 @@ class DirectedResult:
 
 
 def _run(
-    t: Topology, order: tuple[Action, ...], index: int, max_steps: int
+    t: Topology, order: tuple[Action, ...], index: int, max_steps: int, deadline: float | None
 ) -> tuple[DirectedWitness | None, int, bool]:
     rank = {a: i for i, a in enumerate(order)}
     s = system.initial_state(t)
@@ -75,6 +77,8 @@ def _run(
             return None, len(steps), False
         if len(steps) >= max_steps:
             return None, len(steps), True
+        if deadline is not None and not len(steps) & 0xFFF and time.monotonic() >= deadline:
+            raise DeadlinePassed(f"the deadline passed after {len(steps):,} directed steps")
         action, s = min(succ, key=lambda p: rank.get(p[0], len(rank)))
         steps.append(action)
         states.append(s)
@@ -84,16 +88,19 @@ MAX_RUN_STEPS = 400_000
 """The steps all directed runs of one check may take together (AMQ-DIRECTED-RUN)."""
 
 
-def directed_runs(t: Topology, max_steps: int = MAX_RUN_STEPS) -> DirectedResult:
+def directed_runs(
+    t: Topology, max_steps: int = MAX_RUN_STEPS, deadline: float | None = None
+) -> DirectedResult:
     """Run the orders of :data:`ORDERS` in turn (AMQ-DIRECTED-RUN), at most
-    ``max_steps`` steps in all, until one meets a violation."""
+    ``max_steps`` steps in all, until one meets a violation; ``deadline``
+    (``time.monotonic()``): FAM-DEADLINE, ``DeadlinePassed`` past it."""
     taken = 0
     cut = False
     for i, order in enumerate(ORDERS):
         if taken >= max_steps:
             cut = True
             break
-        w, n, budget = _run(t, order, i, max_steps - taken)
+        w, n, budget = _run(t, order, i, max_steps - taken, deadline)
         taken += n
         cut = cut or budget
         if w is not None:

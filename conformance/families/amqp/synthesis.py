@@ -5,21 +5,27 @@ One setting is minimised, every other setting kept as in the topology: the recei
 end's credit window (AMQ-POL-CREDIT-WINDOW ``window``, or AMQ-RMQ-LINK-CREDIT
 ``max_link_credit`` on the publish shape), its renewal threshold, or the receiving
 session's window (AMQ-POL-WINDOW-*, AMQ-RMQ-SESSION-WINDOW). Values are tried upward,
-each by :func:`~creditflow.conformance.explore.amqp.check_amqp` (the check of
+each by :func:`~creditflow.conformance.families.amqp.checking.check_amqp` (the check of
 ``creditflow check``) on the supply; the answer is the first value whose check is
 complete with nothing violated, and every smaller value tried has a witness (the one
 just below is the answer's "one step beyond"). The claim is the checks' claim: for the
 supply explored; "every supply" is not established by this route (SCOPE-EXIT).
+The engine's deadline (``--timeout``, FAM-DEADLINE) bounds the whole search: past it no
+further value is tried and the answer is ``unknown`` (exit 4), never a value.
 Typed, frozen results; no rendering."""
 
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.amqp import AmqpCheckResult, check_amqp
+from creditflow.conformance.explore.explorer import DeadlinePassed
+from creditflow.conformance.explore.results import SupplyCheck
+from creditflow.conformance.families.amqp.checking import check_amqp
 from creditflow.conformance.inputs.amqp_topologies import TopologyError, topology_from_dict
 from creditflow.model.amqp.topology import Topology
 
@@ -101,7 +107,7 @@ class AmqpSynthTry:
     """One value tried and the check's result on it."""
 
     value: int
-    result: AmqpCheckResult
+    result: SupplyCheck
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ class AmqpSynthResult:
     tried: tuple[AmqpSynthTry, ...]
     document: dict[str, Any]
     """The topology document with the answer (or the last value tried) put in."""
+    deadline_passed: bool = False
+    """FAM-DEADLINE: the deadline passed before a value was decided (``unknown``)."""
 
     @property
     def beyond(self) -> AmqpSynthTry | None:
@@ -148,6 +156,9 @@ class AmqpSynthResult:
         if self.status == "none":
             span = f"{self.lowest}..{self.highest}"
             return f"no value of {self.target.words()} in {span} is free of a witness {scope}"
+        if self.deadline_passed:
+            done = f"{len(self.tried)} values tried"
+            return f"{what}: not established (the deadline passed, {done}; FAM-DEADLINE)"
         last = self.tried[-1]
         return f"{what}: not established ({self.target.key} = {last.value}: {last.result.claim})"
 
@@ -171,9 +182,12 @@ def synthesize_amqp(
     every_supply: bool,
     highest: int = 16,
     max_states: int = 200_000,
+    deadline: float | None = None,
 ) -> AmqpSynthResult:
     """AMQ-SYNTH: try ``setting`` upward from its least value (1; a threshold from 0 up
-    to its window − 1, or ``highest``) until a check is complete with nothing found."""
+    to its window − 1, or ``highest``) until a check is complete with nothing found.
+    ``deadline`` (``time.monotonic()``, FAM-DEADLINE): each check stops there, and so
+    does the search, ``unknown``."""
     base = topology_from_dict(doc, name)
     at = target(doc, base.shape, setting)
     lowest = 0 if at.key == "threshold" else 1
@@ -184,18 +198,30 @@ def synthesize_amqp(
     current = doc
     status: Literal["found", "none", "unknown"] = "none"
     answer: int | None = None
-    for value in range(lowest, highest + 1):
+    passed = False
+    value = lowest
+    while value <= highest:
+        if deadline is not None and time.monotonic() >= deadline:
+            status, passed = "unknown", True
+            break
         current = with_value(doc, at, value)
         try:
             t: Topology = topology_from_dict(current, name)
         except TopologyError as exc:
             raise AmqpSynthError(f"{at.node}: {at.key} = {value}: {exc}") from None
-        result = check_amqp(replace(t, name=name), supply, every_supply, max_states)
+        try:
+            result = check_amqp(
+                replace(t, name=name), supply, every_supply, max_states, deadline=deadline
+            )
+        except DeadlinePassed:
+            status, passed = "unknown", True
+            break
         tried.append(AmqpSynthTry(value, result))
+        value += 1
         if result.search.violation is not None:
             continue
         if result.search.complete:
-            status, answer = "found", value
+            status, answer = "found", result_value(tried)
         else:
             status = "unknown"
         break
@@ -212,4 +238,35 @@ def synthesize_amqp(
         highest,
         tuple(tried),
         current,
+        passed,
     )
+
+
+def result_value(tried: list[AmqpSynthTry]) -> int:
+    """The value of the last check tried."""
+    return tried[-1].value
+
+
+class AmqpSynthesis:
+    """FAM-SYNTH for AMQP: AMQ-SYNTH's settings and :func:`synthesize_amqp`."""
+
+    settings: tuple[SynthSetting, ...] = SYNTH_SETTINGS
+
+    def synthesize(
+        self, instance: Any, setting: str, options: Mapping[str, Any], deadline: float | None
+    ) -> AmqpSynthResult:
+        assert setting in SYNTH_SETTINGS
+        publishes = options.get("publishes")
+        return synthesize_amqp(
+            instance.document,
+            instance.topology.name,
+            setting,
+            publishes,
+            publishes is None,
+            int(options.get("max_credit") or 16),
+            deadline=deadline,
+        )
+
+
+#: FAM-SYNTH: the AMQP family's synthesis
+SYNTHESIS = AmqpSynthesis()
