@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.amqp import check_amqp
 from creditflow.conformance.explore.amqp_synth import SynthSetting, target, with_value
+from creditflow.conformance.families.amqp.codec import replay_amqp_document
 from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset, topology_from_document
 from creditflow.conformance.inputs.itf import read_document
-from creditflow.conformance.traces.amqp import replay_amqp_document
 from tests.json_schemas import validate
 
 

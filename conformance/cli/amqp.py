@@ -24,6 +24,7 @@ from creditflow.conformance.explore.amqp_synth import (
     with_value,
 )
 from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.symbolic.amqp_every_supply import (
@@ -34,7 +35,6 @@ from creditflow.conformance.symbolic.amqp_every_supply import (
     check_every_supply,
     prove_every_supply,
 )
-from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
 from creditflow.model.amqp import properties
 from creditflow.model.amqp.system import Action

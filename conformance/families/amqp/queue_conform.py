@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.op_search import explore, hypothesis_search
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp import queue
 from creditflow.model.amqp.frames import CreditRequest, Delivery
 from creditflow.model.amqp.policies import QueuePolicy

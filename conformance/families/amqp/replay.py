@@ -14,22 +14,22 @@ from typing import Any, Final, Literal, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     AmqpConformOptions,
     AmqpConformResult,
     AmqpRun,
     PolicyError,
     run_amqp_conform,
 )
-from creditflow.conformance.differential.amqp_expected import (
+from creditflow.conformance.families.amqp.expected import (
     Masker,
     ResolvedAmqpExpectations,
     cannot_run,
     judge_amqp,
     resolve_amqp,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
-from creditflow.conformance.differential.amqp_traces import LoadedAmqpTrace
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.run_traces import LoadedAmqpTrace
 from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
 
 PASS: Final = "pass"

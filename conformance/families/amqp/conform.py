@@ -22,7 +22,11 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import (
+from creditflow.conformance.differential.op_search import (
+    explore,
+    hypothesis_search,
+)
+from creditflow.conformance.families.amqp.protocol import (
     AMQP_PHASES,
     DEFAULT_AMQP_EXAMPLES,
     DEFAULT_AMQP_STEPS,
@@ -30,10 +34,6 @@ from creditflow.conformance.differential.amqp_protocol import (
     AmqpAdapter,
     Violation,
     WireMonitor,
-)
-from creditflow.conformance.differential.op_search import (
-    explore,
-    hypothesis_search,
 )
 from creditflow.model.amqp import endpoints, properties, session
 from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
