@@ -15,10 +15,13 @@ import click
 from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
+    AMQP_BUILTIN,
+    AMQP_MUTANT_PREFIX,
     UnknownAdapter,
     adapter_factory,
     adapter_names,
     amqp_adapter_factory,
+    amqp_mutants,
     command_factory,
     is_amqp_name,
 )
@@ -712,9 +715,15 @@ def replay(
 
 @click.command()
 def adapters() -> None:
-    """List the built-in adapters (for --adapter)."""
+    """List the built-in adapters (for --adapter): the ``credit_flow`` family's, then the
+    ``amqp`` family's (AD-AMQ-VERSION: ``NAME@VERSION`` picks a release) and the AMQP
+    reference's mutants. ``--adapter-cmd`` takes an adapter of either family (AD-HELLO)."""
     for name, text in adapter_names().items():
         click.echo(f"{name:34} {text}")
+    for name, text in AMQP_BUILTIN.items():
+        click.echo(f"{name:34} amqp: {text}")
+    for name, text in amqp_mutants().items():
+        click.echo(f"{AMQP_MUTANT_PREFIX + name:34} amqp mutant: {text}")
 
 
 # -- the amqp family (AD-AMQ-*): rendering and writing; the engines are in
