@@ -793,13 +793,8 @@ def replay_amqp(
 
     # deferred: as above
     from creditflow.conformance.families.amqp.replay import (
-        DIVERGED,
-        FAILED,
         NOT_RUN,
-        PASS,
         PROPERTY,
-        XFAIL,
-        XPASS,
         replay_amqp_traces,
     )
 
