@@ -147,15 +147,18 @@ def test_counted_fields_change_as_declared_on_random_runs():
     rng = random.Random(34)
     names = sorted(p.stem for p in (ROOT / "spec/graphs/amqp").glob("*.json"))
     shapes = set()
+    steps, actions = 0, set()
     for name in names:
         t = read_amqp_preset(name).topology
-        for _ in range(6):
+        for _ in range(60):
             s = system.initial_state(t)
             for _ in range(150):
                 succ = system.successors(t, s)
                 if not succ:
                     break
                 action, nxt = rng.choice(succ)
+                steps += 1
+                actions.add(action)
                 before, after = counted_fields(s), counted_fields(nxt)
                 effects = COUNTED[type(s).__name__]
                 for path, value in before.items():
@@ -163,6 +166,7 @@ def test_counted_fields_change_as_declared_on_random_runs():
                 shapes.add(type(s).__name__)
                 s = nxt
     assert shapes == set(COUNTED)
+    assert steps > 3_000 and {"send", "settle", "grant", "drain"} <= actions
 
 
 def _state_values(state, action: str, meta: dict) -> dict:
