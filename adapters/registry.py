@@ -20,8 +20,8 @@ from creditflow.adapters.mutants import mutants
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
 from creditflow.adapters.reference.credit_flow import ReferenceAdapter
 from creditflow.conformance.differential.adapter import CRASH, Adapter, AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT, SubprocessAdapter
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 
 #: The built-in adapters and what they run.
 BUILTIN = {

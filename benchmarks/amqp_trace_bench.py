@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.conformance.cli.amqp import describe_state, step_lines
+from creditflow.conformance.families.amqp import codec as amqp_traces
 from creditflow.conformance.families.amqp.checking import AmqpViolation, check_amqp
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, topology_from_dict
 from creditflow.conformance.inputs.itf import write_document
-from creditflow.conformance.traces import amqp as amqp_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -64,7 +64,7 @@ from creditflow.conformance.runtime import children
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-    from creditflow.conformance.differential.amqp_expected import ResolvedAmqpExpectations
+    from creditflow.conformance.families.amqp.expected import ResolvedAmqpExpectations
 
 
 class _Session:
@@ -112,10 +112,10 @@ class _Session:
     def resolved_amqp(self) -> ResolvedAmqpExpectations | None:
         """AD-AMQ-EXPECTATIONS-MATCH: as :meth:`resolved`, with AMQP run traces."""
         # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
-        from creditflow.conformance.differential.amqp_expected import resolve_amqp
+        from creditflow.conformance.families.amqp.expected import resolve_amqp
 
         # deferred: as above
-        from creditflow.conformance.differential.amqp_traces import load_amqp_trace
+        from creditflow.conformance.families.amqp.run_traces import load_amqp_trace
 
         if self.expectations is None:
             return None
@@ -367,13 +367,13 @@ class TraceItem(pytest.Item):
     def _run_amqp(self, session: _Session) -> None:
         """AD-AMQ-REPLAY: an AMQP run trace, judged as ``creditflow replay`` judges it."""
         # deferred: the AMQP model changes NET runs' Hypothesis draws when imported
-        from creditflow.conformance.differential.amqp_conform import PolicyError
+        from creditflow.conformance.families.amqp.conform import PolicyError
 
         # deferred: as above
-        from creditflow.conformance.differential.amqp_replay import replay_amqp_trace
+        from creditflow.conformance.families.amqp.replay import replay_amqp_trace
 
         # deferred: as above
-        from creditflow.conformance.differential.amqp_traces import load_amqp_trace
+        from creditflow.conformance.families.amqp.run_traces import load_amqp_trace
 
         loaded = load_amqp_trace(self.path)
         try:
@@ -406,7 +406,7 @@ class TraceItem(pytest.Item):
             return "\n".join([head, *divergence_lines(o.divergence, o.executed)[1:]])
         if isinstance(exc, AmqpTraceFailed):
             # deferred: the AMQP model only for AMQP traces
-            from creditflow.conformance.differential.amqp_conform import run_lines
+            from creditflow.conformance.families.amqp.conform import run_lines
 
             run = exc.outcome.run
             assert run is not None

@@ -25,13 +25,13 @@ from creditflow.adapters.amqp.amqp10_client import (
 )
 from creditflow.adapters.registry import AMQP_BUILTIN, amqp_adapter_factory, is_amqp_name
 from creditflow.conformance.cli import main as cli
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     AmqpOp,
     model_policy,
     run_ops,
     settings_choices,
 )
-from creditflow.conformance.differential.amqp_protocol import WireMonitor
+from creditflow.conformance.families.amqp.protocol import WireMonitor
 from creditflow.model.amqp import endpoints, properties
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.frames import Transfer

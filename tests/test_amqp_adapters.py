@@ -20,7 +20,7 @@ from creditflow.adapters.amqp import versions
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.registry import amqp_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import (
+from creditflow.conformance.families.amqp.protocol import (
     AmqpAdapter,
     AmqpReply,
     Violation,

@@ -13,7 +13,7 @@ from creditflow.adapters.amqp.rabbitmq_plugin import NAME, PORT_VARIABLE
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
 from creditflow.adapters.registry import AMQP_BUILTIN, is_amqp_name
 from creditflow.conformance import exit_codes
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     AmqpOp,
     ModelLink,
     model_policy,

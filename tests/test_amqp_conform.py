@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from creditflow.adapters.registry import amqp_adapter_factory
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     REFERENCE_SIZES,
     AmqpConformOptions,
     AmqpOp,
@@ -24,7 +24,7 @@ from creditflow.conformance.differential.amqp_conform import (
     run_ops,
     settings_choices,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp.policies import CreditWindow, WindowFixed, WindowNever, WindowRing
 
 T, F1, F2, D1 = AmqpOp("transfer"), AmqpOp("flow", 1), AmqpOp("flow", 2), AmqpOp("drain", 1)

@@ -15,15 +15,15 @@ from click.testing import CliRunner
 
 from creditflow.adapters.registry import UnknownAdapter, amqp_adapter_factory
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.amqp_conform import REFERENCE_SIZES, AmqpOp, run_ops
-from creditflow.conformance.differential.amqp_expected import (
+from creditflow.conformance.families.amqp.conform import REFERENCE_SIZES, AmqpOp, run_ops
+from creditflow.conformance.families.amqp.expected import (
     amqp_corpus_dir,
     known_failure,
     resolve_amqp,
     run_signature,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
-from creditflow.conformance.differential.amqp_traces import (
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.run_traces import (
     LoadedAmqpTrace,
     trace_of_run,
     write_amqp_trace,

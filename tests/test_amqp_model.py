@@ -456,7 +456,9 @@ def _reading_link(credit: dict, window: dict | None = None, **receiver: object) 
 
 def _search(d: dict) -> tuple[bool, int, str | None, tuple[str, ...]]:
     """complete, states, the property violated, the shortest witness (AMQ-TS by BFS)."""
-    from creditflow.conformance.explore.amqp import search  # deferred: explore sits above model
+    from creditflow.conformance.families.amqp.checking import (
+        search,
+    )  # deferred: the family sits above model
 
     r = search(topology_from_dict(d))
     v = r.violation

@@ -14,7 +14,7 @@ import pytest
 from creditflow.adapters.amqp.reference import MUTANTS, Server
 from creditflow.adapters.registry import UnknownAdapter, amqp_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter, WireMonitor
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter, WireMonitor
 
 #: Small sizes that reach every mutant's fault in a few ops: a session window of 4 frames
 #: renewed at 2, messages of 2 frames, delivery-counts that wrap after 2 deliveries.

@@ -243,8 +243,12 @@ def test_every_shape_round_trips_through_a_trace_and_is_drawn(name):
     written as ITF, read back as JSON, replays to the same states; AMQ-PICTURE draws its
     last state with the link's two ends and the sessions' windows."""
     from creditflow.conformance.families.amqp.checking import AmqpViolation
+    from creditflow.conformance.families.amqp.codec import (
+        amqp_dot,
+        amqp_trace,
+        replay_amqp_document,
+    )
     from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset
-    from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace, replay_amqp_document
     from creditflow.model.amqp import system
 
     inp = read_amqp_preset(name)

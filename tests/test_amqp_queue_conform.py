@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter, locate_rabbit_ebin
 from creditflow.adapters.registry import amqp_adapter_factory
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.amqp_queue_conform import (
+from creditflow.conformance.families.amqp.queue_conform import (
     QUEUE_ALPHABET,
     QUEUE_SIZES,
     QueueModel,

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from creditflow.adapters.registry import amqp_adapter_factory
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.amqp_conform import REFERENCE_SIZES, AmqpOp, run_ops
-from creditflow.conformance.differential.amqp_traces import (
+from creditflow.conformance.families.amqp.conform import REFERENCE_SIZES, AmqpOp, run_ops
+from creditflow.conformance.families.amqp.run_traces import (
     load_amqp_trace,
     trace_of_run,
     write_amqp_trace,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from creditflow.conformance.explore.amqp import search
+from creditflow.conformance.families.amqp.checking import search
 from creditflow.conformance.inputs.amqp_topologies import topology_from_dict
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.frames import Flow, Transfer

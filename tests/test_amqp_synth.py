@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
 from creditflow.conformance.families.amqp.checking import check_amqp
+from creditflow.conformance.families.amqp.codec import replay_amqp_document
 from creditflow.conformance.families.amqp.synthesis import SynthSetting, target, with_value
 from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset, topology_from_document
 from creditflow.conformance.inputs.itf import read_document
-from creditflow.conformance.traces.amqp import replay_amqp_document
 from tests.json_schemas import validate
 
 

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
 from creditflow.conformance.explore.runs import MIN_GATHERED, StepRun, expand, step_runs
+from creditflow.conformance.families.amqp.codec import COMPRESS_ABOVE, replay_amqp_document
 from creditflow.conformance.inputs.itf import TraceFormatError
-from creditflow.conformance.traces.amqp import COMPRESS_ABOVE, replay_amqp_document
 from creditflow.conformance.traces.network import TraceReplayError
 from tests.json_schemas import validate
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from creditflow.adapters.amqp import versions
 from creditflow.adapters.registry import amqp_adapter_factory, is_amqp_name
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     AmqpConformOptions,
     AmqpOp,
     model_policy,
@@ -23,7 +23,7 @@ from creditflow.conformance.differential.amqp_conform import (
     run_ops,
     settings_choices,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter, WireMonitor
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter, WireMonitor
 from creditflow.model.amqp.policies import CreditWindow, WindowFixed
 
 PINNED = versions.PINNED["azure-pyamqp"]

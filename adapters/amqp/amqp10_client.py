@@ -36,8 +36,8 @@ from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.serving import Refused, settled_slice
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import OPS, AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
+from creditflow.conformance.families.amqp.protocol import OPS, AmqpAdapter
 
 NAME = "amqp10-client"
 MODULE = "amqp10_client_adapter"

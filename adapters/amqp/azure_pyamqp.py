@@ -32,7 +32,7 @@ from azure.servicebus._pyamqp.outcomes import Accepted
 from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.serving import Refused, settled_slice
-from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
+from creditflow.conformance.families.amqp.protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-AZURE-OPS: the sending application has no API to answer a drain (no
 #: ``drained``) nor to announce what it has (no ``offered``).

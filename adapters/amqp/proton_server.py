@@ -22,7 +22,7 @@ from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
 from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.serving import Refused, settled_slice
-from creditflow.conformance.differential.amqp_protocol import OPS  # AD-AMQ-OPS
+from creditflow.conformance.families.amqp.protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
 SETTINGS = {"max_frame_size": 0, "incoming_capacity": 0, "message_size": 10}

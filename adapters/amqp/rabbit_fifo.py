@@ -16,8 +16,8 @@ from typing import Any
 
 from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.conformance.differential.adapter import PROTOCOL
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 
 NAME = "rabbit-fifo"
 MODULE = "rabbit_fifo_adapter"

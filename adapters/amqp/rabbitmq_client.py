@@ -33,7 +33,7 @@ from creditflow.adapters.amqp.frames import frame_record
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
 from creditflow.adapters.amqp.serving import Refused, settled_slice
-from creditflow.conformance.differential.amqp_protocol import OPS
+from creditflow.conformance.families.amqp.protocol import OPS
 
 #: AD-AMQ-RMQ-QUIESCE: seconds without a byte either way after which the link is at rest.
 QUIET = 0.25

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.conformance.differential.adapter import CRASH, AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 
 NAME = "rabbitmq-amqp1.0"
 PLUGIN = "rabbitmq_amqp1_0"

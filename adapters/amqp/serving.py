@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from creditflow.conformance.differential.amqp_protocol import FAMILY
+from creditflow.conformance.families.amqp.protocol import FAMILY
 
 Answer = dict[str, Any]
 T = TypeVar("T")

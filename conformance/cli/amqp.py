@@ -26,6 +26,7 @@ from creditflow.conformance.cli.common import (
 from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
 from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.families.amqp.checking import AmqpCheckResult
+from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
 from creditflow.conformance.families.amqp.every_supply import (
     EverySupplyCheck,
     check_every_supply,
@@ -50,7 +51,6 @@ from creditflow.conformance.symbolic.amqp_every_supply import (
 from creditflow.conformance.symbolic.amqp_every_supply import (
     DeadlinePassed as ProofDeadlinePassed,
 )
-from creditflow.conformance.traces.amqp import amqp_dot, amqp_trace
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
 from creditflow.model.amqp import properties
 from creditflow.model.amqp.system import Action

@@ -15,10 +15,13 @@ import click
 from creditflow.adapters.amqp.rabbit_fifo import NAME as RABBIT_FIFO
 from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
+    AMQP_BUILTIN,
+    AMQP_MUTANT_PREFIX,
     UnknownAdapter,
     adapter_factory,
     adapter_names,
     amqp_adapter_factory,
+    amqp_mutants,
     command_factory,
     is_amqp_name,
 )
@@ -31,13 +34,7 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     fail,
 )
-from creditflow.conformance.differential.adapter import Adapter
-from creditflow.conformance.differential.amqp_protocol import (
-    AMQP_PHASES,
-    DEFAULT_AMQP_EXAMPLES,
-    DEFAULT_AMQP_STEPS,
-    DEFAULT_DEPTH,
-)
+from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_STEPS,
@@ -46,6 +43,8 @@ from creditflow.conformance.differential.conform import (
     ConformResult,
     run_conform,
 )
+from creditflow.conformance.differential.hello import adapter_family
+from creditflow.conformance.differential.protocol import FAMILY as CREDIT_FLOW_FAMILY
 from creditflow.conformance.differential.replay import (
     DIVERGED,
     FAILED,
@@ -57,15 +56,26 @@ from creditflow.conformance.differential.replay import (
 )
 from creditflow.conformance.differential.report import divergence_lines
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
-from creditflow.conformance.differential.traces import load_trace, trace_files
+from creditflow.conformance.differential.traces import SUFFIX, load_trace, trace_files
+from creditflow.conformance.families.amqp.protocol import (
+    AMQP_PHASES,
+    DEFAULT_AMQP_EXAMPLES,
+    DEFAULT_AMQP_STEPS,
+    DEFAULT_DEPTH,
+)
+from creditflow.conformance.families.amqp.protocol import (
+    FAMILY as AMQP_FAMILY,
+)
 from creditflow.conformance.inputs import bounds
 from creditflow.conformance.inputs.expectations import ExpectationsError, load_expectations
 from creditflow.conformance.inputs.itf import TraceFormatError
+from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
 
 if TYPE_CHECKING:
-    from creditflow.conformance.differential.amqp_conform import AmqpConformResult
+    from creditflow.conformance.families.amqp.conform import AmqpConformResult
+    from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 
 
 def adapter_options(command: Callable) -> Callable:
@@ -238,9 +248,11 @@ def conform(
       creditflow conform --adapter-cmd "python3 my_adapter.py" --corpus traces/
       creditflow conform --adapter-cmd "./my_port" --expectations known.json
     """
-    if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
+    family = _family_of(adapter_name, adapter_cmd, timeout)
+    if family == AMQP_FAMILY:
+        assert adapter_name is not None or adapter_cmd is not None
         _conform_amqp(
-            adapter_name,
+            adapter_name or "",
             timeout,
             max_examples,
             steps,
@@ -252,6 +264,7 @@ def conform(
             expectations=expectations,
             folder=corpus or out,
             rabbitmq_ebin=rabbitmq_ebin,
+            adapter_cmd=adapter_cmd,
         )
         return
     if skip_ops:
@@ -313,44 +326,33 @@ def _conform_amqp(
     expectations: Path | None = None,
     folder: Path = Path("counterexamples"),
     rabbitmq_ebin: Path | None = None,
+    adapter_cmd: str | None = None,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
     codes; the family's own phases; with ``expectations`` known failures masked
     (AD-AMQ-EXPECTATIONS-MASK); the failing run written into ``folder``
-    (TRACE-AMQP-RUN). The engine (and the AMQP model) is imported here only, so that a
-    NET run imports exactly what it did before."""
-    # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
-    from creditflow.conformance.cli.amqp_replay import (
-        adapter_args,
-        expectation_lines,
-        write_failing_run,
-    )
-
+    (TRACE-AMQP-RUN). ``adapter_cmd``: a command whose ``hello`` lists ``amqp``
+    (AD-CMD, FAM-ALPHABET) instead of the built-in adapter ``name``. The engine (and the
+    AMQP model) is imported here only, so that a NET run imports exactly what it did
+    before."""
     # deferred: as above, the AMQP engine only for AMQP runs
-    from creditflow.conformance.differential.amqp_conform import (
+    from creditflow.conformance.families.amqp.conform import (
         AmqpConformOptions,
         run_amqp_conform,
     )
 
     # deferred: as above, the AMQP engine only for AMQP runs
-    from creditflow.conformance.differential.amqp_replay import run_amqp_conform_expecting
+    from creditflow.conformance.families.amqp.replay import run_amqp_conform_expecting
 
     wrong = [p for p in phases if p not in AMQP_PHASES]
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
     if name == RABBIT_FIFO:  # AD-AMQ-FIFO-CONFORM: the queue end, its own ops
-        # deferred: as above, the AMQP engine only for AMQP runs
-        from creditflow.conformance.cli.amqp_queue import conform_queue
-
         if expectations is not None or skip_ops:
             raise click.UsageError(f"--expectations, --skip-op: not offered for {RABBIT_FIFO}")
         conform_queue(timeout, max_examples, steps, depth, seed, phases, as_json, rabbitmq_ebin)
         return
-    try:
-        # AD-AMQ-10: amqp10-client finds its ebins as rabbit-fifo does
-        factory = amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
-    except UnknownAdapter as exc:
-        raise click.UsageError(str(exc)) from None
+    factory = _amqp_factory(name, adapter_cmd, rabbitmq_ebin, timeout)
     if seed is None:
         seed = random.randrange(2**32)
     click.echo(f"creditflow conform: seed {seed}", err=as_json)
@@ -378,7 +380,8 @@ def _conform_amqp(
     replay = (
         None
         if path is None
-        else f"creditflow replay {shlex.quote(str(path))} {adapter_args(name, rabbitmq_ebin)}"
+        else f"creditflow replay {shlex.quote(str(path))} "
+        f"{_adapter_args(name or None, adapter_cmd, rabbitmq_ebin, DEFAULT_TIMEOUT)}"
     )
     if as_json:
         doc = result.to_json()
@@ -394,9 +397,53 @@ def _conform_amqp(
     saver.exit(result.exit_code)
 
 
+#: AD-HELLO: the families whose adapters conform and replay drive, in order of preference
+#: (FAM-ALPHABET: each has an alphabet)
+COMMAND_FAMILIES = (CREDIT_FLOW_FAMILY, AMQP_FAMILY)
+
+
+def _family_of(adapter_name: str | None, adapter_cmd: str | None, timeout: float) -> str:
+    """The family of the adapter chosen (AD-HELLO, FAM-ALPHABET): a built-in name's, or
+    the one an ``--adapter-cmd``'s ``hello`` lists (its own adapter failure, exit 3, if
+    it lists none the engine drives)."""
+    if adapter_name is not None and adapter_cmd is None:
+        return AMQP_FAMILY if is_amqp_name(adapter_name) else CREDIT_FLOW_FAMILY
+    if adapter_cmd is None or adapter_name is not None:
+        return CREDIT_FLOW_FAMILY  # open_factory says what is wrong
+    try:
+        argv = shlex.split(adapter_cmd)
+    except ValueError:
+        return CREDIT_FLOW_FAMILY  # open_factory says what is wrong
+    if not argv:
+        return CREDIT_FLOW_FAMILY
+    try:
+        return adapter_family(argv, COMMAND_FAMILIES, timeout)
+    except AdapterFailure as exc:
+        fail(str(exc), exit_codes.ADAPTER_FAILURE)
+        raise  # unreachable: fail exits
+
+
+def _amqp_factory(
+    name: str, adapter_cmd: str | None, rabbitmq_ebin: Path | None, timeout: float
+) -> Callable[[], AmqpAdapter]:
+    """The AMQP adapter chosen: ``--adapter-cmd`` through the family's alphabet (AD-CMD,
+    FAM-ALPHABET), or a built-in one by name (AD-AMQ-VERSION; AD-AMQ-10: amqp10-client
+    finds its ebins as rabbit-fifo does)."""
+    if adapter_cmd is not None:
+        # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+        from creditflow.conformance.families.amqp.alphabet import ALPHABET
+
+        argv = shlex.split(adapter_cmd)
+        return lambda: ALPHABET.open_command(argv, timeout)
+    try:
+        return amqp_adapter_factory(name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
+    except UnknownAdapter as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def _print_amqp(result: AmqpConformResult, expected: list[str] | None = None) -> None:
     # deferred: as in _conform_amqp, the AMQP engine only for AMQP runs
-    from creditflow.conformance.differential.amqp_conform import run_lines
+    from creditflow.conformance.families.amqp.conform import run_lines
 
     if result.failure is not None and not result.phases:
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
@@ -580,22 +627,14 @@ def replay(
       creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
       creditflow replay found/ --adapter rhea@3.0.5
     """
-    if adapter_name is not None and adapter_cmd is None and is_amqp_name(adapter_name):
+    if _family_of(adapter_name, adapter_cmd, timeout) == AMQP_FAMILY:
         if shrink:
             raise click.UsageError("--shrink: adapters of the credit_flow family only")
         if adapter_name == RABBIT_FIFO:  # AD-AMQ-REPLAY: AMQP run traces are link runs
             raise click.UsageError(
                 f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (use `conform`)"
             )
-        # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
-        from creditflow.conformance.cli.amqp_replay import replay_amqp
-
-        try:
-            amqp_factory = amqp_adapter_factory(
-                adapter_name, timeout=timeout, rabbitmq_ebin=rabbitmq_ebin
-            )
-        except UnknownAdapter as exc:
-            raise click.UsageError(str(exc)) from None
+        amqp_factory = _amqp_factory(adapter_name or "", adapter_cmd, rabbitmq_ebin, timeout)
         replay_amqp(traces, amqp_factory, expectations, as_json)
         return
     factory = open_factory(adapter_name, adapter_cmd, rabbitmq_ebin, timeout)
@@ -676,6 +715,209 @@ def replay(
 
 @click.command()
 def adapters() -> None:
-    """List the built-in adapters (for --adapter)."""
+    """List the built-in adapters (for --adapter): the ``credit_flow`` family's, then the
+    ``amqp`` family's (AD-AMQ-VERSION: ``NAME@VERSION`` picks a release) and the AMQP
+    reference's mutants. ``--adapter-cmd`` takes an adapter of either family (AD-HELLO)."""
     for name, text in adapter_names().items():
         click.echo(f"{name:34} {text}")
+    for name, text in AMQP_BUILTIN.items():
+        click.echo(f"{name:34} amqp: {text}")
+    for name, text in amqp_mutants().items():
+        click.echo(f"{AMQP_MUTANT_PREFIX + name:34} amqp mutant: {text}")
+
+
+# -- the amqp family (AD-AMQ-*): rendering and writing; the engines are in
+# conformance/families/amqp/ ------------------------------------------------------------
+
+
+def write_failing_run(result: AmqpConformResult, folder: Path, saver: Saver) -> Path | None:
+    """AD-AMQ-CONFORM-TRACE, TRACE-AMQP-RUN: the failing run of an AMQP ``conform`` written
+    into ``folder`` (the ``--corpus`` or ``--out`` folder), named after the adapter and the
+    run's content, before the verdict is reported."""
+    # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
+    from creditflow.conformance.families.amqp.run_traces import (
+        amqp_trace_digest,
+        trace_of_run,
+        write_amqp_trace,
+    )
+
+    run = result.run
+    if run is None:
+        return None
+    trace = trace_of_run(run)
+    name = f"{result.adapter}-{amqp_trace_digest(trace)}"
+    assert run.index is not None
+    what = "diverges" if run.verdict == "diverged" else "breaks a property"
+    description = (
+        f"{result.adapter} {result.version} {what} at op {run.index + 1} "
+        f"({run.ops[run.index]}), found by {result.found_by}, seed {result.seed}"
+    )
+    return saver.attempt(
+        write_amqp_trace,
+        trace,
+        derived_path(folder, name, SUFFIX),
+        description,
+        f"creditflow conform --adapter {result.adapter} --seed {result.seed}",
+        {"adapter": result.adapter, "verdict": run.verdict},
+    )
+
+
+def expectation_lines(result: AmqpConformResult, expectations: Path | None) -> list[str]:
+    """AD-AMQ-EXPECTATIONS-MATCH in text: each known failure and how often it was met."""
+    lines = []
+    for name, why, sig in result.known:
+        hits = result.expected_hits.get(name, 0)
+        lines.append(f"  EXPECTED  {name} ({sig}): met in {hits} run{'s' * (hits != 1)}; {why}")
+    for name in result.unexpected_passes:
+        lines.append(
+            f"  XPASS     {name}: passes, but the expectations list it; remove it from "
+            f"{expectations}"
+        )
+    for name, why in result.known_not_run.items():
+        lines.append(f"  NOT RUN   {name}: {why}")
+    return [printable(line) for line in lines]
+
+
+def replay_amqp(
+    traces: tuple[Path, ...],
+    factory: Callable[[], AmqpAdapter],
+    expectations: Path | None,
+    as_json: bool,
+) -> None:
+    """``creditflow replay TRACES --adapter NAME`` for an AMQP adapter (AD-AMQ-REPLAY):
+    exit 0 every trace passes or fails only in known ways, 1 a divergence or an
+    unexpected pass, 2 a bad trace or expectations file, 3 the adapter failed, 12 a
+    property violated by the implementation while the model agrees."""
+    # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+    from creditflow.conformance.families.amqp.conform import run_lines
+
+    # deferred: as above
+    from creditflow.conformance.families.amqp.replay import (
+        NOT_RUN,
+        PROPERTY,
+        replay_amqp_traces,
+    )
+
+    # deferred: as above
+    from creditflow.conformance.families.amqp.run_traces import load_amqp_trace
+
+    try:
+        known = load_expectations(expectations) if expectations else None
+        files = trace_files(list(traces))
+        if not files:
+            raise TraceFormatError(f"no *{SUFFIX} traces in {', '.join(map(str, traces))}")
+        loaded = [load_amqp_trace(f) for f in files]
+    except (TraceFormatError, ExpectationsError) as exc:
+        fail(str(exc), exit_codes.USAGE)
+    report = replay_amqp_traces(factory, loaded, known)
+    if report.expectations_error is not None:
+        fail(report.expectations_error, exit_codes.USAGE)
+    saver = Saver()
+    if as_json:
+        click.echo(json.dumps(saver.annotate(report.to_json())))
+        saver.exit(report.exit_code)
+    if report.failure is not None and not report.outcomes:
+        fail(report.failure, exit_codes.ADAPTER_FAILURE)
+    named = report.adapter if "@" in report.adapter else f"{report.adapter} {report.version}"
+    click.echo(f"creditflow replay: {printable(named)}")
+    if report.expectations is not None:
+        for k in report.expectations.known:
+            click.echo(printable(f"  EXPECTED  {k.name} ({k.signature}): {k.reason}"))
+        for name in report.unexpected_passes:
+            click.echo(
+                printable(
+                    f"  XPASS     {name}: passes, but the expectations list it; remove it "
+                    f"from {expectations}"
+                )
+            )
+        for name, why in report.expectations.not_run.items():
+            click.echo(printable(f"  NOT RUN   {name}: {why}"))
+    for o in report.outcomes:
+        path = printable(str(o.trace.path))
+        if o.status == PASS:
+            click.echo(f"  PASS      {path} ({len(o.trace.trace.ops)} ops)")
+        elif o.status == XFAIL:
+            click.echo(printable(f"  XFAIL     {o.trace.path}: {o.reason}"))
+        elif o.status == XPASS:
+            click.echo(
+                printable(
+                    f"  XPASS     {o.trace.path}: passes, but the expectations list it "
+                    f"({o.reason}); remove it from {expectations}"
+                )
+            )
+        elif o.status == FAILED:
+            click.echo(printable(f"  FAILED    {o.trace.path}: {o.failure}"))
+        elif o.status == NOT_RUN:
+            click.echo(printable(f"  NOT RUN   {o.trace.path}: {o.why_not_run}"))
+        elif o.status in (DIVERGED, PROPERTY):
+            assert o.run is not None
+            head = "DIVERGED " if o.status == DIVERGED else "PROPERTY "
+            click.echo(f"  {head} {path}")
+            for line in run_lines(o.run):
+                click.echo("    " + printable(line))
+    summary = ", ".join(f"{v} {k}" for k, v in report.counts.items() if v)
+    if report.unexpected_passes:
+        summary += f"; {len(report.unexpected_passes)} listed trace(s) pass (XPASS)"
+    click.echo(f"{len(report.outcomes)} traces: {summary}")
+    if report.failure is not None:
+        fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
+    saver.exit(report.exit_code)
+
+
+#: AD-AMQ-FIFO-CONFORM: ops per Hypothesis run without --steps
+DEFAULT_QUEUE_STEPS = 15
+
+
+def conform_queue(
+    timeout: float,
+    max_examples: int | None,
+    steps: int | None,
+    depth: int,
+    seed: int | None,
+    phases: tuple[str, ...],
+    as_json: bool,
+    rabbitmq_ebin: Path | None,
+) -> None:
+    """AD-AMQ-FIFO-CONFORM: exit 0 conformant, 1 diverged (the first diverging op and
+    the shortest trace), 3 the adapter failed (no Erlang or beams: one line)."""
+    # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+    from creditflow.conformance.families.amqp.queue_conform import (
+        QUEUE_PHASES,
+        queue_run_lines,
+        run_queue_conform,
+    )
+
+    factory = amqp_adapter_factory("rabbit-fifo", timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
+    if seed is None:
+        seed = random.randrange(2**32)
+    click.echo(f"creditflow conform: seed {seed}", err=as_json)
+    signals.note(seed=seed)
+    result = run_queue_conform(
+        factory,
+        seed,
+        depth,
+        DEFAULT_AMQP_EXAMPLES if max_examples is None else max_examples,
+        DEFAULT_QUEUE_STEPS if steps is None else steps,
+        tuple(p for p in QUEUE_PHASES if p in phases) if phases else QUEUE_PHASES,
+    )
+    saver = Saver()
+    if as_json:
+        click.echo(json.dumps(saver.annotate(result.to_json())))
+        saver.exit(result.exit_code)
+    if result.failure is not None and not result.phases:
+        fail(result.failure, exit_codes.ADAPTER_FAILURE)
+    click.echo(f"creditflow conform: {printable(result.adapter)} {result.version}, seed {seed}")
+    policy = ", ".join(f"{k} {v}" for k, v in result.policy.items())
+    click.echo(f"  policy: {printable(policy)}")
+    for p in result.phases:
+        click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
+    if result.failure is not None:
+        fail(result.failure, exit_codes.ADAPTER_FAILURE)
+    if result.run is None:
+        ops = sum(p.ops for p in result.phases)
+        click.echo(f"CONFORMANT: no divergence from the model's queue end in {ops:,} ops")
+    else:
+        click.echo(f"DIVERGENCE found by {result.found_by}")
+        for line in queue_run_lines(result.run):
+            click.echo(printable(line))
+    saver.exit(result.exit_code)

@@ -17,8 +17,12 @@ from creditflow.conformance.cli.amqp import describe_state, runs_document, step_
 from creditflow.conformance.cli.common import fail, printable_line
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.families.amqp.codec import (
+    AMQP_MODEL,
+    AmqpReplayed,
+    replay_amqp_document,
+)
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
-from creditflow.conformance.traces.amqp import AMQP_MODEL, AmqpReplayed, replay_amqp_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
     TraceReplayError,

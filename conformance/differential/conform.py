@@ -18,10 +18,8 @@ failure:
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +28,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
-from hypothesis import configuration as hypothesis_configuration
 from hypothesis.errors import FlakyFailure, FlakyStrategyDefinition
 from hypothesis.stateful import get_state_machine_test
 
@@ -45,6 +42,7 @@ from creditflow.conformance.differential.expected import (
     known_divergence,
     resolve,
 )
+from creditflow.conformance.differential.hypothesis_home import private_hypothesis_storage
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
     DivergenceFound,
@@ -543,26 +541,12 @@ def run_conform(open_adapter: Callable[[], Adapter], options: ConformOptions) ->
             run.failure = exc
             run.found_by = "the traces of the expectations file"
         else:
-            with _private_hypothesis_storage():
+            with private_hypothesis_storage():
                 _run_phases(adapter, options, run)
     finally:
         adapter.close()
         run.seconds = time.perf_counter() - started
     return run.result()
-
-
-@contextlib.contextmanager
-def _private_hypothesis_storage() -> Iterator[None]:
-    """OUT-HYPOTHESIS: Hypothesis keeps caches (``constants/``) in its storage folder,
-    ``./.hypothesis`` unless told otherwise; during the phases it is a temporary folder,
-    removed afterwards, so that ``conform`` writes nothing outside its output folder."""
-    previous = vars(hypothesis_configuration).get("__hypothesis_home_directory")
-    with tempfile.TemporaryDirectory(prefix="creditflow-hypothesis-") as home:
-        hypothesis_configuration.set_hypothesis_home_dir(home)
-        try:
-            yield
-        finally:
-            hypothesis_configuration.set_hypothesis_home_dir(previous)
 
 
 def _batched_phase(adapter: Adapter, options: ConformOptions, result: ConformRun) -> bool:

@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from creditflow.conformance.differential.hypothesis_home import private_hypothesis_storage
 from creditflow.conformance.differential.shrink import shrink_sequence
 
 
@@ -99,6 +100,7 @@ def hypothesis_search(
     each op of ``alphabet`` the model finds possible; the shortest failing run is shrunk
     by delta debugging with ``replay`` as the oracle (failures ``mask`` finds known
     masked throughout). The failing run, runs, ops."""
+    # deferred: Hypothesis is loaded by the runs that draw, not by the explorer's runs
     from hypothesis import HealthCheck, Phase, given, seed, settings
     from hypothesis import strategies as st
 
@@ -134,7 +136,7 @@ def hypothesis_search(
             found.append(run)
             raise Failed(run.verdict)
 
-    with contextlib.suppress(Failed):
+    with private_hypothesis_storage(), contextlib.suppress(Failed):  # OUT-HYPOTHESIS
         check()
     if not found:
         return None, stats["runs"], stats["ops"]

@@ -90,6 +90,11 @@ class Codec(Protocol):
     """FAM-CODEC: how the family's states and actions are written for traces and for a
     person (TRACE-*, TRACE-RUNS apply to every family through the one writer)."""
 
+    #: the ``#meta.creditflow.model`` of the family's counterexample traces
+    model: str
+    #: the version of that trace format (part of a sweep case's identity, SW-CASE-ID)
+    version: int
+
     def meta(self, instance: Instance) -> Mapping[str, Any]:
         """What a trace embeds so that ``show``/``replay`` can rebuild the instance."""
         ...
@@ -130,15 +135,39 @@ class Synthesis(Protocol):
 class Alphabet(Protocol):
     """FAM-ALPHABET: what the one conform driver, replay and the expectations matcher
     need of a family: its adapter op alphabet, the model side that answers the same ops,
-    the policies an adapter declares in ``hello``, and the runs to try."""
+    the policies an adapter declares in ``hello``, its phases and its runs.
+
+    The engine reads an adapter's family from its ``hello`` (AD-HELLO) and takes the
+    alphabet of that family: ``--adapter-cmd`` and ``replay --adapter-cmd`` take an
+    adapter of any family that has one."""
 
     #: the ``family`` an adapter names in its ``hello`` (AD-HELLO)
     family: str
+    #: the ops of the family's adapter protocol (AD-OPS, AD-AMQ-OPS, …)
     ops: Sequence[str]
+    #: ``conform``'s phases, in the order they run (``--phase``)
     phases: Sequence[str]
+    #: ``conform``'s budgets without ``--max-examples`` and ``--steps``
+    default_examples: int
+    default_steps: int
 
     def model_side(self, declared: Mapping[str, Any]) -> Any:
         """The model answering the adapter's ops under the policies it declared."""
+        ...
+
+    def policies(self, info: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The policies an adapter declared in its ``hello`` answer ``info`` (AD-HELLO;
+        empty where the family has none)."""
+        ...
+
+    def runs(self, info: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+        """The settings the runs choose among for an adapter that said ``info`` in its
+        ``hello`` (one empty choice where the family has no settings)."""
+        ...
+
+    def open_command(self, argv: Sequence[str], timeout: float) -> Any:
+        """The family's driver of an adapter command (AD-CMD), started: it says
+        ``hello`` and is probed (AD-ERRORS); an ``AdapterFailure`` if it cannot."""
         ...
 
 

@@ -38,7 +38,15 @@ from creditflow.conformance.inputs.amqp_topologies import (
     topology_from_document,
 )
 from creditflow.conformance.sweep.checkers import CaseBudget, CheckerOutcome
-from creditflow.conformance.traces.amqp import AMQP_VERSION, amqp_trace
+
+
+def amqp_codec() -> Any:
+    """FAM-CODEC: the AMQP family's trace codec, found through the registry (the sweep
+    sits below the families' packages)."""
+    part = get_family("amqp").codec
+    assert part is not None  # the AMQP family has a codec
+    return part.load()
+
 
 #: SW-AMQP: the kind name of AMQP families in a sweep file
 AMQP_KIND = "amqp"
@@ -214,7 +222,7 @@ def document_digest(doc: dict[str, Any]) -> str:
         "graph": graph,
         "nodes": doc["nodes"],
         "edges": doc.get("edges", doc.get("links")),
-        "v": AMQP_VERSION,
+        "v": amqp_codec().version,
     }
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -310,7 +318,7 @@ def amqp_checker(inp: AmqpInput, budget: CaseBudget) -> CheckerOutcome:
         violated=sorted(v.props) if v is not None else [],
         shortest_counterexample=len(v.steps) if v is not None and result.shortest else None,
         exit_code=result.exit_code,
-        trace=None if v is None else amqp_trace(inp, v, t.name, t.supply),
+        trace=None if v is None else amqp_codec().counterexample(inp, v, t.name, t.supply),
         claim_scope=claim_scope(result),
         claim=result.claim,
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from creditflow.conformance.sweep import amqp as amqp_sweep
-from creditflow.conformance.sweep.amqp import AMQP_KIND
+from creditflow.conformance.sweep.amqp import AMQP_KIND, amqp_codec
 from creditflow.conformance.sweep.families import FAULT_PARAMS
 from creditflow.conformance.sweep.features import graph_features
 from creditflow.conformance.sweep.sweepfile import (
@@ -25,7 +25,6 @@ from creditflow.conformance.sweep.sweepfile import (
     SweepSpec,
     parameter_points,
 )
-from creditflow.conformance.traces.amqp import AMQP_VERSION
 from creditflow.conformance.traces.network import NETWORK_VERSION
 from creditflow.model.network.graph import FlowGraph, flow_graph_from_networkx
 
@@ -167,7 +166,7 @@ def case_id(
     the workload, the checker and the model's version — never the budget."""
     identity = {
         "v": CASE_ID_VERSION,
-        "model": NETWORK_VERSION if graph.kind != AMQP_KIND else f"amqp-{AMQP_VERSION}",
+        "model": NETWORK_VERSION if graph.kind != AMQP_KIND else f"amqp-{amqp_codec().version}",
         "graph_id": graph.graph_id,
         "graph": graph.digest,
         "credit": credit,

@@ -23,7 +23,7 @@ from creditflow.adapters.amqp.rabbitmq_plugin import (
 )
 from creditflow.adapters.amqp.rabbitmq_policy import broker_policy
 from creditflow.conformance import exit_codes
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.families.amqp.conform import (
     REFUSED_RULE,
     AmqpOp,
     AmqpRun,

@@ -456,7 +456,7 @@ def test_an_amqp_sweep_on_spark_says_what_each_row_claims(spark, tmp_path):
     """SW-AMQP, SW-AMQP-CLAIM, SW-TRACE on Spark: an AMQP family (a ring of 2 or 3 slots,
     one delivery held) runs on the executors like a NET family; each row is the AMQP
     check's verdict for the supply with its claim, and the stall's trace replays."""
-    from creditflow.conformance.traces.amqp import replay_amqp_document
+    from creditflow.conformance.families.amqp.codec import replay_amqp_document
 
     path = tmp_path / "amqp.toml"
     path.write_text(AMQP_SPARK_SWEEP)

@@ -1,4 +1,5 @@
-"""AMQP counterexamples as ITF traces and pictures (AMQ-TRACE, AMQ-PICTURE).
+"""The ``amqp`` family's trace codec (FAM-CODEC): AMQP counterexamples as ITF traces
+and pictures (AMQ-TRACE, AMQ-PICTURE, TRACE-RUNS); :data:`CODEC` is the family's part.
 
 A trace embeds the topology document it was checked with (``--config`` applied), so it
 replays without the file: :func:`replay_amqp_document` rebuilds the topology and follows
@@ -156,11 +157,14 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
         if run is not None and len(steps) + len(run[0]) * run[1] > MAX_REPLAY_STEPS:
             raise TraceFormatError(f"{where}: more than {MAX_REPLAY_STEPS:,} steps in all")
         if run is not None:  # TRACE-RUNS: the block replayed count times, then compared
+            start = state
             for n in range(run[1]):
                 for a in run[0]:
                     state = _only_step(topology, state, a, f"{where}: states[{i}] (run {n + 1})")
                     steps.append(a)
                     states.append(state)
+                if n == 0:  # TRACE-RUNS-BOUNDED: once its actions are known steps
+                    _check_counted(start, run, values, f"{where}: states[{i}]", f"states[{i - 1}]")
             if not _same(state, values):
                 raise TraceReplayError(
                     f"{where}: states[{i}] is not where its run from states[{i - 1}] leads"
@@ -189,6 +193,74 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
     return AmqpReplayed(
         topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(steps), tuple(states)
     )
+
+
+#: TRACE-RUNS-BOUNDED: the counts the model keeps of its own steps, and the step that
+#: changes each by a fixed amount whatever the state (AMQ-TS): a ``send`` sends one
+#: message of the supply, a ``settle`` settles one delivery, a hand ``grant`` and a
+#: ``drain`` are counted by the receiver. Per state shape, the field path and the
+#: change per action; ``tests/test_amqp_trace_runs.py`` holds every step of random runs
+#: of every preset to it.
+COUNTED: dict[str, dict[tuple[str, str], dict[str, int]]] = {
+    "LinkState": {
+        ("sender", "sent"): {"send": 1},
+        ("sender", "supply"): {"send": -1},
+        ("receiver", "settled"): {"settle": 1},
+        ("receiver", "grants_used"): {"grant": 1},
+    },
+    "PublishState": {
+        ("sender", "sent"): {"send": 1},
+        ("sender", "supply"): {"send": -1},
+    },
+    "ConsumeState": {
+        ("receiver", "settled"): {"settle": 1},
+        ("receiver", "drains_used"): {"drain": 1},
+    },
+}
+
+
+def counted_fields(state: State) -> dict[tuple[str, str], int]:
+    """TRACE-RUNS-BOUNDED: the counted fields of ``state`` (:data:`COUNTED`)."""
+    return {
+        (part, name): int(getattr(getattr(state, part), name))
+        for part, name in COUNTED.get(type(state).__name__, {})
+    }
+
+
+def _written_count(values: Mapping[str, Any], path: tuple[str, str]) -> Any:
+    part = values.get(path[0])
+    return part.get(path[1]) if isinstance(part, Mapping) else None
+
+
+def _check_counted(
+    state: State,
+    run: tuple[tuple[str, ...], int],
+    values: Mapping[str, Any],
+    where: str,
+    before: str,
+) -> None:
+    """TRACE-RUNS-BOUNDED: before a run is expanded, the counts it must leave
+    (:data:`COUNTED`: the count before plus ``count`` times the block's change) are
+    compared with the state written at its end; a run whose written end state is wrong
+    there is refused at once, in time independent of the run's length. (A run that
+    passes is expanded and compared in full.)"""
+    block, count = run
+    effects = COUNTED.get(type(state).__name__, {})
+    for path, start in counted_fields(state).items():
+        per_block = sum(effects[path].get(a, 0) for a in block)
+        expected = start + per_block * count
+        written = _written_count(values, path)
+        if encode(expected) != written:
+            field_name = ".".join(path)
+            if isinstance(written, Mapping) and "#bigint" in written:
+                written = written["#bigint"]
+            raise TraceReplayError(
+                f"{where} is not where its run from {before} leads: ({', '.join(block)}) "
+                f"×{count:,} takes {field_name} from {start:,} to {expected:,}, the state "
+                f"written has {written} (the run is not a step of the model that often, "
+                f"or the state written is not its end; refused before expanding it, "
+                f"TRACE-RUNS-BOUNDED)"
+            )
 
 
 MAX_REPLAY_STEPS = 10_000_000
@@ -351,3 +423,56 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
         )
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+# -- FAM-CODEC ----------------------------------------------------------------------------
+
+
+def _leaves(value: Any, prefix: str) -> list[str]:
+    """``name=value`` for every number and flag of a model value (no Python repr)."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [
+            part
+            for f, v in zip(value._fields, value, strict=True)
+            if v is not None
+            for part in _leaves(v, f"{prefix}{f}.")
+        ]
+    if isinstance(value, tuple):
+        return [f"{prefix.rstrip('.')}=[{len(value)}]"]
+    return [f"{prefix.rstrip('.')}={value}"]
+
+
+class AmqpCodec:
+    """FAM-CODEC for ``amqp`` (AMQ-TRACE, AMQ-PICTURE, TRACE-RUNS): the counterexample
+    trace writer and its replay, the picture, a state and a step for a person. A system
+    handed to :meth:`picture` carries the :class:`AmqpInput` it was built from as
+    ``instance``."""
+
+    model = AMQP_MODEL
+    version = AMQP_VERSION
+
+    def meta(self, instance: Any) -> Mapping[str, Any]:
+        return {"model": AMQP_MODEL, "version": AMQP_VERSION, "graph": instance.document}
+
+    def state_line(self, system: Any, state: Any) -> str:
+        return " ".join(_leaves(state, ""))
+
+    def step_words(self, system: Any, action: Any) -> str:
+        return str(action)  # AMQ-TS: an action is its rule's name (``send``, ``take_fwd``)
+
+    def picture(self, system: Any, state: Any, title: str) -> str:
+        inp = system.instance
+        return amqp_dot(inp.topology, inp.document, state, title)
+
+    def counterexample(
+        self, inp: AmqpInput, violation: AmqpViolation, source: str, supply: int | None = None
+    ) -> dict[str, Any]:
+        """AMQ-TRACE: :func:`amqp_trace`."""
+        return amqp_trace(inp, violation, source, supply)
+
+    def replay_document(self, doc: Mapping[str, Any], where: str = "trace") -> AmqpReplayed:
+        """TRACE-REPLAY, TRACE-RUNS: :func:`replay_amqp_document`."""
+        return replay_amqp_document(doc, where)
+
+
+CODEC = AmqpCodec()

@@ -33,7 +33,7 @@ OPS = (
 )
 #: AD-AMQ-CONFORM: ``conform``'s phases and defaults for this family (here, so that the
 #: CLI reads them without importing the model; the engine is
-#: ``conformance/differential/amqp_conform.py``).
+#: ``conformance/families/amqp/conform.py``).
 AMQP_PHASES = ("explorer-runs", "hypothesis-runs")
 DEFAULT_DEPTH = 4
 DEFAULT_AMQP_EXAMPLES = 60

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.families.amqp.conform import (
     ALPHABET,
     AmqpOp,
     AmqpRun,
@@ -26,7 +27,6 @@ from creditflow.conformance.differential.amqp_conform import (
     PolicyError,
     model_policy,
 )
-from creditflow.conformance.differential.traces import SUFFIX
 from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,

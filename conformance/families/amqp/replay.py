@@ -14,30 +14,28 @@ from typing import Any, Final, Literal, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.differential.replay import DIVERGED, FAILED, PASS, XFAIL, XPASS
+from creditflow.conformance.families.amqp.conform import (
     AmqpConformOptions,
     AmqpConformResult,
     AmqpRun,
     PolicyError,
     run_amqp_conform,
 )
-from creditflow.conformance.differential.amqp_expected import (
+from creditflow.conformance.families.amqp.expected import (
     Masker,
     ResolvedAmqpExpectations,
     cannot_run,
     judge_amqp,
     resolve_amqp,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
-from creditflow.conformance.differential.amqp_traces import LoadedAmqpTrace
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.run_traces import LoadedAmqpTrace
 from creditflow.conformance.inputs.expectations import Expectations, ExpectationsError
 
-PASS: Final = "pass"
-DIVERGED: Final = "diverged"
+#: AD-AMQ-REPLAY: the statuses of the one replay (``differential/replay.py``) and the
+#: family's own two: a property the implementation broke, a trace not run (why)
 PROPERTY: Final = "property-violated"
-XFAIL: Final = "xfail"
-XPASS: Final = "xpass"
-FAILED: Final = "adapter-failure"
 NOT_RUN: Final = "not-run"
 
 AmqpReplayStatus = Literal[

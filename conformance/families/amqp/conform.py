@@ -22,7 +22,11 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import (
+from creditflow.conformance.differential.op_search import (
+    explore,
+    hypothesis_search,
+)
+from creditflow.conformance.families.amqp.protocol import (
     AMQP_PHASES,
     DEFAULT_AMQP_EXAMPLES,
     DEFAULT_AMQP_STEPS,
@@ -30,10 +34,6 @@ from creditflow.conformance.differential.amqp_protocol import (
     AmqpAdapter,
     Violation,
     WireMonitor,
-)
-from creditflow.conformance.differential.op_search import (
-    explore,
-    hypothesis_search,
 )
 from creditflow.model.amqp import endpoints, properties, session
 from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
@@ -557,6 +557,27 @@ class AmqpPhase:
     seconds: float
 
 
+def result_document(result: Any) -> dict[str, Any]:
+    """OUT-JSON-SCHEMA: the keys every AMQP ``conform --json`` document starts with, in
+    order (the link end's and the queue end's, AD-AMQ-CONFORM, AD-AMQ-FIFO-CONFORM)."""
+    return {
+        "family": "amqp",
+        "verdict": result.verdict,
+        "exit_code": result.exit_code,
+        "adapter": result.adapter,
+        "version": result.version,
+        "policy": result.policy,
+        "seed": result.seed,
+        "phases": [
+            {"name": p.name, "runs": p.runs, "ops": p.ops, "seconds": round(p.seconds, 3)}
+            for p in result.phases
+        ],
+        "found_by": result.found_by,
+        "run": None if result.run is None else result.run.to_json(),
+        "failure": result.failure,
+    }
+
+
 @dataclass(frozen=True)
 class AmqpConformResult:
     """The verdict of an AMQP conform run (AD-AMQ-CONFORM-VERDICT, OUT-TYPED-RESULT)."""
@@ -598,20 +619,7 @@ class AmqpConformResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "family": "amqp",
-            "verdict": self.verdict,
-            "exit_code": self.exit_code,
-            "adapter": self.adapter,
-            "version": self.version,
-            "policy": self.policy,
-            "seed": self.seed,
-            "phases": [
-                {"name": p.name, "runs": p.runs, "ops": p.ops, "seconds": round(p.seconds, 3)}
-                for p in self.phases
-            ],
-            "found_by": self.found_by,
-            "run": None if self.run is None else self.run.to_json(),
-            "failure": self.failure,
+            **result_document(self),
             "expected_divergences": [
                 {"trace": n, "why": why, "signature": sig, "met": self.expected_hits.get(n, 0)}
                 for n, why, sig in self.known

@@ -17,8 +17,9 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
 from creditflow.conformance.differential.op_search import explore, hypothesis_search
+from creditflow.conformance.families.amqp.conform import AmqpPhase, result_document
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp import queue
 from creditflow.model.amqp.frames import CreditRequest, Delivery
 from creditflow.model.amqp.policies import QueuePolicy
@@ -246,14 +247,6 @@ def run_queue_ops(
 
 
 @dataclass(frozen=True)
-class QueuePhase:
-    name: str
-    runs: int
-    ops: int
-    seconds: float
-
-
-@dataclass(frozen=True)
 class QueueConformResult:
     """The verdict of ``conform --adapter rabbit-fifo`` (AD-AMQ-FIFO-CONFORM,
     OUT-TYPED-RESULT): 0 conformant, 1 diverged, 3 the adapter failed."""
@@ -262,7 +255,7 @@ class QueueConformResult:
     version: str
     policy: dict[str, Any]
     seed: int
-    phases: tuple[QueuePhase, ...]
+    phases: tuple[AmqpPhase, ...]
     run: QueueRun | None
     found_by: str | None
     failure: str | None = None
@@ -282,22 +275,7 @@ class QueueConformResult:
         }[self.verdict]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "family": "amqp",
-            "verdict": self.verdict,
-            "exit_code": self.exit_code,
-            "adapter": self.adapter,
-            "version": self.version,
-            "policy": self.policy,
-            "seed": self.seed,
-            "phases": [
-                {"name": p.name, "runs": p.runs, "ops": p.ops, "seconds": round(p.seconds, 3)}
-                for p in self.phases
-            ],
-            "found_by": self.found_by,
-            "run": None if self.run is None else self.run.to_json(),
-            "failure": self.failure,
-        }
+        return result_document(self)
 
 
 def _allows(sizes: Mapping[str, Any], seq: Sequence[QueueOp]) -> bool:
@@ -350,7 +328,7 @@ def run_queue_conform(
     divergence."""
     name, version = "rabbit-fifo", "?"
     policy: dict[str, Any] = {}
-    done: list[QueuePhase] = []
+    done: list[AmqpPhase] = []
     try:
         adapter = factory()
     except AdapterFailure as exc:
@@ -364,7 +342,7 @@ def run_queue_conform(
                 run, runs, ops = _explore(adapter, depth)
             else:
                 run, runs, ops = _hypothesis(adapter, seed, max_examples, steps)
-            done.append(QueuePhase(phase, runs, ops, time.perf_counter() - t0))
+            done.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))
             if run is not None:
                 return QueueConformResult(name, version, policy, seed, tuple(done), run, phase)
         return QueueConformResult(name, version, policy, seed, tuple(done), None, None)

@@ -18,19 +18,19 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from creditflow.conformance.differential.amqp_conform import (
+from creditflow.conformance.differential.expected import find_witness
+from creditflow.conformance.differential.op_search import executed_prefix
+from creditflow.conformance.differential.shrink import shrink_sequence
+from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.families.amqp.conform import (
     AmqpOp,
     AmqpRun,
     model_allows,
     model_policy,
     run_ops,
 )
-from creditflow.conformance.differential.amqp_protocol import AmqpAdapter
-from creditflow.conformance.differential.amqp_traces import LoadedAmqpTrace, load_amqp_trace
-from creditflow.conformance.differential.expected import find_witness
-from creditflow.conformance.differential.op_search import executed_prefix
-from creditflow.conformance.differential.shrink import shrink_sequence
-from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.families.amqp.protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.run_traces import LoadedAmqpTrace, load_amqp_trace
 from creditflow.conformance.inputs.expectations import (
     Expectations,
     ExpectationsError,
