@@ -66,7 +66,7 @@ def gate(tmp_path: Path, *run: str, rounds: int = 4) -> tuple[dict, dict[str, li
     raise AssertionError(f"not conformant after {rounds} rounds: {signatures}")
 
 
-@pytest.mark.parametrize("seed", ["1", "2"])
+@pytest.mark.parametrize("seed", ["1"])
 def test_the_ci_gate_passes_on_its_own_example(tmp_path: Path, seed: str) -> None:
     """AD-EXPECTATIONS-CONFORM, AD-EXPECTATIONS-MATCH, AD-HELLO: each divergence
     ``conform`` writes for the late ack, once listed, is met and expected in the next run
