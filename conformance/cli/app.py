@@ -39,6 +39,7 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
+from creditflow.conformance.cli.family_check import run_check as run_any_family_check
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
     CheckOptions,
@@ -69,6 +70,12 @@ from creditflow.model.network.properties import STATE_PROPERTIES
 #: ``--progress`` and without either option (a CI log is never silent for long)
 PROGRESS_LINE_SECONDS = 10.0
 QUIET_LINE_SECONDS = 60.0
+
+
+#: FAM-CHECKING: the families whose ``check`` still has its own rendering (credit_flow's
+#: graphs never reach the routing; AMQP prints the settings in effect, its directed runs
+#: and its proof's obligations); every other family is checked by family_check.
+OWN_CHECK_RENDERING = frozenset({"amqp"})
 
 
 @contextmanager
@@ -256,6 +263,25 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     routed = route(click.get_current_context(), graph, config, "check")
+    if routed is not None and routed[0].name not in OWN_CHECK_RENDERING:
+        # FAM-CHECKING: any family through its parts (conformance/cli/family_check.py)
+        family, instance = routed
+        with progress_bar(progress, f"checking {instance.name}") as update:
+            run_any_family_check(
+                family,
+                instance,
+                graph,
+                publishes,
+                publishes is None and not graph_supply,
+                max_states,
+                as_json,
+                trace_out,
+                dot_out,
+                update,
+                full_search,
+                not no_prove,
+                prove_timeout,
+            )
     if routed is not None:  # FAM-REGISTRY: a family's own input, through its parts
         family, inp = routed
         every_supply = publishes is None and not graph_supply

@@ -24,7 +24,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from creditflow.model.system import TransitionSystem
 
@@ -112,13 +112,25 @@ class Codec(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SupplyProof:
+    """FAM-EVERY-SUPPLY: what a family's proof for every supply established: ``proved``
+    (every property in ``properties`` holds for every supply), ``refuted`` (a property is
+    false for some supply; the explorer then finds the witness) or ``open`` (not
+    established: ``statement`` names the open obligation, or the deadline that ran out)."""
+
+    status: Literal["proved", "refuted", "open"]
+    statement: str
+    properties: Mapping[str, bool | None]
+
+
 class EverySupply(Protocol):
     """FAM-EVERY-SUPPLY: a proof for every supply, within the deadline the engine passes
     (``--prove-timeout``/``--timeout``, honoured: FAM-DEADLINE)."""
 
-    def prove(self, instance: Instance, deadline: float | None) -> Any:
-        """A typed result: proved (per property), refuted with a witness, or open with
-        the obligation named."""
+    def prove(self, instance: Instance, deadline: float | None) -> SupplyProof:
+        """Proved (per property), refuted, or open with the obligation named; a deadline
+        (``time.monotonic()``) that passes gives ``open``, never ``proved``."""
         ...
 
 
