@@ -90,12 +90,16 @@ _NODE_KEYS = {
 
 
 #: AMQ-TOPOLOGY-LIMITS: a supply (``publishes``, ``ready``) at most IN-LIMITS' largest
-#: supply; every other number at most AMQP's ``uint`` (windows, credits, counts).
+#: supply; the first delivery-count (``initial``) any ``uint``; every other number
+#: (windows, credits, counts) at most 2^31 − 1, the largest addend RFC 1982 serial
+#: addition defines (AMQ-SERIAL, ``model/amqp/serial.py``'s ``MAX_ADDEND``), so every
+#: number the reader accepts is one the model handles.
 MAX_SUPPLY = 1_000_000  # model/network/graph.py's MAX_PUBLISHES, not imported: START-LAZY
 MAX_UINT = 2**32 - 1
+MAX_AMOUNT = 2**31 - 1
 
 
-def _int(v: Any, where: str, low: int = 0, high: int = MAX_UINT) -> int:
+def _int(v: Any, where: str, low: int = 0, high: int = MAX_AMOUNT) -> int:
     """An integer in ``low … high`` (AMQ-TOPOLOGY-LIMITS), or one line naming ``where``."""
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise TopologyError(f"{where}: expected an integer ≥ {low}, got {v!r}")
@@ -294,9 +298,7 @@ def topology_from_dict(doc: Mapping[str, Any], name: str = "topology") -> Topolo
     if graph.get("family") != "amqp":
         raise TopologyError("graph.family: expected 'amqp'")
     name = str(graph.get("name", name))
-    initial = _int(graph.get("initial", 0), "graph.initial")
-    if initial >= 2**32:
-        raise TopologyError("graph.initial: must be below 2^32")
+    initial = _int(graph.get("initial", 0), "graph.initial", high=MAX_UINT)
     chain = _chain(doc)
     kinds = [n["kind"] for n in chain]
     w = [f"nodes ({n['id']})" for n in chain]

@@ -42,6 +42,9 @@ AMQP_KEYS = (
     "max_queue_credit",
     "quorum_commands_soft_limit",
 )
+#: AMQ-TOPOLOGY-LIMITS: the largest value of an AMQP_KEYS setting (2^31 − 1, the largest
+#: addend of RFC 1982 serial addition, AMQ-SERIAL)
+MAX_AMQP_VALUE = 2**31 - 1
 #: IN-CREDIT-ROLES: the roles of a message-store process (RabbitMQ's module name, and
 #: the short name ``creditflow observe`` writes).
 MSG_STORE_ROLES = frozenset({"rabbit_msg_store", "msg_store"})
@@ -192,12 +195,19 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
 
 
 def _amqp_value(term: Term, key: str, where: str, found: dict[str, int]) -> None:
-    """AMQ-CONFIG: one of AMQP_KEYS, a positive integer, given once."""
+    """AMQ-CONFIG: one of AMQP_KEYS, a positive integer at most 2^31 − 1
+    (AMQ-TOPOLOGY-LIMITS), given once; a value out of range is blamed on this file, not
+    on the topology it is applied to (FAM-CONFIG-BLAME)."""
     if key in found:
         raise ConfigFileError(f"{where}:{term.line}: {key} is set twice (IN-DUPLICATE)")
     if term.kind != "integer" or not isinstance(term.value, int) or term.value < 1:
         raise ConfigFileError(
             f"{where}:{term.line}: {key} must be a positive integer, got {term.describe()}"
+        )
+    if term.value > MAX_AMQP_VALUE:
+        raise ConfigFileError(
+            f"{where}:{term.line}: {key}: {term.value} exceeds the maximum "
+            f"{MAX_AMQP_VALUE} (AMQ-TOPOLOGY-LIMITS)"
         )
     found[key] = term.value
 
