@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -116,3 +117,126 @@ def test_every_supply_check_agrees_with_the_search_of_each_supply(graph):
         if primary.property_id == NO_DEADLOCK and decision.answered_by == "proof":
             lengths = [found[NO_DEADLOCK] for found in per_supply.values() if NO_DEADLOCK in found]
             assert all(primary.length <= n for n in lengths), (primary.length, lengths)
+
+
+# -- issue 37 class 6: limits and types, for every family's reader ---------------------------
+
+SPEC = Path(__file__).resolve().parent.parent / "spec"
+
+
+def _net(path: str) -> object:
+    from creditflow.conformance.inputs.graphs import load_graph
+
+    return load_graph(path)
+
+
+def _amqp(path: str) -> object:
+    from creditflow.conformance.inputs.amqp_topologies import load_amqp_topology
+
+    return load_amqp_topology(path)
+
+
+def _paging(path: str) -> object:
+    from creditflow.conformance.inputs.paging_scenarios import load_scenario
+
+    return load_scenario(path)
+
+
+def _actors(path: str) -> object:
+    from creditflow.conformance.inputs.actor_graphs import load_actor_graph
+
+    return load_actor_graph(path)
+
+
+def _alarms(path: str) -> object:
+    from creditflow.conformance.inputs.alarm_timelines import load_timeline
+
+    return load_timeline(path)
+
+
+#: per family: its reader, a shipped input, and how to set that input's name
+READERS = {
+    "credit_flow": (_net, SPEC / "graphs" / "cycle2.json", ("graph", "name")),
+    "amqp": (_amqp, SPEC / "graphs" / "amqp" / "rabbitmq4-consume.json", ("graph", "name")),
+    "paging": (_paging, SPEC / "paging" / "small-embedded.json", ("name",)),
+    "accounts": (_actors, SPEC / "graphs" / "accounts" / "rpc.json", ("graph", "name")),
+    "alarms": (_alarms, SPEC / "alarms" / "memory-alarm.json", ("name",)),
+}
+
+
+def refused_in_one_line(reader, doc: dict, tmp_path: Path) -> str:
+    """The reader's error for ``doc`` written to a file: one line naming the file."""
+    from creditflow.conformance.inputs.reading import InputError
+
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises((InputError, ValueError)) as exc:
+        reader(str(path))
+    text = str(exc.value)
+    assert "\n" not in text and str(path) in text, text
+    return text
+
+
+def named(doc: dict, where: tuple[str | int, ...], value: object) -> dict:
+    """A copy of ``doc`` with ``value`` at ``where``."""
+    doc = json.loads(json.dumps(doc))
+    target: Any = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("family", sorted(READERS))
+@pytest.mark.parametrize("bad", ["x" * 5000, ["a", {"b": 1}], {"a": 1}, 7, ""])
+def test_a_bad_name_is_refused_by_every_familys_reader(tmp_path, family, bad):
+    """IN-LIMITS, IN-SCHEMA: a 5,000-character name, a list, an object, a number or an
+    empty string as the name is refused in one line naming the file, never printed as a
+    Python repr (``['a', {'b': 1}]``); 1,024 characters are taken."""
+    reader, shipped, where = READERS[family]
+    doc = json.loads(shipped.read_text())
+    text = refused_in_one_line(reader, named(doc, where, bad), tmp_path)
+    assert "['a'" not in text and "{'a'" not in text
+    if isinstance(bad, str) and bad:
+        assert "1,024" in text or "1024" in text
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(named(doc, where, "n" * 1024)))
+    assert reader(str(ok)) is not None
+
+
+def test_the_name_limit_is_in_limits_own():
+    """IN-LIMITS: the input layer's name limit is the model's MAX_NAME_LENGTH."""
+    from creditflow.conformance.inputs.reading import MAX_NAME_CHARS
+    from creditflow.model.network.graph import MAX_NAME_LENGTH
+
+    assert MAX_NAME_CHARS == MAX_NAME_LENGTH == 1024
+
+
+AMQP_PRESET = SPEC / "graphs" / "amqp" / "rabbitmq4-consume.json"
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "path"),
+    [
+        (("edges", 0, "source"), ["qq"], "edges[0].source"),
+        (("edges", 0, "target"), {"id": "relay"}, "edges[0].target"),
+        (("nodes", 0, "kind"), ["queue"], "nodes[0] (qq).kind"),
+        (("nodes", 1, "id"), ["relay"], "nodes[1].id"),
+        (("nodes", 4, "role"), ["receiver"], "role"),
+        (("nodes", 4, "credit", "policy"), ["window"], "credit.policy"),
+        (("nodes", 2, "window", "policy"), {"p": 1}, "window.policy"),
+        (("nodes", 0, "consumer", "mode"), ["credited"], "consumer.mode"),
+        (("nodes", 4, "grants"), {"a": 1}, "grants"),
+        (("nodes", 0, "consumer", "prefech"), 3, "consumer"),
+    ],
+)
+def test_a_wrong_type_in_a_topology_is_refused_with_its_path(tmp_path, where, value, path):
+    """IN-SCHEMA, AMQ-TOPOLOGY: a list or object where an id, kind or policy is expected,
+    and an unknown key in a queue's ``consumer`` (``prefech``), exit 2 with the JSON path
+    of the place, never ``TypeError: unhashable type``."""
+    doc = named(json.loads(AMQP_PRESET.read_text()), where, value)
+    text = refused_in_one_line(_amqp, doc, tmp_path)
+    assert path in text, text
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "input.json"), "--no-progress"])
+    assert result.exit_code == exit_codes.USAGE, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and path in result.stderr
