@@ -164,3 +164,73 @@ def test_an_adapters_declared_policy_out_of_range_is_an_adapter_failure(credit, 
         {"credit": {"policy": "manual"}, "window": {"policy": "never", "window": 2**31 - 1}}, {}
     )
     assert ok.window.window == 2**31 - 1
+
+
+def leaves(doc: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path to a value that is not an object or a list in ``doc``."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from leaves(v, (*path, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from leaves(v, (*path, i))
+    else:
+        yield path
+
+
+@pytest.mark.parametrize("preset", ["rabbitmq4-consume", "rabbitmq4-publish", "ring-one-held"])
+def test_a_wrong_type_anywhere_in_a_topology_is_one_line_with_its_path(preset):
+    """IN-SCHEMA, AMQ-TOPOLOGY: every value of a preset replaced by a list, an object,
+    null, a boolean and a string in turn: the reader takes it or refuses it in one
+    AmqpTopologyError line, never another exception (``TypeError: unhashable type``)."""
+    from creditflow.conformance.inputs.amqp_topologies import (
+        AmqpTopologyError,
+        topology_from_document,
+    )
+
+    doc = json.loads((amqp_presets_dir() / f"{preset}.json").read_text())
+    refused = 0
+    for path in leaves(doc):
+        for bad in (["x"], {"x": 1}, None, True, "x"):
+            try:
+                topology_from_document(with_value(doc, path, bad), "t.json")
+            except AmqpTopologyError as exc:
+                assert "\n" not in str(exc) and str(exc).startswith("t.json: "), exc
+                refused += 1
+    assert refused > 0
+
+
+NET_GRAPH = {
+    "directed": True,
+    "multigraph": False,
+    "graph": {"name": "relay", "credit": [2, 1]},
+    "nodes": [{"id": "a", "source": True, "publishes": 3}, {"id": "b"}, {"id": "c"}],
+    "edges": [
+        {"source": "a", "target": "b", "credit": [2, 1], "sends_per_message": 1},
+        {"source": "b", "target": "c", "credit": [2, 3]},
+    ],
+}
+NET_FIELDS = [p for p in numeric_fields(NET_GRAPH)]
+#: IN-LIMITS' maxima (model/network/graph.py): credit, supply, sends per message
+NET_MAXIMA = {"credit": 1_000_000, "publishes": 1_000_000, "sends_per_message": 64}
+
+
+@pytest.mark.parametrize("field", NET_FIELDS, ids=lambda p: ".".join(map(str, p)))
+def test_every_net_graph_number_at_its_limits_gives_one_line_or_a_verdict(tmp_path, field):
+    """IN-LIMITS on a NET graph: each number at its maximum gives a verdict (within 50
+    states, no proof: the reader is under test), one past it and 2^31 are refused in one
+    line naming the file."""
+    key = next(k for k in reversed(field) if isinstance(k, str))
+    most = NET_MAXIMA[key]
+    for value in (most, most + 1, 2**31):
+        path = tmp_path / f"g{value}.json"
+        path.write_text(json.dumps(with_value(NET_GRAPH, field, value)))
+        result = CliRunner().invoke(
+            main,
+            ["check", str(path), "--graph-supply", "--max-states", "50", "--no-prove"]
+            + ["--no-progress"],
+        )
+        assert_one_line_or_verdict(result)
+        if value > most:
+            assert result.exit_code == exit_codes.USAGE, result.output
+            assert str(path) in result.stderr
