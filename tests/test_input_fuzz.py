@@ -234,3 +234,18 @@ def test_every_net_graph_number_at_its_limits_gives_one_line_or_a_verdict(tmp_pa
         if value > most:
             assert result.exit_code == exit_codes.USAGE, result.output
             assert str(path) in result.stderr
+
+
+@pytest.mark.parametrize("key", ["max_link_credit", "rabbit.max_incoming_window"])
+def test_an_amqp_key_in_rabbitmq_conf_is_refused_not_ignored(tmp_path, key):
+    """IN-RABBITMQ-CONF, AMQ-CONFIG: an AMQP key in ``rabbitmq.conf`` is refused in one
+    line naming the file and line (it was ignored and the defaults checked, exit 0)."""
+    config = tmp_path / "rabbitmq.conf"
+    config.write_text(f"# AMQP\n{key} = 64\n")
+    result = CliRunner().invoke(
+        main, ["check", "rabbitmq4-consume", "--config", str(config), "--no-progress"]
+    )
+    assert result.exit_code == exit_codes.USAGE, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{config}:2: {key}" in lines[0], result.stderr
+    assert "advanced.config" in lines[0]

@@ -225,7 +225,9 @@ _CONF_LINE = re.compile(r"^\s*([A-Za-z0-9_.$\-]+(?:\.[A-Za-z0-9_.$\-]+)*)\s*=\s*
 def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
     """IN-RABBITMQ-CONF: a ``rabbitmq.conf`` (``key = value`` lines, ``#`` comments).
     RabbitMQ's schema maps neither credit setting, so a file that sets one is refused
-    (RabbitMQ itself would refuse it); every other key is ignored."""
+    (RabbitMQ itself would refuse it); a key naming one of AMQP_KEYS is refused too
+    (AMQ-CONFIG reads them from advanced.config only, never ignores them); every other
+    key is ignored."""
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -237,6 +239,15 @@ def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
         # any dotted part naming a credit setting: `credit_flow_default_credit = …`,
         # `rabbit.msg_store_credit_disc_bound = …`, `credit_flow_default_credit.initial_credit`
         named = [part for part in key.split(".") if part in CREDIT_KEYS]
+        amqp = [part for part in key.split(".") if part in AMQP_KEYS]
+        if amqp:
+            # AMQ-CONFIG: never silently ignored; creditflow reads them from advanced.config
+            raise ConfigFileError(
+                f"{where}:{number}: {key}: creditflow reads the AMQP setting {amqp[0]} "
+                "from advanced.config only; give it there as {rabbit, [{"
+                + amqp[0]
+                + ", N}]} (AMQ-CONFIG)"
+            )
         if named:
             raise ConfigFileError(
                 f"{where}:{number}: {key} is not a rabbitmq.conf setting (RabbitMQ's "
