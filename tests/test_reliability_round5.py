@@ -272,3 +272,53 @@ def test_trace_out_a_folder_gives_the_verdict_first_then_the_write_failure(
     assert any(str(folder) in e and "folder" in e for e in report["write_errors"]), report
     assert f"could not write {folder}" in result.stderr
     assert folder.is_dir() and not any(folder.iterdir())
+
+
+# -- issue 37 class 9: an adapter's start-up deadline ---------------------------------------
+
+SLOW_ADAPTER = """
+import os, sys, time
+time.sleep(float(sys.argv[1]))
+sys.path.insert(0, {adapters!r})
+import python_template
+python_template.main()
+"""
+
+
+def slow_adapter(tmp_path: Path) -> list[str]:
+    import sys
+
+    script = tmp_path / "slow_adapter.py"
+    adapters = str(Path(__file__).resolve().parent.parent / "adapters")
+    script.write_text(SLOW_ADAPTER.format(adapters=adapters))
+    return [sys.executable, str(script)]
+
+
+def test_a_slow_adapter_starts_within_the_configured_start_deadline(tmp_path, monkeypatch):
+    """AD-START-DEADLINE: an adapter that takes 1.5 s to answer ``hello`` hangs against a
+    start-up deadline of 0.5 s, and the message names that deadline and how to set it;
+    CREDITFLOW_ADAPTER_START_TIMEOUT=10 lets the same adapter start (the caller's 0.5 s
+    is overridden); a bad value is refused in one line."""
+    from creditflow.conformance.differential.adapter import HANG, REFUSED, AdapterFailure
+    from creditflow.conformance.differential.transport import (
+        START_TIMEOUT_ENV,
+        JsonLinesProcess,
+    )
+
+    argv = slow_adapter(tmp_path)
+    monkeypatch.delenv(START_TIMEOUT_ENV, raising=False)
+    with pytest.raises(AdapterFailure) as info:
+        JsonLinesProcess([*argv, "1.5"], start_timeout=0.5)
+    assert info.value.kind == HANG
+    assert "start-up deadline" in str(info.value) and START_TIMEOUT_ENV in str(info.value)
+    monkeypatch.setenv(START_TIMEOUT_ENV, "10")
+    adapter = JsonLinesProcess([*argv, "1.5"], start_timeout=0.5)
+    try:
+        assert adapter.info["name"]
+    finally:
+        adapter.close()
+    monkeypatch.setenv(START_TIMEOUT_ENV, "soon")
+    with pytest.raises(AdapterFailure) as info:
+        JsonLinesProcess([*argv, "0"])
+    assert info.value.kind == REFUSED and "\n" not in str(info.value)
+    assert f"{START_TIMEOUT_ENV}=soon" in str(info.value)
