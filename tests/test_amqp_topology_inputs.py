@@ -108,8 +108,12 @@ def test_limits_name_their_maximum(tmp_path):
     assert "1000000" in text.replace(",", "") and "AMQ-TOPOLOGY-LIMITS" in text
     doc["nodes"][0]["publishes"] = 10**6  # the maximum itself is accepted
     assert topology_from_document(doc, "mine.json").supply == 10**6
-    doc["nodes"][2]["window"] = {"policy": "never", "window": 2**32 - 1}
-    assert topology_from_document(doc, "mine.json").receiver.window.window == 2**32 - 1
+    # every number but ``initial`` at most 2^31 − 1, the largest serial addend (AMQ-SERIAL)
+    doc["nodes"][2]["window"] = {"policy": "never", "window": 2**31 - 1}
+    assert topology_from_document(doc, "mine.json").receiver.window.window == 2**31 - 1
+    doc["nodes"][2]["window"] = {"policy": "never", "window": 2**31}
+    with pytest.raises(AmqpTopologyError, match="maximum 2147483647"):
+        topology_from_document(doc, "mine.json")
 
 
 def test_the_supply_limit_is_in_limits_own():

@@ -18,6 +18,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
+    OUTPUT_FILE,
     POSITIVE,
     SEED,
     Saver,
@@ -96,7 +97,7 @@ def accounts_presets() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--trace-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write the counterexample (ITF). Default: "
     "counterexamples/GRAPH.accounts.itf.json",
 )
@@ -472,7 +473,7 @@ def alarms_broker(
 )
 @click.option(
     "--trace-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write a divergence (ITF). Default: "
     "counterexamples/GRAPH.accounts-divergence.itf.json",
 )

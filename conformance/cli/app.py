@@ -24,6 +24,7 @@ from creditflow.conformance.cli.amqp import run_check as run_family_check
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
+    OUTPUT_FILE,
     POSITIVE,
     CreditParam,
     Saver,
@@ -167,12 +168,12 @@ def progress_lines(every: float, what: str) -> Iterator[Progress]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--trace-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write the counterexample (ITF JSON). Default: counterexamples/GRAPH.itf.json",
 )
 @click.option(
     "--dot-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
     "Default: beside the trace.",
 )

@@ -160,6 +160,13 @@ def _document(payload: bytes | None) -> Any:
         return (payload or b"").decode("utf-8", "replace")
 
 
+#: OUT-FAILURE: the type of ``--trace-out`` and ``--dot-out``. The path is not checked
+#: when the command line is parsed: a folder, a missing or read-only folder, a name too
+#: long are refused by the one writer when the file is written, after the verdict, which
+#: is printed first with its own exit code (OUT-EXIT)
+OUTPUT_FILE = click.Path(path_type=Path)
+
+
 def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> Path:
     """OUT-NAME: the user's explicit path as given, else a safe file named after the
     input's ``name`` inside ``folder``."""

@@ -22,6 +22,7 @@ from creditflow.conformance.cli.amqp import run_prove as run_amqp_prove
 from creditflow.conformance.cli.common import (
     COUNT,
     DEFAULT_FOLDER,
+    OUTPUT_FILE,
     POSITIVE,
     CreditParam,
     Saver,
@@ -170,7 +171,7 @@ max_crashes_option = click.option(
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--trace-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write the counterexample (ITF JSON). "
     "Default: counterexamples/GRAPH.prove.itf.json",
 )
@@ -484,7 +485,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--trace-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write the counterexample one step beyond the answer. "
     "Default: counterexamples/GRAPH.synth.itf.json",
 )

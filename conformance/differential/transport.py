@@ -42,6 +42,29 @@ from creditflow.conformance.runtime import children
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_START_TIMEOUT = 30.0
+#: AD-START-DEADLINE: seconds the adapter's ``hello`` may take, for every adapter (a
+#: loaded CI machine starts an Erlang VM slowly); unset: the caller's (30 s by default)
+START_TIMEOUT_ENV = "CREDITFLOW_ADAPTER_START_TIMEOUT"
+
+
+def start_deadline(default: float) -> float:
+    """AD-START-DEADLINE: :data:`START_TIMEOUT_ENV` if set (a positive number of seconds,
+    at most a day), else ``default``; a bad value is a one-line ``ValueError``."""
+    raw = os.environ.get(START_TIMEOUT_ENV)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 86_400:
+        raise ValueError(
+            f"{START_TIMEOUT_ENV}={printable(raw, 40)!s}: expected seconds, a number "
+            "above 0 and at most 86400 (AD-START-DEADLINE)"
+        )
+    return value
+
+
 #: AD-TRANSPORT-LINE: the longest response line accepted; the bytes buffered for a
 #: partial line never exceed this plus one read.
 MAX_LINE_BYTES = 1 << 20
@@ -118,8 +141,16 @@ class JsonLinesProcess:
         for fd in (self._in, self._out):
             _grow_pipe(fd)
         self._selector = selectors.DefaultSelector()
+        #: AD-START-DEADLINE: which deadline a hang names
+        self._deadline_name = "the response deadline (--timeout)"
         try:
+            try:
+                start_timeout = start_deadline(start_timeout)
+            except ValueError as exc:
+                self._fail(REFUSED, str(exc))
+            self._deadline_name = f"the start-up deadline ({START_TIMEOUT_ENV})"
             self.info = self._hello(start_timeout)
+            self._deadline_name = "the response deadline (--timeout)"
             if name is None:
                 self.name = self.info["name"]  # AD-HELLO: named by what it says it is
             self._probe()
@@ -216,7 +247,7 @@ class JsonLinesProcess:
                 partial = f", {self._buffered:,} bytes of a partial line" if self._pending else ""
                 self._fail(
                     HANG,
-                    f"response not complete within {limit:g} s "
+                    f"response not complete within {limit:g} s, {self._deadline_name} "
                     f"({len(ready)} of {count} responses received{partial})",
                 )
             for key, _ in events:

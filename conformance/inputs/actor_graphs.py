@@ -14,7 +14,7 @@ import networkx as nx
 
 from creditflow.conformance.inputs.bounds import MAX_OVERSHOOT_PLACES, MAX_POTENTIAL_BITS
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph_file_networkx
-from creditflow.conformance.inputs.reading import InputError
+from creditflow.conformance.inputs.reading import InputError, checked_name
 from creditflow.model.accounts.graph import ActorGraph, ActorGraphError, actor_graph_from_networkx
 from creditflow.model.accounts.rules import AccountsModel
 from creditflow.model.network.graph import GraphError
@@ -50,8 +50,10 @@ def load_actor_graph(graph: str | Path) -> ActorGraph:
     except GraphFileError as exc:
         raise ActorGraphFileError(str(exc)) from None
     try:
+        if "name" in g.graph:  # IN-LIMITS for GraphML too (node-link: IN-SCHEMA)
+            checked_name(g.graph["name"], "the graph name")
         actors = actor_graph_from_networkx(g, name=path.stem)
-    except (ActorGraphError, GraphError) as exc:
+    except (ActorGraphError, GraphError, ValueError) as exc:
         raise ActorGraphFileError(f"{path}: {exc}") from None
     check_overshoot_work(actors, str(path))
     return actors

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.reading import InputError, checked_name, load_json
 from creditflow.conformance.inputs.schemas import boolean
 from creditflow.model.alarms.properties import AlarmProperties
 from creditflow.model.alarms.rules import (
@@ -106,6 +106,14 @@ def timeline_names() -> list[str]:
 
 def _fail(source: str, message: str) -> TimelineError:
     return TimelineError(f"{source}: {message}")
+
+
+def _name(source: str, value: Any) -> str:
+    """IN-LIMITS: the timeline's name, a string of at most 1,024 characters."""
+    try:
+        return checked_name(value, "name")
+    except ValueError as exc:
+        raise _fail(source, str(exc)) from None
 
 
 def _int(source: str, where: str, value: Any, least: int, most: int) -> int:
@@ -234,7 +242,7 @@ def parse_timeline(data: Any, source: str) -> Timeline:
         # AL-ACTIONS: the values are configured; an action names one by its position
         watermarks=tuple(sorted({s.params["value"] for s in steps if s.op == "watermark"})),
         profile=profile,
-        name=str(data.get("name", Path(source).stem)),
+        name=_name(source, data.get("name", Path(source).stem)),
         description=str(data.get("description", "")),
     )
     return Timeline(config.name, config.description, config, steps, source)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.reading import InputError, checked_name, load_json
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.policies import (
     CreditPolicy,
@@ -90,18 +90,31 @@ _NODE_KEYS = {
 
 
 #: AMQ-TOPOLOGY-LIMITS: a supply (``publishes``, ``ready``) at most IN-LIMITS' largest
-#: supply; every other number at most AMQP's ``uint`` (windows, credits, counts).
+#: supply; the first delivery-count (``initial``) any ``uint``; every other number
+#: (windows, credits, counts) at most 2^31 − 1, the largest addend RFC 1982 serial
+#: addition defines (AMQ-SERIAL, ``model/amqp/serial.py``'s ``MAX_ADDEND``), so every
+#: number the reader accepts is one the model handles.
 MAX_SUPPLY = 1_000_000  # model/network/graph.py's MAX_PUBLISHES, not imported: START-LAZY
 MAX_UINT = 2**32 - 1
+MAX_AMOUNT = 2**31 - 1
 
 
-def _int(v: Any, where: str, low: int = 0, high: int = MAX_UINT) -> int:
+def _int(v: Any, where: str, low: int = 0, high: int = MAX_AMOUNT) -> int:
     """An integer in ``low … high`` (AMQ-TOPOLOGY-LIMITS), or one line naming ``where``."""
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise TopologyError(f"{where}: expected an integer ≥ {low}, got {v!r}")
     if v > high:
         raise TopologyError(f"{where}: {v} exceeds the maximum {high} (AMQ-TOPOLOGY-LIMITS)")
     return v
+
+
+def _shown(v: Any) -> str:
+    """A JSON value for a one-line message: its kind, never a long Python repr."""
+    kinds = {dict: "an object", list: "a list", type(None): "null", bool: "a boolean"}
+    if type(v) in kinds:
+        return kinds[type(v)]
+    text = repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _bool(v: Any, where: str) -> bool:
@@ -209,11 +222,15 @@ def _chain(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         n = _obj(n, f"nodes[{i}]")
         nid = n.get("id")
         if not isinstance(nid, str):
-            raise TopologyError(f"nodes[{i}].id: expected a string")
+            raise TopologyError(f"nodes[{i}].id: expected a string, got {_shown(nid)}")
+        try:
+            checked_name(nid, "the id")
+        except ValueError as exc:
+            raise TopologyError(f"nodes[{i}].id: {exc}") from None
         if nid in by_id:
             raise TopologyError(f"nodes[{i}]: duplicate id {nid!r}")
         kind = n.get("kind")
-        if kind not in _NODE_KEYS:
+        if not isinstance(kind, str) or kind not in _NODE_KEYS:
             raise TopologyError(f"nodes[{i}] ({nid}).kind: unknown kind {kind!r}")
         _keys(n, _NODE_KEYS[kind], f"nodes[{i}] ({nid})")
         by_id[nid] = n
@@ -222,6 +239,11 @@ def _chain(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     for i, e in enumerate(edges):
         e = _obj(e, f"edges[{i}]")
         s, t = e.get("source"), e.get("target")
+        for end, value in (("source", s), ("target", t)):
+            if not isinstance(value, str):
+                raise TopologyError(
+                    f"edges[{i}].{end}: expected a node id (a string), got {_shown(value)}"
+                )
         if s not in by_id or t not in by_id:
             raise TopologyError(f"edges[{i}]: edge to an undeclared node ({s!r} -> {t!r})")
         if s in succ or t in pred:
@@ -265,6 +287,8 @@ def _queue(n: Mapping[str, Any], where: str) -> QueuePolicy:
         if "consumer" in n
         else None
     )
+    if consumer is not None:
+        _keys(consumer, {"mode", "prefetch"}, f"{where}.consumer")
     raw_mode = "credited" if consumer is None else consumer.get("mode", "credited")
     if raw_mode not in ("credited", "simple_prefetch"):
         raise TopologyError(f"{where}.consumer.mode: unknown mode {raw_mode!r}")
@@ -293,10 +317,11 @@ def topology_from_dict(doc: Mapping[str, Any], name: str = "topology") -> Topolo
     graph = _obj(doc.get("graph", {}), "graph")
     if graph.get("family") != "amqp":
         raise TopologyError("graph.family: expected 'amqp'")
-    name = str(graph.get("name", name))
-    initial = _int(graph.get("initial", 0), "graph.initial")
-    if initial >= 2**32:
-        raise TopologyError("graph.initial: must be below 2^32")
+    try:
+        name = checked_name(graph.get("name", name), "graph.name")
+    except ValueError as exc:
+        raise TopologyError(str(exc)) from None
+    initial = _int(graph.get("initial", 0), "graph.initial", high=MAX_UINT)
     chain = _chain(doc)
     kinds = [n["kind"] for n in chain]
     w = [f"nodes ({n['id']})" for n in chain]

@@ -42,6 +42,9 @@ AMQP_KEYS = (
     "max_queue_credit",
     "quorum_commands_soft_limit",
 )
+#: AMQ-TOPOLOGY-LIMITS: the largest value of an AMQP_KEYS setting (2^31 − 1, the largest
+#: addend of RFC 1982 serial addition, AMQ-SERIAL)
+MAX_AMQP_VALUE = 2**31 - 1
 #: IN-CREDIT-ROLES: the roles of a message-store process (RabbitMQ's module name, and
 #: the short name ``creditflow observe`` writes).
 MSG_STORE_ROLES = frozenset({"rabbit_msg_store", "msg_store"})
@@ -192,12 +195,19 @@ def credit_settings_from_terms(terms: list[Term], where: str) -> CreditSettings:
 
 
 def _amqp_value(term: Term, key: str, where: str, found: dict[str, int]) -> None:
-    """AMQ-CONFIG: one of AMQP_KEYS, a positive integer, given once."""
+    """AMQ-CONFIG: one of AMQP_KEYS, a positive integer at most 2^31 − 1
+    (AMQ-TOPOLOGY-LIMITS), given once; a value out of range is blamed on this file, not
+    on the topology it is applied to (FAM-CONFIG-BLAME)."""
     if key in found:
         raise ConfigFileError(f"{where}:{term.line}: {key} is set twice (IN-DUPLICATE)")
     if term.kind != "integer" or not isinstance(term.value, int) or term.value < 1:
         raise ConfigFileError(
             f"{where}:{term.line}: {key} must be a positive integer, got {term.describe()}"
+        )
+    if term.value > MAX_AMQP_VALUE:
+        raise ConfigFileError(
+            f"{where}:{term.line}: {key}: {term.value} exceeds the maximum "
+            f"{MAX_AMQP_VALUE} (AMQ-TOPOLOGY-LIMITS)"
         )
     found[key] = term.value
 
@@ -215,7 +225,9 @@ _CONF_LINE = re.compile(r"^\s*([A-Za-z0-9_.$\-]+(?:\.[A-Za-z0-9_.$\-]+)*)\s*=\s*
 def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
     """IN-RABBITMQ-CONF: a ``rabbitmq.conf`` (``key = value`` lines, ``#`` comments).
     RabbitMQ's schema maps neither credit setting, so a file that sets one is refused
-    (RabbitMQ itself would refuse it); every other key is ignored."""
+    (RabbitMQ itself would refuse it); a key naming one of AMQP_KEYS is refused too
+    (AMQ-CONFIG reads them from advanced.config only, never ignores them); every other
+    key is ignored."""
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -227,6 +239,15 @@ def parse_rabbitmq_conf(text: str, where: str) -> CreditSettings:
         # any dotted part naming a credit setting: `credit_flow_default_credit = …`,
         # `rabbit.msg_store_credit_disc_bound = …`, `credit_flow_default_credit.initial_credit`
         named = [part for part in key.split(".") if part in CREDIT_KEYS]
+        amqp = [part for part in key.split(".") if part in AMQP_KEYS]
+        if amqp:
+            # AMQ-CONFIG: never silently ignored; creditflow reads them from advanced.config
+            raise ConfigFileError(
+                f"{where}:{number}: {key}: creditflow reads the AMQP setting {amqp[0]} "
+                "from advanced.config only; give it there as {rabbit, [{"
+                + amqp[0]
+                + ", N}]} (AMQ-CONFIG)"
+            )
         if named:
             raise ConfigFileError(
                 f"{where}:{number}: {key} is not a rabbitmq.conf setting (RabbitMQ's "

@@ -52,6 +52,28 @@ class InputError(ValueError):
         super().__init__(one_line(f"{head}{path + ': ' if path else ''}{self.problem}", 600))
 
 
+#: IN-LIMITS: the longest name (model/network/graph.py's MAX_NAME_LENGTH, not imported:
+#: START-LAZY, the AMQP reader loads no networkx; tests/test_input_fuzz.py ties the two)
+MAX_NAME_CHARS = 1024
+
+
+def checked_name(value: Any, what: str = "the name") -> str:
+    """IN-LIMITS, IN-SCHEMA: the name of a graph, topology, scenario or timeline is a
+    non-empty string of at most :data:`MAX_NAME_CHARS` (1,024) characters; else
+    ``ValueError`` (the caller prefixes the file and the place). The one check every
+    family's reader uses, so that no list or object is printed as a name."""
+    if not isinstance(value, str):
+        kinds = {dict: "an object", list: "a list", type(None): "null", bool: "a boolean"}
+        raise ValueError(f"{what} must be a string, got {kinds.get(type(value), 'a number')}")
+    if not value:
+        raise ValueError(f"{what} must not be empty")
+    if len(value) > MAX_NAME_CHARS:
+        raise ValueError(
+            f"{what} is longer than {MAX_NAME_CHARS:,} characters ({len(value):,}, IN-LIMITS)"
+        )
+    return value
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line of printable characters, at most ``limit`` long (IN-ONE-LINE)."""
     flat = " ".join(str(text).split())

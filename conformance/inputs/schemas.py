@@ -19,7 +19,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from creditflow.conformance.inputs.reading import InputError, json_path
+from creditflow.conformance.inputs.reading import InputError, checked_name, json_path
 from creditflow.model.network.graph import MAX_EDGES, MAX_NAME_LENGTH, MAX_NODES
 
 M = TypeVar("M", bound=BaseModel)
@@ -50,6 +50,14 @@ def _kind(value: Any) -> str:
 
 
 NodeId = Annotated[Any, BeforeValidator(_node_id)]
+
+
+def _graph_attributes(value: Any) -> Any:
+    """IN-SCHEMA: a node-link document's ``graph`` object, its ``name`` checked."""
+    if isinstance(value, dict) and "name" in value:
+        checked_name(value["name"], "its name")
+    return value
+
 
 #: IN-BOOL: the node attributes that are booleans, in process graphs (NET-NODE) and actor
 #: graphs (AC-GRAPH); both are read as node-link JSON by :class:`NodeLinkNode`
@@ -107,7 +115,9 @@ class NodeLinkGraph(_Doc):
 
     directed: bool = True
     multigraph: bool = False
-    graph: dict[str, Any] = Field(default_factory=dict)
+    graph: Annotated[dict[str, Any], BeforeValidator(_graph_attributes)] = Field(
+        default_factory=dict
+    )
     nodes: list[NodeLinkNode] = Field(max_length=MAX_NODES)
     edges: list[NodeLinkEdge] | None = Field(default=None, max_length=MAX_EDGES)
     links: list[NodeLinkEdge] | None = Field(default=None, max_length=MAX_EDGES)

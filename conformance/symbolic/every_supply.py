@@ -54,16 +54,22 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ProofCounterexample:
     """A replayed counterexample of the proofs, without Z3 (so that it crosses from the
-    proof child, SCOPE-RACE): the graph with the supply it ran on, the finding and the
-    mailbox bound; the system is rebuilt from them (Z3-WITNESS, EXP-DIRECTED build it so)."""
+    proof child, SCOPE-RACE): the graph with the supply it ran on, the finding, the
+    mailbox bound and the encoding of the finding's states (EXP-FINITE: with or without
+    the sinks' consumed counters); the system is rebuilt from them, the one that made the
+    states (Z3-WITNESS and EXP-DIRECTED count, the SCOPE-SHORTEST exhaustion does not),
+    so nothing reads a state with another encoding (EXP-ONE-ENCODING)."""
 
     graph: FlowGraph
     finding: Finding
     mailbox_bound: int | None = None
+    count_consumed: bool = True
 
     @property
     def system(self) -> CheckedNetwork:
-        return CheckedNetwork(self.graph, mailbox_bound=self.mailbox_bound)
+        return CheckedNetwork(
+            self.graph, mailbox_bound=self.mailbox_bound, count_consumed=self.count_consumed
+        )
 
     @property
     def publishes(self) -> dict[str, int]:
@@ -133,7 +139,9 @@ def supply_answer(report: ProveReport, seconds: float, mailbox_bound: int | None
         finding = cex.finding
         if report.verdicts[pid].method == "bmc" and bmc is not None and bmc.shortest.get(pid):
             finding.shortest = True
-        counterexamples[pid] = ProofCounterexample(cex.system.graph, finding, mailbox_bound)
+        counterexamples[pid] = ProofCounterexample(
+            cex.system.graph, finding, mailbox_bound, cex.system.network.count_consumed
+        )
     return SupplyAnswer(
         graph_name=report.graph.name,
         result=report.result,

@@ -35,6 +35,7 @@ from creditflow.conformance.families.amqp.protocol import (
     Violation,
     WireMonitor,
 )
+from creditflow.conformance.inputs.amqp_topologies import MAX_AMOUNT
 from creditflow.model.amqp import endpoints, properties, session
 from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
 from creditflow.model.amqp.frames import Flow, Transfer
@@ -118,6 +119,17 @@ class PolicyError(ValueError):
     """A declared policy the model has no parameter for (an adapter failure, exit 3)."""
 
 
+def _amount(v: Any, name: str) -> int:
+    """A declared number the model handles: an integer in ``0 … 2^31 − 1``
+    (AMQ-TOPOLOGY-LIMITS, AMQ-SERIAL), else :class:`PolicyError` (exit 3, not a
+    traceback)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_AMOUNT:
+        raise PolicyError(
+            f"declared {name} {v!r} is not an integer in 0 … {MAX_AMOUNT} (AMQ-TOPOLOGY-LIMITS)"
+        )
+    return v
+
+
 def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> ModelPolicy:
     """AD-AMQ-POLICY → the model's policy objects (AMQ-POL-*). A window the model has no
     renewal for (``x-renewal``) or no bound for (``x-unbounded``) leaves the session
@@ -130,8 +142,8 @@ def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> Mode
         credit = None
     elif c.get("policy") == "window":
         credit = CreditWindow(
-            int(c["window"]),
-            int(c["threshold"]),
+            _amount(c.get("window"), "credit.window"),
+            _amount(c.get("threshold"), "credit.threshold"),
             c.get("count", "credit"),
             c.get("encoding", "absolute"),
             c.get("renew_on", "arrival"),
@@ -141,15 +153,20 @@ def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> Mode
     window: WindowPolicy
     kind = w.get("policy")
     if kind == "fixed":
-        window = WindowFixed(int(w["window"]), int(w["threshold"]))
+        window = WindowFixed(
+            _amount(w.get("window"), "window.window"),
+            _amount(w.get("threshold"), "window.threshold"),
+        )
     elif kind == "never":
-        window = WindowNever(int(w["window"]))
+        window = WindowNever(_amount(w.get("window"), "window.window"))
     elif kind == "ring":
-        window = WindowRing(int(w["slots"]))
+        window = WindowRing(_amount(w.get("slots"), "window.slots"))
     elif kind == "capacity":
-        window = WindowCapacity(int(w["capacity"]), int(w["frame"]))
+        window = WindowCapacity(
+            _amount(w.get("capacity"), "window.capacity"), _amount(w.get("frame"), "window.frame")
+        )
     elif kind == "x-unbounded":
-        window = WindowNever(int(w["window"]))
+        window = WindowNever(_amount(w.get("window"), "window.window"))
         uncompared += ["incoming_window", "remote_incoming_window"]
     else:
         raise PolicyError(f"window policy {w!r} has no model parameter")
