@@ -16,6 +16,7 @@ GROUP = "creditflow.families"
 #: the built-in families, name -> ``module:ATTRIBUTE`` of their :class:`Family`
 BUILTIN: dict[str, str] = {
     "amqp": "creditflow.conformance.families.amqp:FAMILY",
+    "http2": "creditflow.conformance.families.http2:FAMILY",
 }
 
 _registered: dict[str, Family] = {}

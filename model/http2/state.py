@@ -93,6 +93,7 @@ class Headers(NamedTuple):
     stream: int
 
 
+#: a frame on a wire; only :class:`Data` takes window (H2-DATA-ONLY)
 Frame = Data | WindowUpdate | Settings | SettingsAck | RstStream | Headers
 Wire = tuple[Frame, ...]
 
