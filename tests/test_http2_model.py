@@ -282,3 +282,20 @@ def test_registry_and_reader_recognise():
     assert READER.recognises({"family": "http2"}) and not READER.recognises({"family": "amqp"})
     assert set(HOLDING) < set(READER.preset_names())
     assert isinstance(CHECKING.system(READER.read("upload", {}), {}), Http2System)
+
+
+def test_codec_words_and_picture():
+    """FAM-CODEC: a state line, steps in words, a DOT picture; the meta rebuilds the
+    topology through the reader (H2-TOPOLOGY)."""
+    from creditflow.conformance.families.http2.codec import CODEC
+
+    t = READER.read("unread-starves-connection", {})
+    system = CHECKING.system(t, {})
+    f = explore(system).findings[NO_DEADLOCK]
+    words = [CODEC.step_words(system, a) for a, _ in f.path[1:]]
+    assert words == ["send_data(stream 1)"] * 4
+    last = f.path[-1][1]
+    assert "client sends into 0" in CODEC.state_line(system, last)
+    dot = CODEC.picture(system, last, "stall")
+    assert dot.startswith("digraph") and "DATA(1, 16383)" in dot
+    assert READER.from_trace_meta(CODEC.meta(t), "trace") == t
