@@ -154,6 +154,7 @@ def tracked(model: Http2Model, s: State, a: int, step: Step) -> bool:
     frame = s.wires[act.end][0]
     r = 1 - act.end
     before, after = s.ends[r], step.state.ends[r]
+    kind: type[SendHalf] | type[RecvHalf]
     if isinstance(frame, Settings):
         delta, kind = frame.initial_window_size - before.send_initial, SendHalf
     elif isinstance(frame, SettingsAck):
