@@ -20,6 +20,7 @@ BUILTIN: dict[str, str] = {
     "paging": "creditflow.conformance.families.paging:FAMILY",
     "accounts": "creditflow.conformance.families.accounts:FAMILY",
     "alarms": "creditflow.conformance.families.alarms:FAMILY",
+    "http2": "creditflow.conformance.families.http2:FAMILY",
 }
 
 _registered: dict[str, Family] = {}

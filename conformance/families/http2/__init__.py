@@ -1,0 +1,24 @@
+"""The HTTP/2 flow-control family (spec/http2.md, H2-*, PROP-H2-*): stream and
+connection windows, SETTINGS deltas, negative windows, resets with DATA in flight."""
+
+from creditflow.conformance.family.interface import Family, Part
+from creditflow.model.http2.properties import PROPERTY_IDS
+
+_HERE = "creditflow.conformance.families.http2"
+
+#: FAM-OPTIONS: ``check`` explores the topology's own bodies (no proof for every supply
+#: yet, so no ``--no-prove``/``--prove-timeout``; no ``--publishes``: a body's octets are
+#: the topology's)
+OPTIONS = {"check": frozenset({"max_states", "full_search", "progress"})}
+
+#: FAM-INTERFACE: the HTTP/2 family.
+FAMILY = Family(
+    name="http2",
+    title="HTTP/2 flow control: stream and connection windows, SETTINGS deltas, resets",
+    spec_files=("http2.md",),
+    property_ids=PROPERTY_IDS,
+    options=OPTIONS,
+    reader=Part(f"{_HERE}.reader:READER"),
+    checking=Part(f"{_HERE}.checking:CHECKING"),
+    codec=Part(f"{_HERE}.codec:CODEC"),
+)
