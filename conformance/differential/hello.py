@@ -34,13 +34,12 @@ def adapter_family(
     preference) that the command's ``hello`` lists; :class:`AdapterFailure` (exit 3) if
     it lists none of them or does not start."""
     probe = HelloProbe(list(argv), timeout=timeout)
-    try:
-        families = list(probe.info["families"])
-    finally:
-        probe.close()
+    families = list(probe.info["families"])
     for family in known:
         if family in families:
+            probe.hand_over()  # the family's driver takes this process: started once
             return family
+    probe.close()
     raise AdapterFailure(
         probe.name,
         PROTOCOL,

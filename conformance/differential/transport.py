@@ -85,6 +85,10 @@ def _grow_pipe(fd: int) -> None:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
 
 
+#: AD-HELLO: adapters started to read their ``hello``, by command, for the next driver
+_handed_over: dict[tuple[str, ...], JsonLinesProcess] = {}
+
+
 class JsonLinesProcess:
     """A subprocess spoken to in JSON Lines: one request per line on its stdin, exactly
     one response line per request on its stdout, in order (AD-TRANSPORT). Speaks the
@@ -116,6 +120,45 @@ class JsonLinesProcess:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._buffered = 0  # bytes in self._pending
         self._broken = False  # set by a failure: close() then kills without waiting
+        started = _handed_over.pop(tuple(argv), None)
+        if started is not None:
+            self._adopt(started)
+        else:
+            self._start(argv, env, cwd)
+        #: AD-START-DEADLINE: which deadline a hang names
+        self._deadline_name = "the response deadline (--timeout)"
+        try:
+            try:
+                start_timeout = start_deadline(start_timeout)
+            except ValueError as exc:
+                self._fail(REFUSED, str(exc))
+            self._deadline_name = f"the start-up deadline ({START_TIMEOUT_ENV})"
+            self.info = self._hello(start_timeout)
+            self._deadline_name = "the response deadline (--timeout)"
+            if name is None:
+                self.name = self.info["name"]  # AD-HELLO: named by what it says it is
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def hand_over(self) -> None:
+        """AD-HELLO: keep this adapter running for the next driver of the same command,
+        which takes its process instead of starting another (an adapter started to read
+        its family from ``hello`` is started once, not twice)."""
+        previous = _handed_over.pop(tuple(self.argv), None)
+        if previous is not None:
+            previous.close()
+        _handed_over[tuple(self.argv)] = self
+
+    def _adopt(self, other: JsonLinesProcess) -> None:
+        """Take ``other``'s running process, its pipes and what it has buffered."""
+        for attr in ("_proc", "_stderr", "_in", "_out", "_selector", "_next_id", "_pending"):
+            setattr(self, attr, getattr(other, attr))
+        self._ready, self._outq, self._buffered = other._ready, other._outq, other._buffered
+        other._proc = None  # type: ignore[assignment]  # handed over: its close() is a no-op
+
+    def _start(self, argv: list[str], env: dict[str, str] | None, cwd: str | Path | None) -> None:
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -141,22 +184,6 @@ class JsonLinesProcess:
         for fd in (self._in, self._out):
             _grow_pipe(fd)
         self._selector = selectors.DefaultSelector()
-        #: AD-START-DEADLINE: which deadline a hang names
-        self._deadline_name = "the response deadline (--timeout)"
-        try:
-            try:
-                start_timeout = start_deadline(start_timeout)
-            except ValueError as exc:
-                self._fail(REFUSED, str(exc))
-            self._deadline_name = f"the start-up deadline ({START_TIMEOUT_ENV})"
-            self.info = self._hello(start_timeout)
-            self._deadline_name = "the response deadline (--timeout)"
-            if name is None:
-                self.name = self.info["name"]  # AD-HELLO: named by what it says it is
-            self._probe()
-        except BaseException:
-            self.close()
-            raise
 
     # -- session -------------------------------------------------------------------------
 
