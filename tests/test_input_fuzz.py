@@ -156,7 +156,7 @@ def test_an_adapters_declared_policy_out_of_range_is_an_adapter_failure(credit, 
     """AMQ-TOPOLOGY-LIMITS through an adapter's ``hello`` (AD-AMQ-POLICY): a number the
     model cannot handle is a PolicyError (exit 3), not a traceback; the limit itself is
     taken."""
-    from creditflow.conformance.differential.amqp_conform import PolicyError, model_policy
+    from creditflow.conformance.families.amqp.conform import PolicyError, model_policy
 
     with pytest.raises(PolicyError, match="AMQ-TOPOLOGY-LIMITS"):
         model_policy({"credit": credit, "window": window}, {})
