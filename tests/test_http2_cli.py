@@ -21,6 +21,11 @@ def test_an_upload_holds_for_its_body_and_says_every_supply_is_not_established(t
     assert r.exit_code == 4, r.output
     assert "holds for supply 131072" in r.output
     assert "for every supply: not established" in r.output
+    doc = json.loads(check(tmp_path, "upload", "--json")[0].output)
+    # every property decided over every state of the upload, PROP-H2-NO-ERROR included
+    assert doc["complete"] and doc["properties"]["PROP-H2-NO-ERROR"] is True
+    assert doc["properties"]["PROP-H2-NO-STALL"] is True
+    assert doc["scope"] == {"supply": "every", "explored_supply": 131072, "max_states": 6_000_000}
 
 
 def test_an_unread_stream_starves_the_connection_with_its_shortest_witness(tmp_path):

@@ -120,6 +120,7 @@ class JsonLinesProcess:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._buffered = 0  # bytes in self._pending
         self._broken = False  # set by a failure: close() then kills without waiting
+        self._handed = False  # AD-HELLO: its process was handed to another driver
         started = _handed_over.pop(tuple(argv), None)
         if started is not None:
             self._adopt(started)
@@ -156,7 +157,7 @@ class JsonLinesProcess:
         for attr in ("_proc", "_stderr", "_in", "_out", "_selector", "_next_id", "_pending"):
             setattr(self, attr, getattr(other, attr))
         self._ready, self._outq, self._buffered = other._ready, other._outq, other._buffered
-        other._proc = None  # type: ignore[assignment]  # handed over: its close() is a no-op
+        other._handed = True  # its close() leaves the process to this one
 
     def _start(self, argv: list[str], env: dict[str, str] | None, cwd: str | Path | None) -> None:
         try:
@@ -368,7 +369,7 @@ class JsonLinesProcess:
         """Close stdin (the adapter should exit), then kill its whole process group,
         grandchildren included (AD-TRANSPORT-GROUP)."""
         proc = getattr(self, "_proc", None)
-        if proc is None:
+        if proc is None or getattr(self, "_handed", False):
             return
         try:
             if proc.stdin:
