@@ -718,7 +718,8 @@ def adapters() -> None:
     """List the built-in adapters (for --adapter).
 
     The ``credit_flow`` family's first, then the ``amqp`` family's (AD-AMQ-VERSION:
-    ``NAME@VERSION`` picks a release) and the AMQP reference's mutants. ``--adapter-cmd`` takes an adapter of either family (AD-HELLO)."""
+    ``NAME@VERSION`` picks a release) and the AMQP reference's mutants.
+    ``--adapter-cmd`` takes an adapter of either family (AD-HELLO)."""
     for name, text in adapter_names().items():
         click.echo(f"{name:34} {text}")
     for name, text in AMQP_BUILTIN.items():
