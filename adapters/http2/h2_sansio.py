@@ -132,9 +132,7 @@ class H2Harness(Harness):
         raise RuntimeError(f"h2 did not come to rest within {MAX_TURNS} turns")
 
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
-        sid = req.get("stream")
-        if not isinstance(sid, int) or isinstance(sid, bool) or sid < 1:
-            raise Refused(f"{op}: stream must be a positive integer")
+        sid = serving.stream_id(op, req)
         if self.error is not None:
             raise Refused(f"{op}: the connection has ended ({self.error})")
         try:

@@ -146,9 +146,7 @@ class HttpcoreHarness(Harness):
             self.pump() if self.link is not None else time.sleep(0.005)
 
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
-        sid = req.get("stream")
-        if not isinstance(sid, int) or isinstance(sid, bool) or sid < 1:
-            raise Refused(f"{op}: stream must be a positive integer")
+        sid = serving.stream_id(op, req)
         if op == "open":
             expected = 2 * len(self.requests) + 1
             if sid != expected:

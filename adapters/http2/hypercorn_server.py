@@ -169,9 +169,7 @@ class HypercornHarness(Harness):
             raise serving.ChildFailed("hypercorn's loop did not take the command")
 
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
-        sid = req.get("stream")
-        if not isinstance(sid, int) or isinstance(sid, bool) or sid < 1:
-            raise Refused(f"{op}: stream must be a positive integer")
+        sid = serving.stream_id(op, req)
         if op == "open":
             if sid != self.peer.next_stream:
                 raise Refused(f"open: the next stream is {self.peer.next_stream}")

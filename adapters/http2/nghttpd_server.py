@@ -132,9 +132,7 @@ class NghttpdHarness(Harness):
         self.link.pump()
 
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
-        sid = req.get("stream")
-        if not isinstance(sid, int) or isinstance(sid, bool) or sid < 1:
-            raise Refused(f"{op}: stream must be a positive integer")
+        sid = serving.stream_id(op, req)
         if sid != self.peer.next_stream:
             raise Refused(f"{op}: the next stream is {self.peer.next_stream}")
         if op == "open":

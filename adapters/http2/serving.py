@@ -93,6 +93,14 @@ def new_peer(role: str, peer_settings: dict[str, int]) -> Peer:
     return Peer("server" if role == "client" else "client", initial)
 
 
+def stream_id(op: str, req: dict[str, Any]) -> int:
+    """AD-H2-OPS: the request's ``stream``, a positive integer, or :class:`Refused`."""
+    sid = req.get("stream")
+    if not isinstance(sid, int) or isinstance(sid, bool) or sid < 1:
+        raise Refused(f"{op}: stream must be a positive integer")
+    return sid
+
+
 def _int(req: dict[str, Any], key: str, default: int | None = None, low: int = 0) -> int:
     value = req.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
