@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -26,7 +27,23 @@ from creditflow.conformance.runtime import children
 #: AD-VERSION: a release name (no path, no shell syntax).
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 INSTALL_TIMEOUT = 900.0
+#: AD-VERSION-PROGRESS: seconds between two progress lines of a running install.
+PROGRESS_EVERY = 10.0
 Installer = Literal["pip", "npm"]
+#: AD-VERSION-PROGRESS: where progress lines go; the command line sets it
+#: (:func:`report_progress_to`), a library caller gets none.
+_progress: Callable[[str], None] | None = None
+
+
+def report_progress_to(sink: Callable[[str], None] | None) -> None:
+    """AD-VERSION-PROGRESS: send the install progress lines to ``sink`` (None: nowhere)."""
+    global _progress
+    _progress = sink
+
+
+def _say(line: str) -> None:
+    if _progress is not None:
+        _progress(line)
 
 
 class InstallFailed(Exception):
@@ -61,10 +78,17 @@ def run_installer(argv: list[str], what: str, timeout: float = INSTALL_TIMEOUT) 
         )
     except OSError as exc:
         raise InstallFailed(f"cannot install {what}: {exc}") from None
+    started = time.monotonic()
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        raise InstallFailed(f"cannot install {what}: {exc}") from None
+        while True:  # AD-VERSION-PROGRESS: a line every PROGRESS_EVERY s while it runs
+            left = timeout - (time.monotonic() - started)
+            if left <= 0:
+                raise InstallFailed(f"cannot install {what}: no answer in {timeout:g} s")
+            try:
+                stdout, stderr = proc.communicate(timeout=min(PROGRESS_EVERY, left))
+                break
+            except subprocess.TimeoutExpired:
+                _say(f"  still installing {what} ({time.monotonic() - started:.0f} s)")
     finally:
         children.stop_group(proc)  # reaps it; kills what it left behind
     if proc.returncode != 0:
@@ -99,6 +123,9 @@ def install(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     runner = run or run_installer
+    # AD-VERSION-PROGRESS: a first use says what it installs, where, and how long it took
+    _say(f"creditflow: installing {what} with {installer} into {folder} (first use)")
+    started = time.monotonic()
     try:
         if installer == "npm":
             argv = [str(npm), "install", "--no-save", "--no-package-lock", "--prefix"]
@@ -109,6 +136,7 @@ def install(
         (staging / ".installed").write_text(version + "\n", encoding="utf-8")
         shutil.rmtree(folder, ignore_errors=True)
         staging.rename(folder)
+        _say(f"creditflow: installed {what} in {time.monotonic() - started:.1f} s")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder

@@ -229,12 +229,13 @@ def test_picture_of_the_stalled_state(tmp_path, monkeypatch, preset, link, sessi
 
 
 def test_presets_lists_the_amqp_presets():
-    """AMQ-PRESETS: ``creditflow presets`` lists them with their shape."""
+    """AMQ-PRESETS: ``creditflow presets`` lists them under the family's heading, each with
+    its own description (FAM-PRESETS)."""
     out = cli("presets").output
-    assert "AMQP topologies (spec/graphs/amqp/):" in out
-    for name, shape in [("rabbitmq4-publish", "publish"), ("rabbitmq4-consume", "consume")]:
-        line = next(x for x in out.splitlines() if x.startswith(name + " "))
-        assert f"[{shape}]" in line
+    assert "amqp presets: AMQP 1.0 flow control" in out
+    for name, words in [("rabbitmq4-publish", "client sender"), ("rabbitmq4-consume", "relay")]:
+        line = next(x for x in out.splitlines() if x.startswith(f"  {name} "))
+        assert words in line
 
 
 @pytest.mark.parametrize("name", ["rabbitmq4-publish", "rabbitmq4-consume", "credit-as-delta"])

@@ -109,6 +109,9 @@ def test_presets_prints_each_loaded_graphs_description():
     out = CliRunner().invoke(main, ["presets"]).output.splitlines()
     names = preset_names()
     assert out[: len(names)] == [f"{name:18} {load_graph(name).description}" for name in names]
-    # then the AMQP topologies (AMQ-PRESETS), one line each
-    assert out[len(names)] == "AMQP topologies (spec/graphs/amqp/):"
-    assert len(out) == len(names) + 1 + len(amqp_preset_names())
+    # then every other family's under a heading (FAM-REGISTRY), AMQP's first (AMQ-PRESETS)
+    rest = out[len(names) :]
+    assert rest[0].startswith("amqp presets: AMQP 1.0")
+    assert [x.split()[0] for x in rest[1 : 1 + len(amqp_preset_names())]] == amqp_preset_names()
+    headings = [x.split()[0] for x in rest if not x.startswith(" ")]
+    assert headings == ["amqp", "paging", "accounts", "alarms", "http2"]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from creditflow.model.system import TransitionSystem
@@ -220,8 +219,10 @@ class Family:
     synthesis: Part | None = None
     alphabet: Part | None = None
     sweep: Part | None = None
-    #: where its presets live (``spec/graphs/<folder>``), if it has any
-    preset_folder: Path | None = None
+    #: FAM-PRESETS: where its presets live, relative to ``spec/`` (``graphs/amqp``), if it
+    #: has any: one JSON document a preset, its ``description`` (or ``graph.description``)
+    #: what ``creditflow presets`` says of it without loading the reader
+    preset_folder: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def takes(self, command: str, option: str) -> bool:

@@ -422,6 +422,12 @@ class AmqpInput:
     where: str
     settings: tuple[AmqpSetting, ...]
 
+    @property
+    def description(self) -> str:
+        """AMQ-PRESETS: the topology's shape and the document's own description."""
+        about = self.document.get("graph", {}).get("description", "")
+        return f"[{self.topology.shape}] {about}".rstrip()
+
 
 #: AMQ-SETTINGS: per policy, the attributes that are numbers and their reader defaults
 _POLICY_KEYS: dict[str, tuple[tuple[str, int | None], ...]] = {

@@ -15,4 +15,5 @@ FAMILY = Family(
     options={},
     reader=Part(f"{_HERE}.reader:READER"),
     checking=Part(f"{_HERE}.checking:CHECKING"),
+    preset_folder="alarms",
 )

@@ -49,6 +49,7 @@ FAMILY = Family(
     options=OPTIONS,
     reader=Part(f"{_HERE}.reader:READER"),
     checking=Part(f"{_HERE}.checking:CHECKING"),
+    preset_folder="graphs/amqp",
     codec=Part(f"{_HERE}.codec:CODEC"),
     every_supply=Part(f"{_HERE}.every_supply:EVERY_SUPPLY"),
     synthesis=Part(f"{_HERE}.synthesis:SYNTHESIS"),

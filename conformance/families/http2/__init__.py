@@ -20,5 +20,6 @@ FAMILY = Family(
     options=OPTIONS,
     reader=Part(f"{_HERE}.reader:READER"),
     checking=Part(f"{_HERE}.checking:CHECKING"),
+    preset_folder="graphs/http2",
     codec=Part(f"{_HERE}.codec:CODEC"),
 )
