@@ -673,27 +673,33 @@ def _settle_by_search(
         elif ki.proved:
             report.verdicts[pid] = Verdict(pid, PROVED, f"{ki.k}-induction", every_supply=False)
         elif bmc.unknown:
-            reached = (
-                f"no counterexample within {bmc.searched} steps; " if bmc.searched >= 0 else ""
-            )
+            reached = f"{_bmc_searched(pid, bmc.searched)}; " if bmc.searched >= 0 else ""
             report.verdicts[pid] = Verdict(
                 pid, UNKNOWN, "bmc", f"{reached}a solver call timed out before depth {depth}"
             )
         else:
-            # Z3-BMC-STEPS: a deadlock counts up to its certificate, not to the first state
-            # where the explorer sees somebody blocked forever
-            certified = (
-                " (no dead set or bad terminal state; Z3-BMC-STEPS)" if pid == NO_DEADLOCK else ""
-            )
             report.verdicts[pid] = Verdict(
                 pid,
                 NONE_FOUND,
                 "bmc",
-                f"no counterexample within {bmc.searched} steps"
-                + (" for any supply" if every else " with the graph's supply")
-                + certified,
+                _bmc_searched(pid, bmc.searched)
+                + (" for any supply" if every else " with the graph's supply"),
                 every_supply=every,
             )
+
+
+def _bmc_searched(pid: str, steps: int) -> str:
+    """What a BMC search of ``steps`` steps found nothing of, in the words of what its
+    depth counts (Z3-BMC-STEPS): for a deadlock, the states that certify it (a dead set,
+    a bad terminal state), not the earlier step from which ``check`` counts, where a
+    process is already blocked forever; so it never reads as "no deadlock within k steps"
+    where ``check`` shows a k-step one."""
+    if pid != NO_DEADLOCK:
+        return f"no counterexample within {steps} steps"
+    return (
+        f"no dead set or bad terminal state within {steps} steps (a process may be blocked "
+        "forever sooner: check counts from there, BMC from the certificate; Z3-BMC-STEPS)"
+    )
 
 
 def _prove_symbolic(
