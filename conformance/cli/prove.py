@@ -11,6 +11,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -400,7 +401,7 @@ def _print(report: ProveReport, out: ProveResult) -> None:
                 initial, more_after = entry.credits[edge]
                 where = f"{edge} {{{initial},{more_after}}}"
             else:
-                where = f"credits {entry.credits}"
+                where = f"credits {credit_words(entry.credits)}"
             con.print(
                 escape(
                     f"    {where}, publishes {entry.publishes}: {entry.kind} "
@@ -424,7 +425,9 @@ def _print(report: ProveReport, out: ProveResult) -> None:
         who = f" - blocked forever: {', '.join(f.processes)}" if f.processes else ""
         con.print(
             f"[red]{f.property_id}[/red] "
-            + escape(f"({f.kind}) in {f.length} steps{who}, credits {primary.credits}")
+            + escape(
+                f"({f.kind}) in {f.length} steps{who}, credits {credit_words(primary.credits)}"
+            )
         )
         if f.detail:
             con.print(escape(f.detail))
@@ -613,3 +616,8 @@ def synth(
             click.echo(line)
         saver.show_unsaved()
     saver.exit(result.exit_code)
+
+
+def credit_words(credits: Mapping[str, Sequence[int]]) -> str:
+    """Each edge's credit as the user writes it (``A->B {2,1}``), never a Python repr."""
+    return ", ".join(f"{edge} {{{initial},{more}}}" for edge, (initial, more) in credits.items())
