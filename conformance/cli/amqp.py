@@ -31,6 +31,14 @@ from creditflow.conformance.families.amqp.every_supply import (
     EverySupplyCheck,
     check_every_supply,
 )
+from creditflow.conformance.families.amqp.supply_encoding import (
+    SERIAL_OBLIGATION,
+    SUPPORTED,
+    AmqpProof,
+)
+from creditflow.conformance.families.amqp.supply_encoding import (
+    DeadlinePassed as ProofDeadlinePassed,
+)
 from creditflow.conformance.families.amqp.synthesis import (
     AmqpSynthError,
     AmqpSynthResult,
@@ -43,14 +51,6 @@ from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
 from creditflow.conformance.inputs.itf import write_document
 from creditflow.conformance.inputs.reading import InputError
-from creditflow.conformance.symbolic.amqp_every_supply import (
-    SERIAL_OBLIGATION,
-    SUPPORTED,
-    AmqpProof,
-)
-from creditflow.conformance.symbolic.amqp_every_supply import (
-    DeadlinePassed as ProofDeadlinePassed,
-)
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
 from creditflow.model.amqp import properties
 from creditflow.model.amqp.system import Action

@@ -1,7 +1,7 @@
 """Credit flow vs accounts on the same topologies (CMP-CYCLE, CMP-SLOW-CONSUMER).
 
 Each comparison explores a credit network (NET, :mod:`creditflow.conformance.explore.check`) and
-an actor graph (AC, :mod:`creditflow.conformance.explore.accounts`) of one topology and
+an actor graph (AC, :mod:`creditflow.conformance.families.accounts.explore`) of one topology and
 reports, for each: the deadlock verdict, who is blocked forever, who is blocked at the
 end of every maximal run, and a per-topology figure. ``spec/credit-vs-accounts.md``
 quotes the results; ``tests/test_compare.py`` checks them.
@@ -15,12 +15,12 @@ from typing import Any, cast
 
 import networkx as nx
 
-from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.counterexamples import DeadlockKind, deadlock_kind
 from creditflow.conformance.explore.encoding import State
 from creditflow.conformance.explore.explorer import ExplorationResult
 from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.families.accounts.explore import AccountsOptions, check_actor_graph
 from creditflow.model.accounts.graph import actor_graph_from_networkx
 from creditflow.model.accounts.system import CheckedAccounts
 from creditflow.model.credit.spec import CreditSpec
