@@ -19,7 +19,6 @@ from pathlib import Path
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import route
 from creditflow.conformance.cli.amqp import run_check as run_family_check
 from creditflow.conformance.cli.common import (
     COUNT,
@@ -40,6 +39,7 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
+from creditflow.conformance.cli.family_check import route
 from creditflow.conformance.cli.family_check import run_check as run_any_family_check
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (

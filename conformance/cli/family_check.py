@@ -18,15 +18,44 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path, printable_line
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    Saver,
+    fail,
+    output_path,
+    printable_line,
+    refuse_options_not_taken,
+)
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress, explore
 from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family, SupplyProof
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.traces.models import model_trace
 from creditflow.conformance.traces.pictures import write_picture
 from creditflow.model.system import TransitionSystem
+
+
+def route(ctx: click.Context, graph: str, config: Path | None, command: str) -> Any | None:
+    """FAM-REGISTRY: the family whose reader finds ``graph`` (with ``config`` applied)
+    and its instance, after refusing, in one line and exit 2, every option the command
+    line set that the family does not take for ``command`` (FAM-OPTIONS); ``None`` when
+    no family's reader claims it (a credit_flow graph: the NET commands). A bad input is
+    one line naming the file, exit 2 (IN-*)."""
+    for family in registry.families():
+        find = getattr(family.reader.load(), "find", None)
+        if find is None:
+            continue
+        try:
+            found = find(graph, config)
+        except InputError as exc:
+            fail(str(exc))
+        if found is not None:
+            refuse_options_not_taken(ctx, family, command)
+            return family, found
+    return None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import describe_state, runs_document, step_lines
 from creditflow.conformance.cli.common import fail, printable_line
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -22,6 +21,7 @@ from creditflow.conformance.families.amqp.codec import (
     AmqpReplayed,
     replay_amqp_document,
 )
+from creditflow.conformance.families.amqp.rendering import describe_state, runs_document, step_lines
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
