@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -217,9 +217,15 @@ def decide(
 
 
 def step_lines(codec: Any, system: TransitionSystem[Any], finding: Finding) -> list[str]:
-    """TRACE-STEPS through the family codec (FAM-CODEC); TRACE-RUNS gathers repeated
-    blocks of steps into one line."""
-    path = finding.path
+    """TRACE-STEPS of a finding's path through the family codec (FAM-CODEC)."""
+    return path_lines(codec, system, finding.path)
+
+
+def path_lines(
+    codec: Any, system: TransitionSystem[Any], path: Sequence[tuple[Any, Any]]
+) -> list[str]:
+    """TRACE-STEPS of a run through the family codec (FAM-CODEC); TRACE-RUNS gathers
+    repeated blocks of steps into one line."""
     lines = [f"   0. {'(start)':<13} {codec.state_line(system, path[0][1])}"]
     words = tuple(codec.step_words(system, a) for a, _ in path[1:])
     for run in step_runs(words):
@@ -266,6 +272,7 @@ def run_check(
     finding = result.finding
     if finding is not None and system is not None:
         subject = dict(codec.meta(instance)) if codec is not None else {"graph": instance.name}
+        subject.setdefault("supply", result.supply)  # TRACE-REPLAY: the supply explored
         model = codec.model if codec is not None else family.name
         named = dataclasses.replace(finding, property_id=result.violated or finding.property_id)
         doc = model_trace(system, named, model, subject, source)
