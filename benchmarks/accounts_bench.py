@@ -15,13 +15,13 @@ import platform
 import sys
 import time
 
-from creditflow.conformance.differential.accounts_conform import conform
-from creditflow.conformance.differential.accounts_protocol import (
+from creditflow.conformance.explore.explorer import explore
+from creditflow.conformance.families.accounts.conform import conform
+from creditflow.conformance.families.accounts.explore import AccountsOptions, check_actor_graph
+from creditflow.conformance.families.accounts.protocol import (
     ReferenceAccountsAdapter,
     SubprocessAccountsAdapter,
 )
-from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
-from creditflow.conformance.explore.explorer import explore
 from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.model.accounts.graph import seed_example
 from creditflow.model.alarms.rules import AlarmConfig, ConnectionSpec

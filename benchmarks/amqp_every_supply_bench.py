@@ -18,8 +18,8 @@ from dataclasses import replace
 from typing import Literal
 
 from creditflow.conformance.families.amqp.checking import search
+from creditflow.conformance.families.amqp.supply_encoding import prove_every_supply
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
-from creditflow.conformance.symbolic.amqp_every_supply import prove_every_supply
 from creditflow.model.amqp.policies import (
     CreditWindow,
     RabbitLinkCredit,

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.cli.amqp import describe_state, step_lines
 from creditflow.conformance.families.amqp import codec as amqp_traces
 from creditflow.conformance.families.amqp.checking import AmqpViolation, check_amqp
+from creditflow.conformance.families.amqp.rendering import describe_state, step_lines
 from creditflow.conformance.inputs.amqp_topologies import AmqpInput, topology_from_dict
 from creditflow.conformance.inputs.itf import write_document
 

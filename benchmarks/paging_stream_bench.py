@@ -20,7 +20,7 @@ from pathlib import Path
 #: The former ``--json``: the whole document in memory, then one ``json.dumps``.
 OLD_STYLE = r"""
 import json, sys
-from creditflow.conformance.differential.paging_compare import view_of_state
+from creditflow.conformance.families.paging.compare import view_of_state
 from creditflow.conformance.inputs.paging_scenarios import load_scenario, run_scenario
 run = run_scenario(load_scenario(sys.argv[1]))
 doc = {"steps": [{"index": r.index, "step": r.step.describe(), "delivered": r.delivered,

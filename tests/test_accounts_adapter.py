@@ -16,8 +16,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from creditflow.adapters.reference.accounts_mutants import MUTANTS
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.accounts_conform import conform, replay
-from creditflow.conformance.differential.accounts_protocol import (
+from creditflow.conformance.families.accounts.conform import conform, replay
+from creditflow.conformance.families.accounts.protocol import (
     AdapterError,
     ReferenceAccountsAdapter,
     SubprocessAccountsAdapter,
@@ -191,7 +191,7 @@ def test_the_spec_names_every_op_and_event():
     step op."""
     from pathlib import Path
 
-    from creditflow.conformance.differential.accounts_protocol import STEP_OPS
+    from creditflow.conformance.families.accounts.protocol import STEP_OPS
 
     text = (
         Path(__file__).resolve().parent.parent / "spec" / "adapter-protocol-accounts.md"

@@ -3,7 +3,10 @@ the same topologies, as spec/credit-vs-accounts.md states them."""
 
 from __future__ import annotations
 
-from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
+from creditflow.conformance.families.accounts.compare import (
+    cycle_comparison,
+    slow_consumer_comparison,
+)
 
 
 def test_cycle_deadlocks_with_credit_not_with_accounts():

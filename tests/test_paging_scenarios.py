@@ -10,7 +10,7 @@ import json
 import pytest
 
 from creditflow.adapters.rabbitmq.paging import StepObservation
-from creditflow.conformance.differential.paging_compare import (
+from creditflow.conformance.families.paging.compare import (
     COMPARED,
     NOT_COMPARED,
     compare,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from creditflow.conformance.differential.paging_compare import view_of_state
+from creditflow.conformance.families.paging.compare import view_of_state
 from creditflow.conformance.inputs.paging_scenarios import parse_scenario, run_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

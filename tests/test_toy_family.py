@@ -77,3 +77,58 @@ def test_the_toy_family_imports_nothing_but_the_interface_and_the_input_layer():
         text=True,
     )
     assert named.stdout == ""
+
+
+def toy_trace(tmp_path: Path) -> Path:
+    r = check(tmp_path, "toy-never-grants", "--publishes", "4")
+    assert r.exit_code == 10, r.output
+    return tmp_path / "t.itf.json"
+
+
+def test_show_replays_a_toy_trace_through_the_engine_and_prints_the_toys_own_words(tmp_path):
+    """TRACE-REPLAY, FAM-CODEC: ``show`` rebuilds the toy (with the supply it was checked
+    with) from the trace's #meta and prints the codec's state lines and step words."""
+    path = toy_trace(tmp_path)
+    r = CliRunner().invoke(main, ["show", str(path)])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    # the stall after step 2; the trace goes on until nothing can move (the reads)
+    assert lines[0].endswith("toy toy-never-grants, 4 steps, PROP-TOY-NO-STALL after 2")
+    assert lines[1].split() == ["0.", "(start)", "left=4", "credit=2", "wire=0", "read=0"]
+    assert lines[-1].split()[-4:] == ["left=2", "credit=0", "wire=0", "read=2"]
+    doc = json.loads(CliRunner().invoke(main, ["show", str(path), "--json"]).output)
+    assert doc["family"] == "toy" and doc["property"] == "PROP-TOY-NO-STALL"
+    assert doc["length"] == 2
+    assert [s["action"] for s in doc["steps"]] == ["init", "send", "send", "read", "read"]
+    # TRACE-RUNS: two equal steps are not gathered (a run needs more), each its own run
+    assert [(r["first"], r["steps"], r["count"]) for r in doc["runs"]] == [
+        (1, ["send"], 1),
+        (2, ["send"], 1),
+        (3, ["read"], 1),
+        (4, ["read"], 1),
+    ]
+
+
+def test_a_toy_trace_the_model_does_not_reproduce_is_refused_naming_the_state(tmp_path):
+    """TRACE-REPLAY: a tampered state is not a successor; one line, exit 2."""
+    path = toy_trace(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["states"][2]["wire"] = {"#bigint": "3"} if isinstance(doc["states"][2]["wire"], dict) else 3
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(main, ["show", str(path)])
+    assert r.exit_code == 2, r.output
+    assert "state 2 is not a successor of state 1 (TRACE-REPLAY)" in r.output
+
+
+def test_the_toys_trace_replays_through_the_model_with_no_engine_change(tmp_path):
+    """The engine's model-trace replay (traces/models.py) finds the toy by its codec's
+    model and walks the same run the explorer found."""
+    from creditflow.conformance.inputs.itf import read_document
+    from creditflow.conformance.traces.models import replay_model_document
+
+    replayed = replay_model_document(read_document(toy_trace(tmp_path)), "t")
+    assert replayed is not None and replayed.family.name == "toy"
+    assert replayed.instance == toy_family.PRESETS["toy-never-grants"]
+    sends, reads = [toy_family.SEND] * 2, [toy_family.READ] * 2
+    assert [a for a, _ in replayed.run] == [None, *sends, *reads]
+    assert replayed.run[2][1] == toy_family.State(2, 0, 2, 0) and replayed.length == 2

@@ -17,12 +17,8 @@ from creditflow.adapters.rabbitmq.observe import RecordSummary, WorkloadResult
 from creditflow.adapters.registry import adapter_factory
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
-from creditflow.conformance.differential.accounts_conform import (
-    ConformResult as AccountsConformResult,
-)
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.conform import ConformOptions, ConformResult, run_conform
-from creditflow.conformance.differential.paging_compare import PagingStepRow, paging_step_row
 from creditflow.conformance.differential.replay import (
     ReplayOutcome,
     ReplayReport,
@@ -30,10 +26,7 @@ from creditflow.conformance.differential.replay import (
     replay_traces,
 )
 from creditflow.conformance.differential.traces import load_trace
-from creditflow.conformance.explore.accounts import accounts_summary, check_actor_graph
-from creditflow.conformance.explore.alarms import alarms_summary
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
-from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
 from creditflow.conformance.explore.counterexamples import (
     DeadlockKind,
     Finding,
@@ -52,6 +45,16 @@ from creditflow.conformance.explore.results import (
     SupplyDecision,
     WrittenTrace,
 )
+from creditflow.conformance.families.accounts.compare import (
+    cycle_comparison,
+    slow_consumer_comparison,
+)
+from creditflow.conformance.families.accounts.conform import (
+    ConformResult as AccountsConformResult,
+)
+from creditflow.conformance.families.accounts.explore import accounts_summary, check_actor_graph
+from creditflow.conformance.families.alarms.explore import alarms_summary
+from creditflow.conformance.families.paging.compare import PagingStepRow, paging_step_row
 from creditflow.conformance.inputs.actor_graphs import load_actor_graph
 from creditflow.conformance.inputs.alarm_timelines import (
     AlarmStateView,

@@ -20,7 +20,7 @@ from typing import Any
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.erlang import ErlangSession
 from creditflow.adapters.rabbitmq.paging_probe import probe_expression, run_probe
-from creditflow.conformance.differential.paging_compare import Comparison, compare
+from creditflow.conformance.families.paging.compare import Comparison, compare
 from creditflow.conformance.inputs.paging_scenarios import Scenario, ScenarioStep
 
 QUEUE_NAME = "cf-paging"

@@ -15,7 +15,7 @@ import sys
 from typing import Any, TextIO
 
 from creditflow.adapters.reference.accounts_mutants import MUTANTS
-from creditflow.conformance.differential.accounts_protocol import ReferenceAccountsAdapter
+from creditflow.conformance.families.accounts.protocol import ReferenceAccountsAdapter
 from creditflow.conformance.inputs.graphs import networkx_from_node_link
 from creditflow.model.accounts.graph import actor_graph_from_networkx
 from creditflow.model.accounts.rules import AccountsModel

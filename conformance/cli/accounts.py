@@ -28,22 +28,25 @@ from creditflow.conformance.cli.common import (
     output_path,
     shown,
 )
-from creditflow.conformance.differential.accounts_conform import conform
-from creditflow.conformance.differential.accounts_protocol import (
-    AdapterError,
-    ReferenceAccountsAdapter,
-    SubprocessAccountsAdapter,
+from creditflow.conformance.explore.check import exit_code
+from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
+from creditflow.conformance.explore.results import AccountsCheckResult, WrittenTrace
+from creditflow.conformance.families.accounts.compare import (
+    cycle_comparison,
+    slow_consumer_comparison,
 )
-from creditflow.conformance.explore.accounts import (
+from creditflow.conformance.families.accounts.conform import conform
+from creditflow.conformance.families.accounts.explore import (
     AccountsOptions,
     accounts_summary,
     check_actor_graph,
 )
-from creditflow.conformance.explore.alarms import alarms_summary
-from creditflow.conformance.explore.check import exit_code
-from creditflow.conformance.explore.compare import cycle_comparison, slow_consumer_comparison
-from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, explore
-from creditflow.conformance.explore.results import AccountsCheckResult, WrittenTrace
+from creditflow.conformance.families.accounts.protocol import (
+    AdapterError,
+    ReferenceAccountsAdapter,
+    SubprocessAccountsAdapter,
+)
+from creditflow.conformance.families.alarms.explore import alarms_summary
 from creditflow.conformance.inputs.actor_graphs import (
     ActorGraphFileError,
     actor_graph_to_node_link,

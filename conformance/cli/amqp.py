@@ -1,5 +1,6 @@
-"""The one routing of ``check``, ``prove`` and ``synth`` to a family (FAM-REGISTRY,
-FAM-OPTIONS: :func:`route`), and the rendering of the AMQP family's answers: the verdict
+"""The printing of the AMQP family's answers to ``check``, ``prove`` and ``synth``
+(the routing is :func:`creditflow.conformance.cli.family_check.route`; the texts and
+documents are the family's rendering part, ``families/amqp/rendering.py``): the verdict
 in words or as one ``--json`` document (SCOPE-TEXT, SCOPE-JSON, OUT-JSON-SCHEMA), the
 settings in effect (AMQ-SETTINGS), the counterexample written as an ITF trace and a
 picture (AMQ-TRACE, AMQ-PICTURE) before it is reported. The searches, proofs and
@@ -21,203 +22,36 @@ from creditflow.conformance.cli.common import (
     Saver,
     fail,
     output_path,
-    refuse_options_not_taken,
 )
 from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
-from creditflow.conformance.explore.runs import step_runs
-from creditflow.conformance.families.amqp.checking import AmqpCheckResult
 from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
 from creditflow.conformance.families.amqp.every_supply import (
-    EverySupplyCheck,
     check_every_supply,
+)
+from creditflow.conformance.families.amqp.rendering import (
+    check_document,
+    prove_document,
+    settings_lines,
+    step_lines,
+    synth_document,
+)
+from creditflow.conformance.families.amqp.supply_encoding import (
+    SERIAL_OBLIGATION,
+    SUPPORTED,
+)
+from creditflow.conformance.families.amqp.supply_encoding import (
+    DeadlinePassed as ProofDeadlinePassed,
 )
 from creditflow.conformance.families.amqp.synthesis import (
     AmqpSynthError,
-    AmqpSynthResult,
     SynthSetting,
     synthesize_amqp,
     with_value,
 )
-from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
-from creditflow.conformance.inputs.amqp_topologies import AmqpInput, AmqpSetting
+from creditflow.conformance.inputs.amqp_topologies import AmqpInput
 from creditflow.conformance.inputs.itf import write_document
-from creditflow.conformance.inputs.reading import InputError
-from creditflow.conformance.symbolic.amqp_every_supply import (
-    SERIAL_OBLIGATION,
-    SUPPORTED,
-    AmqpProof,
-)
-from creditflow.conformance.symbolic.amqp_every_supply import (
-    DeadlinePassed as ProofDeadlinePassed,
-)
 from creditflow.conformance.traces.pictures import layout_refusal, write_picture
-from creditflow.model.amqp import properties
-from creditflow.model.amqp.system import Action
-from creditflow.model.amqp.system import LinkState as AmqpLinkState
-from creditflow.model.amqp.system import PublishState as AmqpPublishState
-from creditflow.model.amqp.system import State as AmqpState
-
-
-def route(ctx: click.Context, graph: str, config: Path | None, command: str) -> Any | None:
-    """FAM-REGISTRY: the family whose reader finds ``graph`` (with ``config`` applied)
-    and its instance, after refusing, in one line and exit 2, every option the command
-    line set that the family does not take for ``command`` (FAM-OPTIONS); ``None`` when
-    no family's reader claims it (a credit_flow graph: the NET commands). A bad input is
-    one line naming the file, exit 2 (IN-*)."""
-    for family in registry.families():
-        find = getattr(family.reader.load(), "find", None)
-        if find is None:
-            continue
-        try:
-            found = find(graph, config)
-        except InputError as exc:
-            fail(str(exc))
-        if found is not None:
-            refuse_options_not_taken(ctx, family, command)
-            return family, found
-    return None
-
-
-def describe_state(state: AmqpState) -> str:
-    """One line per state: both ends' delivery-count and credit, the windows (rendering
-    of AMQ-LINK-STATE and AMQ-SESSION-STATE)."""
-    if isinstance(state, AmqpLinkState):
-        snd, rcv = state.sender, state.receiver
-        return (
-            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
-            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
-            f"wire {len(state.fwd)}> <{len(state.back)} | receiver dc={rcv.link.delivery_count} "
-            f"credit={rcv.link.credit} window={rcv.session.incoming_window} "
-            f"unsettled={len(rcv.unsettled)}"
-        )
-    if isinstance(state, AmqpPublishState):
-        snd, b = state.sender, state.broker
-        return (
-            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
-            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
-            f"wire {len(state.fwd)}> <{len(state.back)} | session dc={b.link.delivery_count} "
-            f"credit={b.link.credit} window={b.session.incoming_window} "
-            f"unconfirmed={len(b.unconfirmed)} | enqueuer {state.enqueuer.status} "
-            f"pending={len(state.enqueuer.pending)} | queue ready={state.ready} "
-            f"limit={state.overflow.limit}"
-        )
-    r, rcv = state.relay, state.receiver
-    return (
-        f"queue ready={state.msgs.ready} consumer dc={state.consumer.delivery_count} "
-        f"credit={state.consumer.credit} | relay client dc={r.client_dc} "
-        f"credit={r.client_credit} queue credit={r.queue_credit} in-flight={r.in_flight} | "
-        f"session remote-window={state.session.remote_incoming_window} | "
-        f"receiver dc={rcv.link.delivery_count} credit={rcv.link.credit} "
-        f"window={rcv.session.incoming_window} unsettled={len(rcv.unsettled)}"
-    )
-
-
-def step_lines(steps: tuple[Action, ...], states: tuple[AmqpState, ...]) -> list[str]:
-    """The numbered steps of a witness, the start first (TRACE-STEPS for AMQ-TRACE); a
-    gathered run (TRACE-RUNS) is one line, ``2–28,673. (send, take_fwd, settle) ×4,096``,
-    with the state after its last step."""
-    assert len(states) == len(steps) + 1
-    lines = [f"   0. {'(start)':<13} {describe_state(states[0])}"]
-    for run in step_runs(steps):
-        if run.count == 1:
-            lines.append(f"{run.first:4}. {run.block[0]:<13} {describe_state(states[run.first])}")
-            continue
-        block = run.block[0] if len(run.block) == 1 else f"({', '.join(run.block)})"
-        after = describe_state(states[run.last])
-        lines.append(f"{run.first:4}–{run.last:,}. {block} ×{run.count:,}  {after}")
-    return lines
-
-
-def runs_document(steps: tuple[Action, ...]) -> list[dict[str, Any]]:
-    """TRACE-RUNS in ``--json``: the witness's runs (``first`` step, ``steps`` of the
-    block, ``count``)."""
-    return [{"first": r.first, "steps": list(r.block), "count": r.count} for r in step_runs(steps)]
-
-
-def settings_lines(settings: tuple[AmqpSetting, ...]) -> list[str]:
-    """AMQ-SETTINGS in text: one line per credit, window or limit, with its source."""
-    lines = ["credits and windows in effect:"]
-    for s in settings:
-        lines.append(f"  {s.node} ({s.limits}) {s.key}={s.value} [{s.source}]")
-    return lines
-
-
-def _properties(result: AmqpCheckResult, proof: AmqpProof | None = None) -> dict[str, bool | None]:
-    """Per PROP-AMQ-*: ``False`` violated, ``True`` held in a complete search of the
-    supply or proved for every supply (Z3-AMQ-EVERY-SUPPLY), ``None`` not decided."""
-    v = result.search.violation
-    held = result.search.complete and proof is None  # a complete full search decides all
-    return {
-        p: False
-        if (v is not None and p in v.props) or p in result.search.violated
-        else True
-        if held or (proof is not None and proof.verdicts[p] == "proved")
-        else None
-        for p in properties.ALL
-    }
-
-
-def _proof_document(proof: AmqpProof) -> dict[str, Any]:
-    """The ``proof`` member of AMQ-CHECK-JSON (Z3-AMQ-EVERY-SUPPLY)."""
-    return {
-        "rule": "Z3-AMQ-EVERY-SUPPLY",
-        "proved": proof.proved,
-        "statement": proof.statement,
-        "properties": dict(proof.verdicts),
-        "serial": proof.serial,
-        "lemmas": list(proof.lemmas),
-        "dropped": list(proof.dropped),
-        "seconds": round(proof.seconds, 3),
-    }
-
-
-def check_document(
-    inp: AmqpInput,
-    source: str,
-    result: AmqpCheckResult,
-    max_states: int,
-    files: dict[str, Any],
-    every: EverySupplyCheck | None = None,
-) -> dict[str, Any]:
-    """AMQ-CHECK-JSON (SCOPE-JSON, OUT-JSON-SCHEMA): the ``check --json`` document of
-    an AMQP topology (spec/schemas/check.json, its ``amqp`` branch)."""
-    if every is not None:
-        result = every.result
-    proof = every.proof if every is not None else None
-    v = result.search.violation
-    return {
-        "family": "amqp",
-        "graph": inp.topology.name,
-        "shape": inp.topology.shape,
-        "source": source,
-        "complete": result.search.complete,
-        "states": result.search.states,
-        "properties": _properties(result, proof),
-        "violation": None
-        if v is None
-        else {
-            "property": v.prop,
-            "properties": list(v.props),
-            "length": len(v.steps),
-            "steps": list(v.steps),
-            "runs": runs_document(v.steps),  # TRACE-RUNS
-            "shortest": result.shortest,  # AMQ-DIRECTED-RUN
-        },
-        "settings": [
-            {"node": s.node, "limits": s.limits, "key": s.key, "value": s.value, "source": s.source}
-            for s in inp.settings
-        ],
-        "exit_code": every.exit_code if every is not None else result.exit_code,
-        **({"proof": _proof_document(proof)} if proof is not None else {}),
-        "scope": {
-            "supply": "every" if result.every_supply else result.supply,
-            "explored_supply": result.supply,
-            "max_states": max_states,
-        },
-        "claim": every.claim if every is not None else result.claim,
-        **files,
-    }
 
 
 def run_check(
@@ -305,47 +139,6 @@ def run_check(
     saver.exit(exit_code)
 
 
-def synth_document(result: AmqpSynthResult, source: str, files: dict[str, Any]) -> dict[str, Any]:
-    """AMQ-SYNTH-JSON: the ``synth --json`` document of an AMQP topology."""
-    beyond = result.beyond
-    v = beyond.result.search.violation if beyond is not None else None
-    return {
-        "family": "amqp",
-        "graph": result.topology,
-        "source": source,
-        "status": result.status,
-        "minimised": {
-            "setting": result.setting,
-            "node": result.target.node,
-            "attribute": result.target.attribute,
-            "policy": result.target.policy,
-            "key": result.target.key,
-        },
-        "value": result.value,
-        "range": [result.lowest, result.highest],
-        "tried": [
-            {
-                "value": t.value,
-                "complete": t.result.search.complete,
-                "violation": None
-                if t.result.search.violation is None
-                else t.result.search.violation.prop,
-                "claim": t.result.claim,
-            }
-            for t in result.tried
-        ],
-        "beyond": None
-        if beyond is None or v is None
-        else {"value": beyond.value, "property": v.prop, "length": len(v.steps), **files},
-        "scope": {
-            "supply": "every" if result.every_supply else result.supply,
-            "explored_supply": result.supply,
-        },
-        "claim": result.claim,
-        "exit_code": result.exit_code,
-    }
-
-
 def run_synth(
     inp: AmqpInput,
     source: str,
@@ -414,22 +207,6 @@ def run_synth(
         click.echo(line)
     saver.show_unsaved()
     saver.exit(result.exit_code)
-
-
-def prove_document(
-    inp: AmqpInput, source: str, proof: AmqpProof | None, claim: str, exit_code: int
-) -> dict[str, Any]:
-    """The ``prove --json`` document of an AMQP topology: the proof (as in
-    AMQ-CHECK-JSON's ``proof``), the claim and the exit code."""
-    return {
-        "family": "amqp",
-        "graph": inp.topology.name,
-        "shape": inp.topology.shape,
-        "source": source,
-        "proof": None if proof is None else _proof_document(proof),
-        "claim": claim,
-        "exit_code": exit_code,
-    }
 
 
 def run_prove(

@@ -11,7 +11,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +19,6 @@ from pathlib import Path
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import route
 from creditflow.conformance.cli.amqp import run_check as run_family_check
 from creditflow.conformance.cli.common import (
     COUNT,
@@ -40,6 +39,7 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
+from creditflow.conformance.cli.family_check import route
 from creditflow.conformance.cli.family_check import run_check as run_any_family_check
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
@@ -264,35 +264,19 @@ def check(
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     routed = route(click.get_current_context(), graph, config, "check")
-    if routed is not None and routed[0].name not in OWN_CHECK_RENDERING:
-        # FAM-CHECKING: any family through its parts (conformance/cli/family_check.py)
+    if routed is not None:  # FAM-REGISTRY: a family's own input, through its parts
         family, instance = routed
-        with progress_bar(progress, f"checking {instance.name}") as update:
-            run_any_family_check(
+        own = family.name in OWN_CHECK_RENDERING
+        # FAM-CHECKING: any family through its parts (conformance/cli/family_check.py)
+        runner: Callable[..., object] = run_family_check if own else run_any_family_check
+        label = instance.topology.name if own else instance.name
+        with progress_bar(progress, f"checking {label}") as update:
+            runner(
                 family,
                 instance,
                 graph,
                 publishes,
                 publishes is None and not graph_supply,
-                max_states,
-                as_json,
-                trace_out,
-                dot_out,
-                update,
-                full_search,
-                not no_prove,
-                prove_timeout,
-            )
-    if routed is not None:  # FAM-REGISTRY: a family's own input, through its parts
-        family, inp = routed
-        every_supply = publishes is None and not graph_supply
-        with progress_bar(progress, f"checking {inp.topology.name}") as update:
-            run_family_check(
-                family,
-                inp,
-                graph,
-                publishes,
-                every_supply,
                 max_states,
                 as_json,
                 trace_out,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,15 +18,44 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, output_path, printable_line
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    Saver,
+    fail,
+    output_path,
+    printable_line,
+    refuse_options_not_taken,
+)
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.explorer import NO_DEADLOCK, Progress, explore
 from creditflow.conformance.explore.runs import step_runs
+from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family, SupplyProof
 from creditflow.conformance.inputs.itf import write_document
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.traces.models import model_trace
 from creditflow.conformance.traces.pictures import write_picture
 from creditflow.model.system import TransitionSystem
+
+
+def route(ctx: click.Context, graph: str, config: Path | None, command: str) -> Any | None:
+    """FAM-REGISTRY: the family whose reader finds ``graph`` (with ``config`` applied)
+    and its instance, after refusing, in one line and exit 2, every option the command
+    line set that the family does not take for ``command`` (FAM-OPTIONS); ``None`` when
+    no family's reader claims it (a credit_flow graph: the NET commands). A bad input is
+    one line naming the file, exit 2 (IN-*)."""
+    for family in registry.families():
+        find = getattr(family.reader.load(), "find", None)
+        if find is None:
+            continue
+        try:
+            found = find(graph, config)
+        except InputError as exc:
+            fail(str(exc))
+        if found is not None:
+            refuse_options_not_taken(ctx, family, command)
+            return family, found
+    return None
 
 
 @dataclass(frozen=True)
@@ -188,9 +217,15 @@ def decide(
 
 
 def step_lines(codec: Any, system: TransitionSystem[Any], finding: Finding) -> list[str]:
-    """TRACE-STEPS through the family codec (FAM-CODEC); TRACE-RUNS gathers repeated
-    blocks of steps into one line."""
-    path = finding.path
+    """TRACE-STEPS of a finding's path through the family codec (FAM-CODEC)."""
+    return path_lines(codec, system, finding.path)
+
+
+def path_lines(
+    codec: Any, system: TransitionSystem[Any], path: Sequence[tuple[Any, Any]]
+) -> list[str]:
+    """TRACE-STEPS of a run through the family codec (FAM-CODEC); TRACE-RUNS gathers
+    repeated blocks of steps into one line."""
     lines = [f"   0. {'(start)':<13} {codec.state_line(system, path[0][1])}"]
     words = tuple(codec.step_words(system, a) for a, _ in path[1:])
     for run in step_runs(words):
@@ -237,6 +272,7 @@ def run_check(
     finding = result.finding
     if finding is not None and system is not None:
         subject = dict(codec.meta(instance)) if codec is not None else {"graph": instance.name}
+        subject.setdefault("supply", result.supply)  # TRACE-REPLAY: the supply explored
         model = codec.model if codec is not None else family.name
         named = dataclasses.replace(finding, property_id=result.violated or finding.property_id)
         doc = model_trace(system, named, model, subject, source)

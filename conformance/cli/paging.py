@@ -16,7 +16,7 @@ from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path, shown
-from creditflow.conformance.differential.paging_compare import paging_step_row
+from creditflow.conformance.families.paging.compare import paging_step_row
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
     ScenarioError,

@@ -18,7 +18,6 @@ from pathlib import Path
 import click
 
 from creditflow.conformance.cli import amqp as amqp_cli
-from creditflow.conformance.cli.amqp import route
 from creditflow.conformance.cli.amqp import run_prove as run_amqp_prove
 from creditflow.conformance.cli.common import (
     COUNT,
@@ -38,6 +37,7 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
+from creditflow.conformance.cli.family_check import route
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document

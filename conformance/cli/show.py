@@ -13,16 +13,19 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.amqp import describe_state, runs_document, step_lines
 from creditflow.conformance.cli.common import fail, printable_line
+from creditflow.conformance.cli.family_check import path_lines
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.explore.runs import step_runs
 from creditflow.conformance.families.amqp.codec import (
     AMQP_MODEL,
     AmqpReplayed,
     replay_amqp_document,
 )
+from creditflow.conformance.families.amqp.rendering import describe_state, runs_document, step_lines
 from creditflow.conformance.inputs.itf import TraceFormatError, read_document
+from creditflow.conformance.traces.models import ModelReplay, replay_model_document
 from creditflow.conformance.traces.network import (
     NETWORK_MODEL,
     TraceReplayError,
@@ -186,6 +189,44 @@ def _show_amqp(trace: Path, replayed: AmqpReplayed, as_json: bool) -> NoReturn:
     raise SystemExit(exit_codes.OK)
 
 
+def _show_family(trace: Path, replayed: ModelReplay, as_json: bool) -> NoReturn:
+    """TRACE-STEPS of a replayed trace of any family with a codec (FAM-CODEC): the
+    family's own state lines and step words, repeated blocks gathered (TRACE-RUNS)."""
+    assert replayed.family.codec is not None  # found by its codec's model
+    codec, system, run = replayed.family.codec.load(), replayed.system, replayed.run
+    words = tuple(codec.step_words(system, a) for a, _ in run[1:])
+    name = getattr(replayed.instance, "name", "")
+    if as_json:
+        body = {
+            "model": codec.model,
+            "family": replayed.family.name,
+            "graph": name,
+            "property": replayed.property_id,
+            "length": replayed.length,
+            "steps": [
+                {
+                    "number": i,
+                    "action": "init" if a is None else codec.step_words(system, a),
+                    "state": codec.state_line(system, s),
+                }
+                for i, (a, s) in enumerate(run)
+            ],
+            "runs": [
+                {"first": r.first, "steps": list(r.block), "count": r.count}
+                for r in step_runs(words)
+            ],  # TRACE-RUNS
+        }
+        click.echo(json.dumps(body))
+        raise SystemExit(exit_codes.OK)
+    head = f"{trace}: {replayed.family.name} {name}, {len(run) - 1} steps"
+    if replayed.property_id:
+        head += f", {replayed.property_id} after {replayed.length}"
+    click.echo(printable_line(head))
+    for line in path_lines(codec, system, run):
+        click.echo(printable_line(line))
+    raise SystemExit(exit_codes.OK)
+
+
 @click.command()
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as one JSON object.")
@@ -194,14 +235,16 @@ def show(trace: Path, as_json: bool) -> None:
     conform, the corpus), one line per step, repeated steps gathered ("reader reads
     publishes 1-400 (x400)"), and who is blocked at the end.
 
-    A credit-network or AMQP trace (AMQ-TRACE) is replayed through the model first
-    (TRACE-REPLAY); a trace that does not replay is refused (exit 2).
+    A credit-network or AMQP trace (AMQ-TRACE), or a counterexample of any family with
+    a trace codec, is replayed through the model first (TRACE-REPLAY); a trace that does
+    not replay is refused (exit 2).
 
     \b
     Examples:
       creditflow show counterexamples/stalled-queue.itf.json
       creditflow show counterexamples/rabbitmq-publish.prove.itf.json --json
     """
+    family_run: ModelReplay | None = None
     try:
         doc = read_document(trace)
         model = doc.get("#meta", {}).get("creditflow", {}).get("model")
@@ -213,12 +256,15 @@ def show(trace: Path, as_json: bool) -> None:
             witness: Witness | None = found
             runs = list(found.runs)
         else:
+            family_run = replay_model_document(doc, where=str(trace))
             witness, runs = None, generic_steps(doc)
     except (TraceFormatError, TraceReplayError) as exc:
         fail(str(exc))
         return
     if model == AMQP_MODEL:
         _show_amqp(trace, replayed, as_json)
+    if model != NETWORK_MODEL and family_run is not None:
+        _show_family(trace, family_run, as_json)
     if as_json:
         body: dict[str, Any] = asdict(witness) if witness else {"runs": [asdict(r) for r in runs]}
         body["model"] = model

@@ -37,6 +37,7 @@ from creditflow.conformance.symbolic.prove import (
     ProveOutcome,
     ProveReport,
     Verdict,
+    primary_counterexample,
     prove_graph,
     supply_value,
 )
@@ -97,14 +98,7 @@ class SupplyAnswer:
     @property
     def counterexample(self) -> ProofCounterexample | None:
         """The deadlock if there is one, else the shortest other violation."""
-        if NO_DEADLOCK in self.counterexamples:
-            return self.counterexamples[NO_DEADLOCK]
-        if not self.counterexamples:
-            return None
-        return min(
-            self.counterexamples.values(),
-            key=lambda c: (c.finding.length, c.finding.property_id),
-        )
+        return primary_counterexample(self.counterexamples)
 
     @property
     def decided(self) -> bool:

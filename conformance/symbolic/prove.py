@@ -22,8 +22,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Final, Literal
+from typing import Final, Literal, Protocol, TypeVar
 
 import z3
 
@@ -95,6 +96,24 @@ NONE_FOUND: Final = "none-up-to-depth"
 UNKNOWN: Final = "unknown"
 #: Z3-PROVE: every property proved for the question asked, a violation, or neither
 ProveOutcome = Literal["proved", "counterexample", "unknown"]
+
+
+class _WithFinding(Protocol):
+    @property
+    def finding(self) -> Finding: ...
+
+
+_C = TypeVar("_C", bound=_WithFinding)
+
+
+def primary_counterexample(found: Mapping[str, _C]) -> _C | None:
+    """The counterexample that decides the exit code: a deadlock if there is one, else
+    the shortest other violation (as the explorer's ``primary``)."""
+    if NO_DEADLOCK in found:
+        return found[NO_DEADLOCK]
+    if not found:
+        return None
+    return min(found.values(), key=lambda c: (c.finding.length, c.finding.property_id))
 
 
 @dataclass(frozen=True)
@@ -249,14 +268,7 @@ class ProveReport:
     def primary(self) -> Counterexample | None:
         """The counterexample that decides the exit code: a deadlock if there is one, else
         the shortest other violation (as the explorer's)."""
-        if NO_DEADLOCK in self.counterexamples:
-            return self.counterexamples[NO_DEADLOCK]
-        if not self.counterexamples:
-            return None
-        return min(
-            self.counterexamples.values(),
-            key=lambda c: (c.finding.length, c.finding.property_id),
-        )
+        return primary_counterexample(self.counterexamples)
 
     #: SCOPE-SUPPLY: the question asked (every supply, or the graph's own supplies)
     every_supply: bool = False

@@ -12,7 +12,7 @@ from creditflow.adapters.rabbitmq.broker import BrokerError
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance.cli import main
 from creditflow.conformance.cli import paging as cli_paging
-from creditflow.conformance.differential.paging_compare import (
+from creditflow.conformance.families.paging.compare import (
     COMPARED,
     compare,
     view_of_probe,

@@ -1,6 +1,6 @@
 """The ``accounts`` family (spec/accounts.md, AC-*): Syndicate accounts over actor
 graphs. A thin record over the existing engine (``model/accounts/``,
-``conformance/explore/accounts.py``); its commands are the ``creditflow accounts`` group
+``conformance/families/accounts/explore.py``); its commands are the ``creditflow accounts`` group
 (FAM-OPTIONS: ``check``/``prove``/``synth`` take none of its inputs)."""
 
 from creditflow.conformance.family.interface import Family, Part

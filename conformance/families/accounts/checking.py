@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from creditflow.conformance.explore.accounts import AccountsOptions, prepare_actor_graph
+from creditflow.conformance.families.accounts.explore import AccountsOptions, prepare_actor_graph
 from creditflow.model.accounts.system import CheckedAccounts
 from creditflow.model.system import TransitionSystem
 

@@ -1,5 +1,5 @@
 """FAM-EVERY-SUPPLY for AMQP 1.0 (Z3-AMQ-EVERY-SUPPLY, Z3-AMQ-WITNESS): ``check``'s
-answer to "every supply" — the proof of ``conformance/symbolic/amqp_every_supply.py``
+answer to "every supply" — the proof of ``conformance/families/amqp/supply_encoding.py``
 within the engine's deadline (FAM-DEADLINE), then, for a property it leaves open, a
 directed run (AMQ-DIRECTED-RUN) at :func:`probe_supply` looking for a witness."""
 
@@ -12,7 +12,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.results import RunViolation, SupplyCheck
 from creditflow.conformance.families.amqp.checking import STALL
 from creditflow.conformance.families.amqp.directed import directed_runs
-from creditflow.conformance.symbolic.amqp_every_supply import (
+from creditflow.conformance.families.amqp.supply_encoding import (
     AmqpProof,
     probe_supply,
     prove_every_supply,

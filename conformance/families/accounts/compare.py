@@ -1,7 +1,7 @@
 """Credit flow vs accounts on the same topologies (CMP-CYCLE, CMP-SLOW-CONSUMER).
 
 Each comparison explores a credit network (NET, :mod:`creditflow.conformance.explore.check`) and
-an actor graph (AC, :mod:`creditflow.conformance.explore.accounts`) of one topology and
+an actor graph (AC, :mod:`creditflow.conformance.families.accounts.explore`) of one topology and
 reports, for each: the deadlock verdict, who is blocked forever, who is blocked at the
 end of every maximal run, and a per-topology figure. ``spec/credit-vs-accounts.md``
 quotes the results; ``tests/test_compare.py`` checks them.
@@ -9,18 +9,18 @@ quotes the results; ``tests/test_compare.py`` checks them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import networkx as nx
 
-from creditflow.conformance.explore.accounts import AccountsOptions, check_actor_graph
 from creditflow.conformance.explore.check import CheckOptions, check_graph
 from creditflow.conformance.explore.counterexamples import DeadlockKind, deadlock_kind
 from creditflow.conformance.explore.encoding import State
 from creditflow.conformance.explore.explorer import ExplorationResult
 from creditflow.conformance.explore.network_system import CheckedNetwork
+from creditflow.conformance.families.accounts.explore import AccountsOptions, check_actor_graph
 from creditflow.model.accounts.graph import actor_graph_from_networkx
 from creditflow.model.accounts.system import CheckedAccounts
 from creditflow.model.credit.spec import CreditSpec
@@ -87,55 +87,49 @@ def accounts_states(result: ExplorationResult) -> Sequence[tuple[Any, int]]:
     return cast("Sequence[tuple[Any, int]]", result.graph.states)
 
 
+def _verdict(
+    model: str,
+    system: CheckedNetwork | CheckedAccounts,
+    result: ExplorationResult,
+    states: Iterable[Any],
+    blocked: Callable[[Any], frozenset[str]],
+) -> Verdict:
+    """One model's verdict: its deadlock, the blocked sets of its end states, the steps."""
+    ends = frozenset(blocked(s) for i, s in enumerate(states) if result.graph.is_terminal(i))
+    d = result.deadlock
+    return Verdict(
+        model,
+        result.n_states,
+        deadlock_kind(d),
+        d.processes if d else (),
+        d.length if d else None,
+        ends,
+        tuple(system.describe(a) for a, _ in d.path[1:] if a is not None) if d else (),
+    )
+
+
 def _credit_verdict(
     g: nx.DiGraph, options: CheckOptions
 ) -> tuple[Verdict, CheckedNetwork, ExplorationResult]:
     system, result = check_graph(flow_graph_from_networkx(g), options)
-    net = system.network
-    names = system.process_names
-    ends = frozenset(
-        frozenset(names[n] for n in range(net.n_nodes) if net.is_blocked(s, n))
-        for i, s in enumerate(network_states(result))
-        if result.graph.is_terminal(i)
-    )
-    d = result.deadlock
-    return (
-        Verdict(
-            "credit_flow",
-            result.n_states,
-            deadlock_kind(d),
-            d.processes if d else (),
-            d.length if d else None,
-            ends,
-            tuple(system.describe(a) for a, _ in d.path[1:] if a is not None) if d else (),
-        ),
-        system,
-        result,
-    )
+    net, names = system.network, system.process_names
+
+    def blocked(s: Any) -> frozenset[str]:
+        return frozenset(names[n] for n in range(net.n_nodes) if net.is_blocked(s, n))
+
+    states = network_states(result)
+    return _verdict("credit_flow", system, result, states, blocked), system, result
 
 
 def _accounts_verdict(g: nx.DiGraph) -> tuple[Verdict, CheckedAccounts, ExplorationResult]:
     system, result = check_actor_graph(actor_graph_from_networkx(g), AccountsOptions())
     names = system.process_names
-    ends = frozenset(
-        frozenset(names[x] for x in range(len(names)) if system.blocked_mask(s) >> x & 1)
-        for i, s in enumerate(accounts_states(result))
-        if result.graph.is_terminal(i)
-    )
-    d = result.deadlock
-    return (
-        Verdict(
-            "accounts",
-            result.n_states,
-            deadlock_kind(d),
-            d.processes if d else (),
-            d.length if d else None,
-            ends,
-            tuple(system.describe(a) for a, _ in d.path[1:] if a is not None) if d else (),
-        ),
-        system,
-        result,
-    )
+
+    def blocked(s: Any) -> frozenset[str]:
+        return frozenset(names[x] for x in range(len(names)) if system.blocked_mask(s) >> x & 1)
+
+    states = accounts_states(result)
+    return _verdict("accounts", system, result, states, blocked), system, result
 
 
 def cycle_comparison(publishes: int = 3) -> Comparison:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.differential.accounts_protocol import (
+from creditflow.conformance.families.accounts.protocol import (
     AccountsAdapter,
     observations_json,
     request_for,
