@@ -56,6 +56,8 @@ def _amqp_hook(
     """MATRIX-COMMAND: the AMQP family's ``conform_release``: ``version`` → one run."""
     # deferred: the AMQP engine only for an AMQP matrix (START-LAZY)
     from creditflow.conformance.families.amqp.conform import AmqpConformOptions
+
+    # deferred: as above
     from creditflow.conformance.matrix.amqp import conform_amqp_release
 
     options = AmqpConformOptions(
