@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from creditflow.adapters.amqp import versions as amqp_versions
 from creditflow.conformance.cli.matrix import (
+    MatrixSettings,
     block_args,
     doc_blocks,
     matrix,
@@ -112,6 +113,7 @@ def test_formats_render_the_same_table():
     ("argv", "says"),
     [
         (["--adapter", "nope", "--versions", "1.0"], "no matrix hook"),
+        (["--adapter", "h2", "--versions", "4.1.0"], "no matrix hook"),  # not wired yet
         (["--adapter", "rhea@3.0.5", "--versions", "3.0.5"], "releases in --versions"),
         (["--adapter", "rhea", "--versions", "3.0.5,../x"], "not a release name"),
         (["--adapter", "rhea", "--versions", "3.0.5,3.0.5"], "twice"),
@@ -166,16 +168,10 @@ def generated():
     for args, _body in doc_blocks(PAGE.read_text(encoding="utf-8")):
         ctx = matrix.make_context("matrix", list(block_args(args)))
         p = ctx.params
-        out[args] = run_matrix(
-            p["adapter"],
-            p["versions"],
-            p["seed"],
-            p["depth"],
-            p["max_examples"],
-            p["steps"],
-            p["skip_ops"],
-            p["timeout"],
+        settings = MatrixSettings(
+            p["seed"], p["depth"], p["max_examples"], p["steps"], p["skip_ops"], p["timeout"]
         )
+        out[args] = run_matrix(p["adapter"], p["versions"], settings)
     return out
 
 

@@ -9,8 +9,10 @@ import html
 import json
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -43,16 +45,42 @@ BLOCK = re.compile(
 )
 
 
-def _amqp_hook(
-    library: str,
-    unversioned: bool,
-    seed: int,
-    depth: int,
-    max_examples: int,
-    steps: int,
-    skip: tuple[str, ...],
-    timeout: float,
-) -> ConformRelease:
+@dataclass(frozen=True)
+class MatrixSettings:
+    """MATRIX-COMMAND: the conform options every release's run shares."""
+
+    seed: int
+    depth: int
+    max_examples: int
+    steps: int
+    skip: tuple[str, ...]
+    timeout: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "depth": self.depth,
+            "max_examples": self.max_examples,
+            "steps": self.steps,
+            "skip_op": list(self.skip),
+        }
+
+
+@dataclass(frozen=True)
+class MatrixFamily:
+    """MATRIX-COMMAND: what the matrix needs of an adapter family: which adapter names are
+    its own, its libraries with releases (pinned), the cached releases of one, the
+    installer (raising ``InstallFailed``) and its ``conform_release`` hook,
+    ``hook(library, unversioned, settings) → (version → ReleaseResult)``."""
+
+    is_name: Callable[[str], bool]
+    pinned: Mapping[str, str]
+    cached: Callable[[str], tuple[str, ...]]
+    install: Callable[[str, str], object]
+    hook: Callable[[str, bool, MatrixSettings], ConformRelease]
+
+
+def _amqp_hook(library: str, unversioned: bool, s: MatrixSettings) -> ConformRelease:
     """MATRIX-COMMAND: the AMQP family's ``conform_release``: ``version`` → one run."""
     # deferred: the AMQP engine only for an AMQP matrix (START-LAZY)
     from creditflow.conformance.families.amqp.conform import AmqpConformOptions
@@ -61,17 +89,17 @@ def _amqp_hook(
     from creditflow.conformance.matrix.amqp import conform_amqp_release
 
     options = AmqpConformOptions(
-        seed=seed,
-        max_examples=max_examples,
-        steps=steps,
-        depth=depth,
+        seed=s.seed,
+        max_examples=s.max_examples,
+        steps=s.steps,
+        depth=s.depth,
         phases=AMQP_PHASES,
-        skip=skip,
+        skip=s.skip,
     )
 
     def run(version: str) -> ReleaseResult:
         name = library if unversioned else f"{library}@{version}"
-        result = conform_amqp_release(amqp_adapter_factory(name, timeout), options, version)
+        result = conform_amqp_release(amqp_adapter_factory(name, s.timeout), options, version)
         if unversioned:  # the one release the adapter is: named by its hello
             label = str(result.settings.get("reported_version", version))
             result = ReleaseResult(
@@ -87,6 +115,28 @@ def _amqp_hook(
     return run
 
 
+#: MATRIX-COMMAND: the families with a matrix hook, by family name (HTTP/2 plugs in here).
+FAMILIES: dict[str, MatrixFamily] = {
+    "amqp": MatrixFamily(
+        is_amqp_name,
+        amqp_versions.PINNED,
+        amqp_versions.cached_releases,
+        amqp_versions.install,
+        _amqp_hook,
+    ),
+}
+
+
+def family_of(library: str) -> MatrixFamily:
+    """The family whose adapter ``library`` is; a usage error (exit 2) if none has a hook."""
+    for fam in FAMILIES.values():
+        if fam.is_name(library):
+            return fam
+    raise click.UsageError(
+        f"--adapter {library}: no matrix hook for its family (families: {', '.join(FAMILIES)})"
+    )
+
+
 def parse_versions(adapter: str, versions: str | None) -> tuple[str, tuple[str, ...], bool]:
     """MATRIX-VERSIONS: (library, releases, unversioned). ``all`` is the releases in
     the per-version cache; an adapter without releases (amqp10-client) takes none.
@@ -96,20 +146,15 @@ def parse_versions(adapter: str, versions: str | None) -> tuple[str, tuple[str, 
         raise click.UsageError(
             f"--adapter {adapter}: give the library alone, releases in --versions"
         )
-    if not is_amqp_name(library):
-        raise click.UsageError(
-            f"--adapter {adapter}: no matrix hook for its family (AMQP adapters only so far)"
-        )
-    if library not in amqp_versions.PINNED:
+    fam = family_of(library)
+    if library not in fam.pinned:
         if versions not in (None, ""):
             raise click.UsageError(f"--versions: {adapter} has no releases to choose")
         return library, ("default",), True
     if versions is None:
         raise click.UsageError("--versions: give V1,V2,… or all")
     chosen = (
-        amqp_versions.cached_releases(library)
-        if versions == "all"
-        else tuple(v.strip() for v in versions.split(","))
+        fam.cached(library) if versions == "all" else tuple(v.strip() for v in versions.split(","))
     )
     if not chosen:
         raise click.UsageError(f"--versions all: no release of {library} in the cache")
@@ -121,38 +166,23 @@ def parse_versions(adapter: str, versions: str | None) -> tuple[str, tuple[str, 
     return library, chosen, False
 
 
-def run_matrix(
-    adapter: str,
-    versions: str | None,
-    seed: int,
-    depth: int,
-    max_examples: int,
-    steps: int,
-    skip: tuple[str, ...],
-    timeout: float,
-) -> VersionMatrix:
+def run_matrix(adapter: str, versions: str | None, settings: MatrixSettings) -> VersionMatrix:
     """MATRIX-COMMAND: install every release first (exit 3 naming the release and the
     cause), then one conform each, then the table."""
     library, releases, unversioned = parse_versions(adapter, versions)
+    fam = family_of(library)
     if not unversioned:
         for v in releases:
             try:
-                amqp_versions.install(library, v)
-            except amqp_versions.InstallFailed as exc:
+                fam.install(library, v)
+            except shared_versions.InstallFailed as exc:
                 fail(f"release {library}@{v}: {exc}", exit_codes.ADAPTER_FAILURE)
     try:
-        hook = _amqp_hook(library, unversioned, seed, depth, max_examples, steps, skip, timeout)
+        hook = fam.hook(library, unversioned, settings)
         results = [hook(v) for v in releases]
     except UnknownAdapter as exc:
         raise click.UsageError(str(exc)) from None
-    settings = {
-        "seed": seed,
-        "depth": depth,
-        "max_examples": max_examples,
-        "steps": steps,
-        "skip_op": list(skip),
-    }
-    return build_matrix(library, results, settings)
+    return build_matrix(library, results, settings.to_json())
 
 
 def _cell(m: VersionMatrix, release: str, present: dict[str, bool]) -> str:
@@ -170,7 +200,7 @@ def command_line(m: VersionMatrix) -> str:
     """MATRIX-DOCS: the command that reproduces ``m`` (the docs' opening marker)."""
     s = m.settings
     parts = [f"--adapter {m.adapter}"]
-    if m.releases != ("default",) and m.adapter in amqp_versions.PINNED:
+    if any(m.adapter in fam.pinned for fam in FAMILIES.values()):
         parts.append(f"--versions {','.join(m.releases)}")
     parts.append(f"--seed {s['seed']} --depth {s['depth']} --max-examples {s['max_examples']}")
     parts += [f"--skip-op {o}" for o in s["skip_op"]]
@@ -350,7 +380,8 @@ def matrix(
       creditflow matrix --adapter rhea --versions 2.0.8,3.0.4,3.0.5 --depth 3
       creditflow matrix --adapter proton --versions all --format markdown --out m.md
     """
-    m = run_matrix(adapter, versions, seed, depth, max_examples, steps, skip_ops, timeout)
+    settings = MatrixSettings(seed, depth, max_examples, steps, skip_ops, timeout)
+    m = run_matrix(adapter, versions, settings)
     text = RENDER[fmt](m)
     if out is None:
         click.echo(text, nl=False)
