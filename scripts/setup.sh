@@ -49,6 +49,8 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q -e '.[spark,broker,dev,amqp,http2]'
 # AD-AMQ-VERSION: the pinned rhea into the per-version cache (~/.cache/creditflow/amqp)
 .venv/bin/python -m creditflow.adapters.amqp.versions install rhea
+# MATRIX-RELEASES: every release the docs' version matrices hold (creditflow matrix)
+.venv/bin/python -m creditflow.adapters.amqp.versions install-matrix >/dev/null
 # AD-H2-VERSION: every pinned HTTP/2 library imports and nghttpd and node run; the
 # other releases the tests hold (the version matrix, docs/http2-adapters.md) are cached
 .venv/bin/python -m creditflow.adapters.http2.versions check >/dev/null

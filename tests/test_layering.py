@@ -42,6 +42,7 @@ CAPABILITIES = (
     "sweep",
     "observe",
     "families",
+    "matrix",
 )
 ENTRY_POINTS = ("cli", "pytest_plugin")
 CONFORMANCE_TOP_LEVEL = {"__init__.py", "pytest_plugin.py", "exit_codes.py"}

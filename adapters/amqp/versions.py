@@ -23,6 +23,13 @@ __all__ = ["InstallFailed", "split_name"]
 
 #: AD-AMQ-VERSION: the releases the project pins (proton's also in pyproject's ``amqp`` extra).
 PINNED = {"proton": "0.40.0", "rhea": "3.0.5", "azure-pyamqp": "7.15.0"}
+#: MATRIX-RELEASES: the releases ``creditflow matrix`` and the docs' version matrices hold
+#: (docs/amqp.md), oldest first; ``scripts/setup.sh`` installs them, so a missing one fails.
+MATRIX_RELEASES = {
+    "rhea": ("2.0.8", "3.0.4", "3.0.5"),
+    "proton": ("0.38.0", "0.39.0", "0.40.0"),
+    "azure-pyamqp": ("7.12.0", "7.14.3", "7.15.0"),
+}
 PACKAGES = {"proton": "python-qpid-proton", "rhea": "rhea", "azure-pyamqp": "azure-servicebus"}
 #: The Python adapters' modules (the pinned release is in the project's environment).
 PY_MODULES = {
@@ -71,6 +78,21 @@ def install(library: str, version: str | None) -> Path | None:
     )
 
 
+def cached_releases(library: str) -> tuple[str, ...]:
+    """MATRIX-VERSIONS: the releases of ``library`` whose install in the per-version cache
+    completed (AD-VERSION's ``.installed`` marker), plus the pinned one for a library the
+    project's environment holds (proton, azure-pyamqp)."""
+    root = cache_root()
+    found = {
+        p.name.removeprefix(f"{library}-")
+        for p in (root.glob(f"{library}-*") if root.is_dir() else ())
+        if (p / ".installed").exists() and not p.name.endswith(".partial")
+    }
+    if library in PY_MODULES:
+        found.add(PINNED[library])
+    return tuple(sorted(found))
+
+
 def command(name: str) -> AmqpCommand:
     """AD-AMQ-VERSION: the command of adapter ``name`` (``proton``, ``rhea``, with an
     optional ``@VERSION``), installing the release first if needed."""
@@ -91,12 +113,16 @@ def command(name: str) -> AmqpCommand:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``install NAME…``: install each release into the cache; one line and exit 3 for
-    one that cannot be installed."""
+    """``install NAME…``: install each release into the cache; ``install-matrix``: every
+    release of :data:`MATRIX_RELEASES`; one line and exit 3 for one that cannot be
+    installed."""
     args = sys.argv[1:] if argv is None else argv
+    if args == ["install-matrix"]:  # MATRIX-RELEASES: every release the docs' matrices hold
+        args = ["install", *(f"{lib}@{v}" for lib, vs in MATRIX_RELEASES.items() for v in vs)]
     if len(args) < 2 or args[0] != "install":
         print(
-            "usage: python -m creditflow.adapters.amqp.versions install NAME[@VERSION]…",
+            "usage: python -m creditflow.adapters.amqp.versions install NAME[@VERSION]… "
+            "| install-matrix",
             file=sys.stderr,
         )
         return 2

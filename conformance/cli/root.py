@@ -80,6 +80,12 @@ COMMANDS: Mapping[str, LazyCommand] = {
         "Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts and "
         "write each counterexample (ITF) and its picture (DOT/SVG) under OUT.",
     ),
+    "matrix": LazyCommand(
+        "creditflow.conformance.cli.matrix",
+        "matrix",
+        "Run conform on each release of an adapter's library and print the table of findings "
+        "× releases: which release introduced or fixed each finding (MATRIX-*).",
+    ),
     "observe": LazyCommand(
         "creditflow.conformance.cli.observe",
         "observe",
