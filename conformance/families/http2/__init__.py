@@ -21,4 +21,5 @@ FAMILY = Family(
     reader=Part(f"{_HERE}.reader:READER"),
     checking=Part(f"{_HERE}.checking:CHECKING"),
     codec=Part(f"{_HERE}.codec:CODEC"),
+    alphabet=Part(f"{_HERE}.alphabet:ALPHABET"),
 )
