@@ -31,7 +31,7 @@ from creditflow.model.http2.topology import EndConfig
 
 FAMILY = "http2"
 #: AD-H2-CONFORM-PHASES: explorer runs, then Hypothesis runs
-PHASES = ("explore", "hypothesis")
+PHASES = ("explorer-runs", "hypothesis-runs")
 #: AD-H2-CONFORM: budgets without --max-examples / --steps / --depth
 DEFAULT_EXAMPLES = 12
 DEFAULT_STEPS = 3
@@ -197,9 +197,7 @@ class H2Model:
         op = req["op"]
         if op == "open":
             h = self.half
-            self.end = self.end._replace(
-                streams=(SendHalf("open", self.end.send_initial, h.left),)
-            )
+            self.end = self.end._replace(streams=(SendHalf("open", self.end.send_initial, h.left),))
             return Expect()
         if op == "send":
             if self.half.state == "idle":  # x-send: request, a GET of its own
@@ -238,6 +236,9 @@ class H2Model:
             # a reset stream's WINDOW_UPDATE is ignored; a zero increment there may
             # still be PROTOCOL_ERROR (§6.9), as a connection error (§5.4.1)
             return Expect(allowed=(PROTOCOL_ERROR,) if increment == 0 else ())
+        if stream != 0 and self.half.state == "closed" and self.peer_ended:
+            # §5.1: a closed stream's late WINDOW_UPDATE may be ignored or be an error
+            return Expect(allowed=(PROTOCOL_ERROR, FLOW_CONTROL_ERROR, "STREAM_CLOSED"))
         index = CONNECTION if stream == 0 else 0
         out = sender.on_window_update(self.end, WindowUpdate(index, increment), (STREAM,))
         if out.error:

@@ -43,13 +43,17 @@ RULES: dict[str, Rule] = {
     r.id: r
     for r in (
         Rule("H2-NO-EXCESS", "must", "RFC 9113 §6.9.1 (a sender MUST NOT send beyond a window)"),
-        Rule("H2-ZERO-INCREMENT", "must", "RFC 9113 §6.9 (a zero increment MUST be PROTOCOL_ERROR)"),
+        Rule(
+            "H2-ZERO-INCREMENT", "must", "RFC 9113 §6.9 (a zero increment MUST be PROTOCOL_ERROR)"
+        ),
         Rule(
             "H2-WINDOW-MAX",
             "must",
             "RFC 9113 §6.9.1 (a window above 2^31-1 MUST be FLOW_CONTROL_ERROR)",
         ),
-        Rule("H2-RECV-EXCESS", "must", "RFC 9113 §6.9.1 (DATA beyond a window: FLOW_CONTROL_ERROR)"),
+        Rule(
+            "H2-RECV-EXCESS", "must", "RFC 9113 §6.9.1 (DATA beyond a window: FLOW_CONTROL_ERROR)"
+        ),
         Rule("H2-ERRORS", "must", "RFC 9113 §5.4.1 (a connection error MUST send GOAWAY)"),
         Rule(
             "H2-NEGATIVE",
@@ -204,10 +208,14 @@ def check_step(
     if any(k == "GOAWAY" for k, _ in errors):
         model.dead = True  # the connection has ended, whatever the code
     if expect.code:
-        wanted = [("GOAWAY", expect.code)] if expect.connection else [
-            ("RST_STREAM", expect.code),
-            ("GOAWAY", expect.code),  # §5.4.1: a stream error may be a connection error
-        ]
+        wanted = (
+            [("GOAWAY", expect.code)]
+            if expect.connection
+            else [
+                ("RST_STREAM", expect.code),
+                ("GOAWAY", expect.code),  # §5.4.1: a stream error may be a connection error
+            ]
+        )
         wrong = [e for e in errors if e[1] not in (expect.code, "STREAM_CLOSED", "NO_ERROR")]
         if not errors:
             out.append(
@@ -228,7 +236,9 @@ def check_step(
         ]
         if goaways:
             out.append(
-                Breach("H2-ERRORS", op, f"GOAWAY {goaways[0]}", f"GOAWAY {goaways[0]}, no error due")
+                Breach(
+                    "H2-ERRORS", op, f"GOAWAY {goaways[0]}", f"GOAWAY {goaways[0]}, no error due"
+                )
             )
             model.dead = True
         sent = _data_on_stream_1(mine)
@@ -323,7 +333,7 @@ def run_conform(
     implementation = f"{info.get('name')} {info.get('version')}"
     found: dict[str, Finding] = {}
     choices = list(ALPHABET.runs(info))
-    phase = {"name": "explore"}
+    phase = {"name": "explorer-runs"}
 
     def mask(_choice: Any, _seq: Sequence[H2Op], run: H2Run) -> H2Run:
         b = run.breaches[0]
@@ -347,7 +357,7 @@ def run_conform(
 
     runs = ops = 0
     try:
-        if "explore" in options.phases:
+        if "explorer-runs" in options.phases:
             _, r, o = explore(
                 choices,
                 OPS,
@@ -357,8 +367,8 @@ def run_conform(
                 mask,
             )
             runs, ops = runs + r, ops + o
-        if "hypothesis" in options.phases and options.max_examples > 0:
-            phase["name"] = "hypothesis"
+        if "hypothesis-runs" in options.phases and options.max_examples > 0:
+            phase["name"] = "hypothesis-runs"
 
             def drawn(choice: Mapping[str, Any], choose: Any) -> H2Run:
                 model = ALPHABET.model_side(info)

@@ -29,6 +29,6 @@ def load_expected(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("signature"), str):
-            raise H2ExpectationsError(f"{path}: expected[{i}] needs a \"signature\" string")
+            raise H2ExpectationsError(f'{path}: expected[{i}] needs a "signature" string')
         out[item["signature"]] = str(item.get("reason", ""))
     return out

@@ -111,5 +111,9 @@ def load_run_trace(path: Path) -> H2Trace:
     names = meta.get("ops")
     if not isinstance(names, list) or not all(n in OPS_BY_NAME for n in names):
         raise H2TraceError(f"{path}: ops must be names of the HTTP/2 alphabet")
-    return H2Trace(path, dict(runs[run["name"]]), tuple(OPS_BY_NAME[n] for n in names),
-                   str(meta.get("signature", "")))
+    return H2Trace(
+        path,
+        dict(runs[run["name"]]),
+        tuple(OPS_BY_NAME[n] for n in names),
+        str(meta.get("signature", "")),
+    )
