@@ -17,6 +17,7 @@ from creditflow.adapters.rabbitmq.module import ebin_problem
 from creditflow.adapters.registry import (
     AMQP_BUILTIN,
     AMQP_MUTANT_PREFIX,
+    HTTP2_BUILTIN,
     UnknownAdapter,
     adapter_factory,
     adapter_names,
@@ -24,6 +25,7 @@ from creditflow.adapters.registry import (
     amqp_mutants,
     command_factory,
     is_amqp_name,
+    is_http2_name,
 )
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
@@ -34,6 +36,7 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     fail,
 )
+from creditflow.conformance.cli.family_conform import conform_family, replay_family
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.conform import (
     DEFAULT_MAX_EXAMPLES,
@@ -249,6 +252,14 @@ def conform(
       creditflow conform --adapter-cmd "./my_port" --expectations known.json
     """
     family = _family_of(adapter_name, adapter_cmd, timeout)
+    if family == HTTP2_FAMILY:  # FAM-ALPHABET: the family record's own conform
+        given = click.get_current_context().get_parameter_source("depth")
+        conform_family(
+            family, adapter_name, adapter_cmd, timeout, max_examples, steps,
+            depth if given == click.core.ParameterSource.COMMANDLINE else None,
+            seed, phases, corpus or out, expectations, as_json,
+        )  # fmt: skip
+        return
     if family == AMQP_FAMILY:
         assert adapter_name is not None or adapter_cmd is not None
         _conform_amqp(
@@ -397,9 +408,11 @@ def _conform_amqp(
     saver.exit(result.exit_code)
 
 
+#: FAM-ALPHABET: the HTTP/2 family (its alphabet supplies conform and replay)
+HTTP2_FAMILY = "http2"
 #: AD-HELLO: the families whose adapters conform and replay drive, in order of preference
 #: (FAM-ALPHABET: each has an alphabet)
-COMMAND_FAMILIES = (CREDIT_FLOW_FAMILY, AMQP_FAMILY)
+COMMAND_FAMILIES = (CREDIT_FLOW_FAMILY, AMQP_FAMILY, HTTP2_FAMILY)
 
 
 def _family_of(adapter_name: str | None, adapter_cmd: str | None, timeout: float) -> str:
@@ -407,6 +420,8 @@ def _family_of(adapter_name: str | None, adapter_cmd: str | None, timeout: float
     the one an ``--adapter-cmd``'s ``hello`` lists (its own adapter failure, exit 3, if
     it lists none the engine drives)."""
     if adapter_name is not None and adapter_cmd is None:
+        if is_http2_name(adapter_name):
+            return HTTP2_FAMILY
         return AMQP_FAMILY if is_amqp_name(adapter_name) else CREDIT_FLOW_FAMILY
     if adapter_cmd is None or adapter_name is not None:
         return CREDIT_FLOW_FAMILY  # open_factory says what is wrong
@@ -627,7 +642,13 @@ def replay(
       creditflow replay corpus/ --adapter-cmd "python3 my_adapter.py" --expectations known.json
       creditflow replay found/ --adapter rhea@3.0.5
     """
-    if _family_of(adapter_name, adapter_cmd, timeout) == AMQP_FAMILY:
+    family = _family_of(adapter_name, adapter_cmd, timeout)
+    if family == HTTP2_FAMILY:  # FAM-ALPHABET: the family record's own replay
+        if shrink:
+            raise click.UsageError("--shrink: adapters of the credit_flow family only")
+        replay_family(family, traces, adapter_name, adapter_cmd, timeout, expectations, as_json)
+        return
+    if family == AMQP_FAMILY:
         if shrink:
             raise click.UsageError("--shrink: adapters of the credit_flow family only")
         if adapter_name == RABBIT_FIFO:  # AD-AMQ-REPLAY: AMQP run traces are link runs
@@ -726,6 +747,8 @@ def adapters() -> None:
         click.echo(f"{name:34} amqp: {text}")
     for name, text in amqp_mutants().items():
         click.echo(f"{AMQP_MUTANT_PREFIX + name:34} amqp mutant: {text}")
+    for name, text in HTTP2_BUILTIN.items():
+        click.echo(f"{name + '[@VERSION]':34} http2: {text}")
 
 
 # -- the amqp family (AD-AMQ-*): rendering and writing; the engines are in

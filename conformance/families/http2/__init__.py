@@ -22,4 +22,5 @@ FAMILY = Family(
     checking=Part(f"{_HERE}.checking:CHECKING"),
     preset_folder="graphs/http2",
     codec=Part(f"{_HERE}.codec:CODEC"),
+    alphabet=Part(f"{_HERE}.alphabet:ALPHABET"),
 )
