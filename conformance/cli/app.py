@@ -1,4 +1,4 @@
-"""The ``check`` and ``demo`` commands. The root group, ``presets`` and the table that
+"""The ``check`` command (``demo`` is cli/demo.py). The root group, ``presets`` and the table that
 loads every command when it runs (START-LAZY) are in :mod:`creditflow.conformance.cli.root`.
 
 Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import click
 
-from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.amqp import run_check as run_family_check
 from creditflow.conformance.cli.common import (
     COUNT,
@@ -50,17 +49,13 @@ from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES, Progress
 from creditflow.conformance.explore.results import CheckFiles, CheckResult
 from creditflow.conformance.inputs.graphs import (
     GraphFileError,
-    load_graph,
-    preset_names,
 )
 from creditflow.conformance.inputs.itf import write_document
-from creditflow.conformance.outputs import derived_path
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.traces.network import (
     network_trace,
     trace_too_long,
-    write_network_trace,
 )
 from creditflow.conformance.traces.pictures import finding_dot, layout_refusal, write_picture
 from creditflow.model.credit.spec import CreditSpec
@@ -358,61 +353,6 @@ def check(
             print_witness_steps(system, primary, graph, doc)
         saver.show_unsaved()
     saver.exit(report.exit_code)
-
-
-@click.command()
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("out"),
-    show_default=True,
-    help="Folder for counterexample traces and pictures.",
-)
-def demo(out: Path) -> None:
-    """Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts
-    and write each counterexample (ITF) and its picture (DOT/SVG) under OUT."""
-    from rich.table import Table
-
-    table = Table(title="creditflow demo: the presets")
-    for column in ("graph", "verdict", "states", "seconds", "steps", "trace / picture"):
-        table.add_column(column)
-    saver = Saver()
-    for name in preset_names():
-        decision = decide_check(load_graph(name), CheckOptions(stop_at_deadlock=True))
-        report, system, primary = decision.report, decision.system, decision.primary
-        files = ""
-        if primary is not None and system is not None:
-            trace = saver.attempt(
-                write_network_trace,
-                system,
-                primary,
-                derived_path(out, name, ".itf.json"),
-                source=name,
-            )
-            picture = saver.attempt(
-                write_picture,
-                finding_dot(system, primary, f"{name}: {primary.kind}"),
-                derived_path(out, name, ".dot"),
-            )
-            dot, svg = picture or (None, None)
-            files = f"{trace or 'NOT WRITTEN'}  {svg or dot or 'NOT WRITTEN'}"
-        verdict = (
-            report.claim or "" if primary is None else f"{primary.property_id} ({primary.kind})"
-        )
-        if primary is not None and primary.processes:
-            verdict += ": " + ", ".join(primary.processes)
-        if primary is not None:
-            verdict += f"; {report.claim}"
-        table.add_row(
-            name,
-            verdict,
-            f"{report.states:,}",
-            f"{report.seconds:.2f}",
-            "" if primary is None else str(primary.length),
-            files,
-        )
-    console().print(table)
-    saver.exit(exit_codes.OK)
 
 
 def _print_report(report: CheckResult, primary: Finding | None) -> None:

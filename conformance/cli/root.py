@@ -75,7 +75,7 @@ COMMANDS: Mapping[str, LazyCommand] = {
         "Search for op sequences on which an implementation and the model disagree.",
     ),
     "demo": LazyCommand(
-        "creditflow.conformance.cli.app",
+        "creditflow.conformance.cli.demo",
         "demo",
         "Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts and "
         "write each counterexample (ITF) and its picture (DOT/SVG) under OUT.",
