@@ -145,3 +145,14 @@ def test_console_script_help_and_demo(tmp_path):
     )
     assert "cycle2" in done.stdout
     assert (tmp_path / "cycle2.itf.json").is_file() and (tmp_path / "cycle2.dot").is_file()
+    # every family `check` answers (issue 38 point 5): AMQP and HTTP/2 presets too, each
+    # stall written with its picture, each safe preset's verdict in the table
+    for family, stalled, safe in [
+        ("amqp", "ring-one-held", "rabbitmq4-publish"),
+        ("http2", "reset-never-credited", "upload"),
+    ]:
+        assert f"the {family} presets" in done.stdout
+        assert (tmp_path / family / f"{stalled}.itf.json").is_file()
+        assert (tmp_path / family / f"{stalled}.dot").is_file()
+        assert safe in done.stdout
+    assert "NOT CHECKED" not in done.stdout

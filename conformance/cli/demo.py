@@ -5,6 +5,10 @@ as an ITF trace with its picture under OUT (``OUT/<family>/`` for families other
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +16,18 @@ import click
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import Saver, console
-from creditflow.conformance.cli.family_check import decide, write_finding_files
 from creditflow.conformance.explore.check import CheckOptions
-from creditflow.conformance.explore.explorer import DEFAULT_MAX_STATES
 from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs.graphs import load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.runtime import children
 from creditflow.conformance.symbolic.every_supply import decide_check
-from creditflow.conformance.symbolic.settle import DEFAULT_SETTLE_SECONDS
 from creditflow.conformance.traces.network import write_network_trace
 from creditflow.conformance.traces.pictures import finding_dot, write_picture
 
+#: seconds one preset may take in ``check`` before its row says it was not checked
+CHECK_TIMEOUT = 600.0
 COLUMNS = ("preset", "verdict", "states", "seconds", "steps", "trace / picture")
 
 
@@ -43,10 +47,12 @@ def demo(out: Path) -> None:
     topologies and the HTTP/2 topologies (their files under OUT/amqp/ and OUT/http2/)."""
     saver = Saver()
     _credit_flow_table(out, saver)
+    every = True
     for family in registry.families():
         if family.name != "credit_flow" and family.options.get("check"):
-            _family_table(family, out / family.name, saver)
-    saver.exit(exit_codes.OK)
+            every = _family_table(family, out / family.name, saver) and every
+    # SCOPE-EXIT: a preset that gave no verdict is not a demo that ran
+    saver.exit(exit_codes.OK if every else exit_codes.INCOMPLETE)
 
 
 def _table(title: str) -> Any:
@@ -92,42 +98,61 @@ def _credit_flow_table(out: Path, saver: Saver) -> None:
     console().print(table)
 
 
-def _family_table(family: Family, out: Path, saver: Saver) -> None:
-    """One family's presets through the generic check (FAM-CHECKING, FAM-EVERY-SUPPLY)."""
+def _family_table(family: Family, out: Path, saver: Saver) -> bool:
+    """One family's presets, each through ``creditflow check NAME --json`` itself (the
+    one command, whatever renders the family: FAM-CHECKING), so the demo says what a user
+    running ``check`` is told; the rows are read from each run's JSON document. False when
+    a preset gave no verdict."""
     reader = family.reader.load()
     names = list(reader.preset_names())
     if not names:
-        return
+        return True
     table = _table(f"creditflow demo: the {family.name} presets ({family.title})")
+    every = True
     for name in names:
-        instance = reader.read(name, {})
-        result, system = decide(
-            family,
-            instance,
-            name,
-            None,
-            True,
-            DEFAULT_MAX_STATES,
-            None,
-            False,
-            True,
-            DEFAULT_SETTLE_SECONDS,
-        )
+        trace = derived_path(out, name, ".itf.json")
+        started = time.perf_counter()
+        doc = _checked(name, trace)
+        seconds = f"{time.perf_counter() - started:.2f}"
+        if doc is None:
+            table.add_row(name, "NOT CHECKED (no verdict came back)", "", seconds, "", "")
+            every = False
+            continue
+        violation = doc.get("violation") or {}
         files = ""
-        if result.finding is not None and system is not None:
-            written = write_finding_files(
-                family,
-                instance,
-                name,
-                result,
-                system,
-                derived_path(out, name, ".itf.json"),
-                None,
-                saver,
-            )
-            picture = written.get("svg") or written.get("dot") or "NOT WRITTEN"
-            files = f"{written.get('trace', 'NOT WRITTEN')}  {picture}"
-        steps = "" if result.finding is None else str(result.finding.length)
-        states = f"{result.states:,}" if result.states else "proof"
-        table.add_row(name, result.claim, states, f"{result.seconds:.2f}", steps, files)
+        if violation:
+            picture = doc.get("svg") or doc.get("dot") or "NOT WRITTEN"
+            files = f"{doc.get('trace') or 'NOT WRITTEN'}  {picture}"
+        steps = str(violation.get("length", "")) if violation else ""
+        states = f"{doc['states']:,}" if isinstance(doc.get("states"), int) else ""
+        table.add_row(name, str(doc.get("claim", "")), states, seconds, steps, files)
     console().print(table)
+    return every
+
+
+def _checked(name: str, trace: Path) -> dict[str, Any] | None:
+    """``creditflow check NAME --json --trace-out TRACE`` in its own process (tracked:
+    SIG-CHILDREN), its document; None when it gave none within :data:`CHECK_TIMEOUT`."""
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "creditflow.conformance.cli", "check", name, "--json"]
+    proc = children.track(
+        subprocess.Popen(
+            [*argv, "--trace-out", str(trace)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+    )
+    try:
+        stdout, _ = proc.communicate(timeout=CHECK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        children.stop_group(proc)
+    try:
+        doc = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -423,6 +423,11 @@ class AmqpInput:
     settings: tuple[AmqpSetting, ...]
 
     @property
+    def name(self) -> str:
+        """FAM-READER (the engine's ``Instance``): the topology's name."""
+        return self.topology.name
+
+    @property
     def description(self) -> str:
         """AMQ-PRESETS: the topology's shape and the document's own description."""
         about = self.document.get("graph", {}).get("description", "")

@@ -1409,6 +1409,17 @@ class AmqpProof:
         return self.serial == "proved" and all(s == "proved" for s in self.verdicts.values())
 
     @property
+    def status(self) -> str:
+        """FAM-EVERY-SUPPLY (the engine's ``SupplyProof`` reading): ``proved`` or ``open``
+        (a property not proved is searched for by the explorer, which finds its witness)."""
+        return "proved" if self.proved else "open"
+
+    @property
+    def properties(self) -> dict[str, bool | None]:
+        """FAM-EVERY-SUPPLY: each PROP-AMQ-* proved for every supply (True) or open (None)."""
+        return {p: (True if s == "proved" else None) for p, s in self.verdicts.items()}
+
+    @property
     def open(self) -> tuple[str, ...]:
         """The properties not proved, in the order of PROP-AMQ-*."""
         return tuple(p for p, s in self.verdicts.items() if s != "proved")
