@@ -263,7 +263,9 @@ def check(
         family, instance = routed
         own = family.name in OWN_CHECK_RENDERING
         # FAM-CHECKING: any family through its parts (conformance/cli/family_check.py)
-        runner: Callable[..., object] = run_family_check if own else run_any_family_check
+        runner: Callable[..., object] = run_any_family_check
+        if own:
+            runner = run_family_check
         label = instance.topology.name if own else instance.name
         with progress_bar(progress, f"checking {label}") as update:
             runner(
