@@ -77,3 +77,17 @@ def test_an_option_the_family_does_not_take_is_refused_never_ignored(args, code,
     assert text in result.output
     if code:
         assert "FAM-OPTIONS" in result.output and "--depth" in result.output
+
+
+def test_every_part_a_family_declares_loads():
+    """FAM-INTERFACE: a part named in a family record is one that exists (an optional
+    part declared is loadable, never a dangling ``module:ATTRIBUTE``; FAM-SWEEP's
+    dimensions are names)."""
+    for family in registry.families():
+        for name in ("reader", "checking", "codec", "every_supply", "synthesis", "alphabet"):
+            part = getattr(family, name)
+            if part is not None:
+                assert part.load() is not None, (family.name, name)
+        if family.sweep is not None:
+            dims = family.sweep.load().dimensions
+            assert dims and all(isinstance(d, str) for d in dims), family.name
