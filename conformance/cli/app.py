@@ -249,13 +249,19 @@ def check(
     proved with Z3 where the shape allows (publish, link: Z3-AMQ-EVERY-SUPPLY in
     spec/symbolic.md); --config advanced.config
     also sets its max_incoming_window, max_link_credit, max_queue_credit and
-    quorum_commands_soft_limit, and the credits and windows in effect are printed. A
+    quorum_commands_soft_limit, and the credits and windows in effect are printed. An
+    HTTP/2 topology ("family": "http2", or a preset such as upload, download,
+    reset-never-credited) is checked for PROP-H2-* (spec/http2.md) over its stream and
+    connection windows, by the family's every-supply proof where it has one, else by
+    search of the octets given. `creditflow presets` lists every family's presets. A
     violation is written as a counterexample trace (ITF JSON) and a picture before it is
     reported. Exit 0 only when the claim asked for is established.
 
     \b
     Examples:
       creditflow check fanout --credit 3,1 --publishes 20
+      creditflow check ring-one-held
+      creditflow check reset-never-credited --json
       creditflow check cycle2 --credit 1,1 --all-check-blocked --json
     """
     routed = route(click.get_current_context(), graph, config, "check")

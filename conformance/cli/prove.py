@@ -202,9 +202,16 @@ def prove(
     k-induction. A counterexample is replayed through the model and written as the
     same ITF trace as `check` writes (replayable), with its picture.
 
+    GRAPH may also be a topology of another family with a proof for every supply: an
+    AMQP 1.0 topology (PROP-AMQ-* and AMQ-SERIAL by an inductive invariant,
+    Z3-AMQ-EVERY-SUPPLY), or one of any family whose record names an every-supply part;
+    exit 0 only when every property is proved, 4 when one stays open (`check` then looks
+    for its witness).
+
     \b
     Examples:
       creditflow prove rabbitmq-publish
+      creditflow prove rabbitmq4-consume --json
       creditflow prove fanout --symbolic
       creditflow prove cycle2 --credit 1,1 --depth 10 --json
     """
@@ -518,6 +525,11 @@ def synth(
     msg_store_credit_disc_bound; the output says what was synthesised, over which edges.
     The answer is proved; the counterexample one step beyond it is written as an ITF
     trace.
+
+    GRAPH may also be an AMQP 1.0 topology: `--minimise SETTING` (credit_window,
+    renew_threshold, session_window) gives the smallest value of the receiving end's
+    setting that keeps every PROP-AMQ-* (AMQ-SYNTH); a family's synthesis part answers
+    for the topologies of its family.
 
     Exit codes: 0 an answer was found and proved, 10 (deadlock-free) / 12 (mailbox)
     no I in range works, 4 undecided, 2 bad input.

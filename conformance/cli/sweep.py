@@ -186,8 +186,9 @@ def sweep(
 ) -> None:
     """Check every case of SWEEPFILE on Spark and write one Parquet row per case.
 
-    SWEEPFILE is a TOML sweep file or the name of a shipped one (`smoke`, `example`):
-    graph families (broker, random-dag, random-cyclic, layered) x credit specs x
+    SWEEPFILE is a TOML sweep file or the name of a shipped one (`smoke`, `example`,
+    `amqp`): graph families (broker, random-dag, random-cyclic, layered, or amqp: AMQP 1.0
+    topologies with their credit and session policies, SW-AMQP) x credit specs x
     semantics variants x publishes x checkers, deterministic from its seed. Rows go to
     OUT/results/*.parquet, counterexamples to OUT/traces/. Rerunning the command skips
     every case already written, so an interrupted sweep resumes where it stopped.
