@@ -871,20 +871,20 @@ def run_amqp_conform(
             t0 = time.perf_counter()
             stats = {"runs": 0, "ops": 0}
             if phase == "explorer-runs":
-                for run in _explore(adapter, choices, options.depth, alphabet, mask, stats):
-                    if record(run, phase):
+                for failed in _explore(adapter, choices, options.depth, alphabet, mask, stats):
+                    if record(failed, phase):
                         break
             else:
                 left = options.max_examples
                 while left > 0 and len(findings) < options.max_findings:
                     more = dataclasses.replace(options, mask=mask, max_examples=left)
-                    run, runs, ops = _hypothesis(adapter, choices, more, alphabet)
+                    drawn, runs, ops = _hypothesis(adapter, choices, more, alphabet)
                     stats["runs"] += runs
                     stats["ops"] += ops
                     left -= max(runs, 1)
-                    if run is None:
+                    if drawn is None:
                         break
-                    record(run, phase)
+                    record(drawn, phase)
             phases.append(AmqpPhase(phase, stats["runs"], stats["ops"], time.perf_counter() - t0))
         return result()
     except (AdapterFailure, PolicyError) as exc:
