@@ -229,9 +229,7 @@ def test_the_pytest_plugin_collects_amqp_traces_with_the_same_matcher(
     result.stdout.fnmatch_lines(["*needs the sizes*"])
 
 
-@pytest.mark.parametrize(
-    ("adapter", "release", "depth"), [("proton", "proton-0.40.0", 3), ("rhea", "rhea-3.0.5", 3)]
-)
+@pytest.mark.parametrize(("adapter", "release", "depth"), [("rhea", "rhea-3.0.5", 3)])
 def test_the_shipped_expectations_keep_the_known_findings_green(
     adapter: str, release: str, depth: int
 ) -> None:
@@ -262,3 +260,26 @@ def test_the_shipped_expectations_keep_the_known_findings_green(
     )
     assert code == 0, out
     assert "but the expected ones" in out
+
+
+def test_proton_drain_on_grant_is_a_declared_choice() -> None:
+    """FIND-POLICY-DECLARED, AMQ-POL-GRANT-DRAIN: proton's flow(n) during a drain sends
+    drain=false, declared as ``grant_drain: clear``: its old witness now passes, and the
+    shipped expectations (no known finding) gate conform green."""
+    witness = amqp_corpus_dir() / "proton-0.40.0-flow-cancels-drain.itf.json"
+    code, out = cli("replay", str(witness), "--adapter", "proton")
+    assert code == 0, out
+    code, out = cli(
+        "conform",
+        "--adapter",
+        "proton",
+        "--seed",
+        "1",
+        "--depth",
+        "3",
+        "--max-examples",
+        "5",
+        "--expectations",
+        str(shipped_expectations("proton-0.40.0")),
+    )
+    assert code == 0, out

@@ -274,6 +274,9 @@ def policy(settings: dict[str, int]) -> dict[str, Any]:
         "credit": {"policy": "manual", "x-api": "Receiver.flow(n) adds n"},
         "sender_credit": {"formula": "serial"},
         "window": window,
+        # AMQ-POL-GRANT-DRAIN: Receiver.flow(n) during a drain sends drain=false (legal,
+        # §2.7.4: the latest FLOW's drain flag is the receiver's current choice)
+        "grant_drain": "clear",
         "x-drain-echo": "by hand: Sender.drained()",
     }
 

@@ -315,6 +315,9 @@ function policy(settings) {
         sender_credit: {formula: 'serial'},
         window: {policy: 'ring', slots: RING_CONFIGURABLE ? settings.session_buffer_size : 2048,
             'x-renewal': 'a FLOW only when max-transfer-id - next-incoming-id < window/2'},
+        // AMQ-POL-GRANT-DRAIN: the receiver's drain property, once set, is never
+        // cleared: every later grant asks for a drain again (legal, section 2.7.4)
+        grant_drain: 'sticky',
         'x-drain-echo': 'by hand: Sender.set_drained(true)',
     };
 }

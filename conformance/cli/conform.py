@@ -201,6 +201,18 @@ def open_factory(
     help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
     "divergence with exactly the signature of a listed trace's is expected, not a failure.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="AMQP adapters: should and policy findings fail the run too (FIND-EXIT).",
+)
+@click.option(
+    "--max-findings",
+    type=POSITIVE,
+    default=20,
+    show_default=True,
+    help="AMQP adapters: stop after this many distinct findings (FIND-EVERY).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def conform(
     adapter_name: str | None,
@@ -217,6 +229,8 @@ def conform(
     phases: tuple[str, ...],
     shrink_seconds: float,
     expectations: Path | None,
+    strict: bool,
+    max_findings: int,
     as_json: bool,
 ) -> None:
     """Search for op sequences on which an implementation and the model disagree.
@@ -276,6 +290,8 @@ def conform(
             folder=corpus or out,
             rabbitmq_ebin=rabbitmq_ebin,
             adapter_cmd=adapter_cmd,
+            strict=strict,
+            max_findings=max_findings,
         )
         return
     if skip_ops:
@@ -338,6 +354,8 @@ def _conform_amqp(
     folder: Path = Path("counterexamples"),
     rabbitmq_ebin: Path | None = None,
     adapter_cmd: str | None = None,
+    strict: bool = False,
+    max_findings: int = 20,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
     codes; the family's own phases; with ``expectations`` known failures masked
@@ -375,6 +393,8 @@ def _conform_amqp(
         depth=depth,
         phases=tuple(p for p in AMQP_PHASES if p in phases) if phases else AMQP_PHASES,
         skip=skip_ops,
+        strict=strict,
+        max_findings=max_findings,
     )
     try:
         known = load_expectations(expectations) if expectations else None
@@ -476,6 +496,8 @@ def _print_amqp(result: AmqpConformResult, expected: list[str] | None = None) ->
         click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
     if result.failure is not None:
         fail(str(result.failure), exit_codes.ADAPTER_FAILURE)
+    for line in findings_lines(result):  # FIND-EVERY, FIND-RECORD
+        click.echo(printable(line))
     if result.run is None:
         ops = sum(p.ops for p in result.phases)
         if result.unexpected_passes:  # AD-AMQ-EXPECTATIONS-MATCH
@@ -495,6 +517,27 @@ def _print_amqp(result: AmqpConformResult, expected: list[str] | None = None) ->
         )
     for line in run_lines(result.run):
         click.echo(printable(line))
+
+
+def findings_lines(result: AmqpConformResult) -> list[str]:
+    """FIND-EVERY, FIND-RECORD in text: each distinct finding (class, rule, source,
+    signature, witness) and the summary: how many, by class, the cap, the budget used."""
+    lines = []
+    for f in result.findings:
+        fails = "fails" if f.fails(result.strict) else "reported"
+        lines.append(f"  FINDING   {f.klass} {f.rule.id} ({f.rule.source}), {fails}")
+        lines.append(f"            {f.signature}")
+        lines.append(f"            witness: {'; '.join(f.witness)}")
+    if result.findings:
+        by = ", ".join(
+            f"{n} {k}"
+            for k in ("must", "should", "contract", "policy")
+            if (n := sum(f.klass == k for f in result.findings))
+        )
+        runs = sum(p.runs for p in result.phases)
+        cap = f"; stopped at --max-findings {result.max_findings}" if result.capped else ""
+        lines.append(f"  {len(result.findings)} distinct finding(s): {by}; {runs:,} runs{cap}")
+    return lines
 
 
 def _adapter_args(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from creditflow.conformance.differential.hypothesis_home import private_hypothesis_storage
@@ -58,6 +58,37 @@ def executed_prefix(candidate: Sequence[Any], run: FailingRun) -> int | None:
     return None
 
 
+def explore_all(
+    choices: Sequence[C],
+    alphabet: Sequence[Op],
+    depth: int,
+    allows: Callable[[C, Sequence[Op]], bool],
+    run: Callable[[C, Sequence[Op]], R],
+    mask: Mask[C, Op, R] | None = None,
+    stats: dict[str, int] | None = None,
+) -> Iterator[R]:
+    """FIND-EVERY: every sequence of 1 … ``depth`` ops of ``alphabet`` the model
+    ``allows``, shortest first, under each choice, yielding each failing run (failures
+    ``mask`` finds known masked; ``mask`` is consulted afresh at every run, so a finding
+    masked after it is yielded is not met again) and going on from where it was.
+    ``stats`` counts ``runs`` and ``ops``."""
+    stats = {} if stats is None else stats
+    stats.setdefault("runs", 0)
+    stats.setdefault("ops", 0)
+    for n in range(1, depth + 1):
+        for choice in choices:
+            for seq in itertools.product(alphabet, repeat=n):
+                if not allows(choice, seq):
+                    continue
+                result = run(choice, seq)
+                stats["runs"] += 1
+                stats["ops"] += len(result.ops)
+                if result.failed and mask is not None:
+                    result = mask(choice, seq, result)
+                if result.failed:
+                    yield result
+
+
 def explore(
     choices: Sequence[C],
     alphabet: Sequence[Op],
@@ -69,20 +100,9 @@ def explore(
     """Every sequence of 1 … ``depth`` ops of ``alphabet`` the model ``allows``, shortest
     first, under each choice: the first failing run (a shortest one; failures ``mask``
     finds known masked), runs, ops."""
-    runs = ops = 0
-    for n in range(1, depth + 1):
-        for choice in choices:
-            for seq in itertools.product(alphabet, repeat=n):
-                if not allows(choice, seq):
-                    continue
-                result = run(choice, seq)
-                runs += 1
-                ops += len(result.ops)
-                if result.failed and mask is not None:
-                    result = mask(choice, seq, result)
-                if result.failed:
-                    return result, runs, ops
-    return None, runs, ops
+    stats: dict[str, int] = {}
+    first = next(explore_all(choices, alphabet, depth, allows, run, mask, stats), None)
+    return first, stats["runs"], stats["ops"]
 
 
 def hypothesis_search(

@@ -10,7 +10,13 @@ from typing import NamedTuple
 from creditflow.model.amqp import link, session
 from creditflow.model.amqp.frames import Flow, Transfer
 from creditflow.model.amqp.link import LinkEnd, LinkFlow
-from creditflow.model.amqp.policies import CreditPolicy, CreditWindow, SenderCredit, WindowPolicy
+from creditflow.model.amqp.policies import (
+    CreditPolicy,
+    CreditWindow,
+    GrantDrain,
+    SenderCredit,
+    WindowPolicy,
+)
 from creditflow.model.amqp.session import SessionEnd
 
 
@@ -99,6 +105,8 @@ class ReceiverConfig(NamedTuple):
     holds: int
     grants: tuple[int, ...]
     drains: int
+    #: AMQ-POL-GRANT-DRAIN: the drain flag a hand grant carries (a legal choice, §2.7.4)
+    grant_drain: GrantDrain = "keep"
 
 
 def initial_receiver(
@@ -233,10 +241,26 @@ def receiver_grant(cfg: ReceiverConfig, r: Receiver) -> tuple[Receiver, Flow]:
     """The next hand grant, absolute; it resets the ``since_grant`` count
     (AMQ-POL-CREDIT-MANUAL)."""
     n = cfg.grants[r.grants_used]
+    drain = grant_drain_flag(cfg.grant_drain, r)
     r = r._replace(
-        link=r.link._replace(credit=n), since_grant=0, grants_used=r.grants_used + 1, drained=False
+        link=r.link._replace(credit=n, drain=drain),
+        since_grant=0,
+        grants_used=r.grants_used + 1,
+        drained=False,
     )
-    return r, _flow(r, LinkFlow(r.link.delivery_count, n, r.link.drain))
+    return r, _flow(r, LinkFlow(r.link.delivery_count, n, drain))
+
+
+def grant_drain_flag(choice: GrantDrain, r: Receiver) -> bool:
+    """AMQ-POL-GRANT-DRAIN: the drain flag of a hand grant's FLOW, the receiver's current
+    choice (§2.7.4): ``keep`` the drain asked so far, ``clear`` cancel it (proton's
+    ``Receiver.flow(n)``), ``sticky`` ask again once any drain was asked (rhea's
+    ``drain`` property, never cleared)."""
+    if choice == "clear":
+        return False
+    if choice == "sticky":
+        return r.link.drain or r.drains_used > 0
+    return r.link.drain
 
 
 def receiver_may_drain(cfg: ReceiverConfig, r: Receiver) -> bool:

@@ -53,6 +53,13 @@ class RabbitLinkCredit:
             raise ValueError("max_link_credit must be ≥ 1")
 
 
+GrantDrain = Literal["keep", "clear", "sticky"]
+"""AMQ-POL-GRANT-DRAIN: the drain flag a hand grant's FLOW carries. §2.7.4 leaves it to
+the receiver (the latest FLOW's flag is its current choice): ``keep`` (the model's
+default) the drain asked so far, ``clear`` a grant cancels the drain, ``sticky`` every
+grant after a first drain asks for a drain again."""
+GRANT_DRAIN: tuple[GrantDrain, ...] = ("keep", "clear", "sticky")
+
 CreditPolicy = CreditWindow | RabbitLinkCredit | None
 """A receiving endpoint's automatic credit policy; ``None``: credit only by hand
 (AMQ-POL-CREDIT-MANUAL)."""

@@ -14,16 +14,18 @@ Hypothesis (shrunk further by delta debugging, :func:`shrink_sequence`).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
+from creditflow.conformance.differential.findings import CLASSES, Finding, failing
 from creditflow.conformance.differential.op_search import (
-    explore,
+    explore_all,
     hypothesis_search,
 )
 from creditflow.conformance.families.amqp.protocol import (
@@ -41,8 +43,10 @@ from creditflow.model.amqp.endpoints import Receiver, ReceiverConfig, Sender
 from creditflow.model.amqp.frames import Flow, Transfer
 from creditflow.model.amqp.link import LinkEnd
 from creditflow.model.amqp.policies import (
+    GRANT_DRAIN,
     CreditPolicy,
     CreditWindow,
+    GrantDrain,
     SenderCredit,
     WindowCapacity,
     WindowFixed,
@@ -53,6 +57,8 @@ from creditflow.model.amqp.policies import (
 from creditflow.model.amqp.system import LinkState
 
 SESSION, LINK = "s", "L"
+#: FIND-EVERY: the default cap on distinct findings per run (``--max-findings``)
+DEFAULT_MAX_FINDINGS = 20
 #: AD-AMQ-CONFORM-VERDICT: monitor rules no policy of the model can break (the model's
 #: numbers are serial, its drain answer is sent and carries credit 0): broken by the
 #: implementation while the states agree, they are a divergence, not the policy's bug.
@@ -113,6 +119,8 @@ class ModelPolicy:
     #: AD-AMQ-RMQ-POLICY ``drain_echo: auto``: the sender answers a drain by itself
     #: (a broker's queue), not by the application's ``drained``
     drain_auto: bool = False
+    #: AMQ-POL-GRANT-DRAIN: the drain flag of a hand grant, as declared (AD-AMQ-POLICY)
+    grant_drain: GrantDrain = "keep"
 
 
 class PolicyError(ValueError):
@@ -173,6 +181,10 @@ def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> Mode
     if any(k.startswith("x-") for k in w):
         uncompared += ["incoming_window", "remote_incoming_window"]
     formula = dict(policy.get("sender_credit") or {}).get("formula", "serial")
+    # FIND-POLICY-DECLARED: a legal choice the adapter declares (AMQ-POL-GRANT-DRAIN)
+    grant_drain = policy.get("grant_drain", "keep")
+    if grant_drain not in GRANT_DRAIN:
+        raise PolicyError(f"grant_drain {grant_drain!r} is none of {', '.join(GRANT_DRAIN)}")
     return ModelPolicy(
         credit,
         window,
@@ -180,6 +192,7 @@ def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> Mode
         int(settings.get("message_frames", 1)),
         tuple(dict.fromkeys(uncompared)),
         policy.get("drain_echo") == "auto",
+        grant_drain,
     )
 
 
@@ -202,7 +215,7 @@ class ModelLink:
     def start(cls, pol: ModelPolicy, ids: Mapping[str, int], sender_window: int) -> ModelLink:
         """After BEGIN and ATTACH (AMQ-BEGIN-ATTACH); ``ids`` are the initial
         delivery-count and transfer ids the implementation chose."""
-        cfg = ReceiverConfig(pol.credit, pol.window, 0, (), 0)
+        cfg = ReceiverConfig(pol.credit, pol.window, 0, (), 0, pol.grant_drain)
         rcv, flows = endpoints.initial_receiver(cfg, ids["delivery_count"], sender_window)
         rcv = rcv._replace(
             session=rcv.session._replace(
@@ -613,14 +626,35 @@ class AmqpConformResult:
     expected_hits: dict[str, int] = field(default_factory=dict)
     unexpected_passes: tuple[str, ...] = ()
     known_not_run: dict[str, str] = field(default_factory=dict)
+    #: FIND-EVERY: every distinct finding of the run, in the order found, and the run
+    #: each stands for (its shortest witness)
+    findings: tuple[Finding, ...] = ()
+    finding_runs: tuple[AmqpRun, ...] = ()
+    #: FIND-EXIT: ``--strict``: every class fails the run
+    strict: bool = False
+    #: FIND-EVERY: the cap on distinct findings, and whether the run stopped at it
+    max_findings: int = 0
+    capped: bool = False
+
+    @property
+    def failing(self) -> tuple[Finding, ...]:
+        """FIND-EXIT: the findings that fail the run."""
+        return failing(self.findings, self.strict)
 
     @property
     def verdict(self) -> str:
+        """FIND-EXIT: ``run`` is the first failing finding's run; only ``should`` and
+        ``policy`` findings (without ``--strict``) leave the run conformant."""
         if self.failure is not None:
             return "adapter-failure"
         if self.run is None:
             return "unexpected-pass" if self.unexpected_passes else "conformant"
-        return "divergence" if self.run.verdict == "diverged" else "property-violated"
+        runs = [
+            r for f, r in zip(self.findings, self.finding_runs, strict=True) if f.fails(self.strict)
+        ]
+        if any(r.verdict == "diverged" for r in runs) or self.run.verdict == "diverged":
+            return "divergence"
+        return "property-violated"
 
     @property
     def exit_code(self) -> int:
@@ -643,7 +677,27 @@ class AmqpConformResult:
             ],
             "unexpected_passes": list(self.unexpected_passes),
             "expectations_not_run": dict(self.known_not_run),
+            # FIND-RECORD: every distinct finding, and the summary (FIND-EVERY)
+            "findings": [f.to_json() for f in self.findings],
+            "findings_summary": findings_summary(self),
         }
+
+
+def findings_summary(result: AmqpConformResult) -> dict[str, Any]:
+    """FIND-EVERY: how many distinct findings, by class, how many fail the run
+    (FIND-EXIT), whether the cap stopped the search, and the budget used."""
+    by_class = {k: sum(f.klass == k for f in result.findings) for k in CLASSES}
+    return {
+        "distinct": len(result.findings),
+        "by_class": by_class,
+        "failing": len(result.failing),
+        "strict": result.strict,
+        "max_findings": result.max_findings,
+        "capped": result.capped,
+        "runs": sum(p.runs for p in result.phases),
+        "ops": sum(p.ops for p in result.phases),
+        "seconds": round(sum(p.seconds for p in result.phases), 3),
+    }
 
 
 @dataclass(frozen=True)
@@ -656,6 +710,10 @@ class AmqpConformOptions:
     skip: tuple[str, ...] = ()
     #: AD-AMQ-EXPECTATIONS-MASK: known divergences masked (``amqp_expected.Masker``)
     mask: Mask | None = None
+    #: FIND-EXIT: ``--strict``
+    strict: bool = False
+    #: FIND-EVERY: the search stops at this many distinct findings (``--max-findings``)
+    max_findings: int = DEFAULT_MAX_FINDINGS
 
     @property
     def alphabet(self) -> tuple[AmqpOp, ...]:
@@ -669,17 +727,20 @@ def _explore(
     depth: int,
     alphabet: tuple[AmqpOp, ...] = ALPHABET,
     mask: Mask | None = None,
-) -> tuple[AmqpRun | None, int, int]:
-    """AD-AMQ-CONFORM-EXPLORE: every sequence of up to ``depth`` ops the model allows,
-    shortest first, under each size choice; the first failing run is a shortest one."""
+    stats: dict[str, int] | None = None,
+) -> Iterator[AmqpRun]:
+    """AD-AMQ-CONFORM-EXPLORE, FIND-EVERY: every sequence of up to ``depth`` ops the model
+    allows, shortest first, under each size choice; each failing run ``mask`` does not
+    find known (a shortest one of its kind), the search going on after it."""
     policies = [model_policy(_declared(adapter, s), s) for s in choices]
-    return explore(
+    return explore_all(
         list(zip(choices, policies, strict=True)),
         alphabet,
         depth,
         lambda choice, seq: model_allows(choice[1], seq),
         lambda choice, seq: run_ops(adapter, choice[0], seq),
         None if mask is None else lambda choice, seq, run: mask(adapter, choice[0], seq, run),
+        stats,
     )
 
 
@@ -711,6 +772,8 @@ def _hypothesis(
     """AD-AMQ-CONFORM-HYPOTHESIS: Hypothesis draws the sizes and each op among those the
     model allows; it shrinks a failing run, delta debugging shrinks it further."""
     mask = options.mask
+    if options.max_examples < 1:
+        return None, 0, 0
     return hypothesis_search(
         choices,
         "settings",
@@ -727,15 +790,73 @@ def _hypothesis(
 def run_amqp_conform(
     factory: Callable[[], AmqpAdapter], options: AmqpConformOptions
 ) -> AmqpConformResult:
-    """``conform`` for an AMQP adapter (AD-AMQ-CONFORM): the explorer's runs, then
-    Hypothesis's, until the first failure."""
+    """``conform`` for an AMQP adapter (AD-AMQ-CONFORM, FIND-EVERY): the explorer's runs,
+    then Hypothesis's; after each finding the search masks it (AD-AMQ-EXPECTATIONS-MASK,
+    as an expectation would) and goes on, the explorer from where it was, Hypothesis
+    again with the grown mask and what is left of its examples, until the budget ends
+    or ``max_findings`` distinct findings are found."""
+    # deferred: expected.py builds on this module
+    from creditflow.conformance.families.amqp.expected import (
+        KnownAmqpFailure,
+        Masker,
+        run_signature,
+    )
+
+    # deferred: rules.py reads this module's runs
+    from creditflow.conformance.families.amqp.rules import amqp_finding
+
     name, version = "?", "?"
     declared: dict[str, Any] = {}
     phases: list[AmqpPhase] = []
+    masker = options.mask if isinstance(options.mask, Masker) else Masker(())
+    base = None if isinstance(options.mask, Masker) else options.mask
+
+    def mask(
+        adapter: AmqpAdapter, s: Mapping[str, int], seq: Sequence[AmqpOp], r: AmqpRun
+    ) -> AmqpRun:
+        if base is not None:
+            r = base(adapter, s, seq, r)
+        return masker(adapter, s, seq, r) if r.failed else r
+
+    findings: list[Finding] = []
+    runs_of: list[AmqpRun] = []
+
+    def record(run: AmqpRun, phase: str) -> bool:
+        """FIND-EVERY: a new finding masked from now on; whether the cap is reached."""
+        found = amqp_finding(run, phase)
+        masker.known += (
+            KnownAmqpFailure(f"finding {found.id}", found.rule.id, run_signature(run)),
+        )
+        if all(f.signature != found.signature for f in findings):
+            findings.append(found)
+            runs_of.append(run)
+        return len(findings) >= options.max_findings
+
+    def result(failure: str | None = None) -> AmqpConformResult:
+        first = next(
+            (r for f, r in zip(findings, runs_of, strict=True) if f.fails(options.strict)), None
+        )
+        by = next((f.found_by for f in findings if f.fails(options.strict)), None)
+        return AmqpConformResult(
+            name,
+            version,
+            declared,
+            options.seed,
+            tuple(phases),
+            first,
+            by,
+            failure,
+            findings=tuple(findings),
+            finding_runs=tuple(runs_of),
+            strict=options.strict,
+            max_findings=options.max_findings,
+            capped=len(findings) >= options.max_findings,
+        )
+
     try:
         adapter = factory()
     except AdapterFailure as exc:
-        return AmqpConformResult(name, version, declared, options.seed, (), None, None, str(exc))
+        return result(str(exc))
     try:
         name = str(adapter.name)
         version = str(adapter.info.get("version"))
@@ -745,21 +866,29 @@ def run_amqp_conform(
         # ``drained``: AD-AMQ-AZURE-OPS)
         alphabet = tuple(o for o in options.alphabet if o.op in adapter.ops)
         for phase in options.phases:
+            if len(findings) >= options.max_findings:
+                break
             t0 = time.perf_counter()
+            stats = {"runs": 0, "ops": 0}
             if phase == "explorer-runs":
-                run, runs, ops = _explore(adapter, choices, options.depth, alphabet, options.mask)
+                for failed in _explore(adapter, choices, options.depth, alphabet, mask, stats):
+                    if record(failed, phase):
+                        break
             else:
-                run, runs, ops = _hypothesis(adapter, choices, options, alphabet)
-            phases.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))
-            if run is not None:
-                return AmqpConformResult(
-                    name, version, declared, options.seed, tuple(phases), run, phase
-                )
-        return AmqpConformResult(name, version, declared, options.seed, tuple(phases), None, None)
+                left = options.max_examples
+                while left > 0 and len(findings) < options.max_findings:
+                    more = dataclasses.replace(options, mask=mask, max_examples=left)
+                    drawn, runs, ops = _hypothesis(adapter, choices, more, alphabet)
+                    stats["runs"] += runs
+                    stats["ops"] += ops
+                    left -= max(runs, 1)
+                    if drawn is None:
+                        break
+                    record(drawn, phase)
+            phases.append(AmqpPhase(phase, stats["runs"], stats["ops"], time.perf_counter() - t0))
+        return result()
     except (AdapterFailure, PolicyError) as exc:
-        return AmqpConformResult(
-            name, version, declared, options.seed, tuple(phases), None, None, str(exc)
-        )
+        return result(str(exc))
     finally:
         adapter.close()
 
