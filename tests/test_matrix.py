@@ -147,7 +147,7 @@ def test_the_command_runs_a_release_and_writes_json_to_out(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["releases"] == ["3.0.5"] and doc["runs"]["3.0.5"]["exit_code"] == 1
     assert doc["runs"]["3.0.5"]["ran"] is True
-    assert any(r["signature"].startswith("drain-unanswered @ drained") for r in doc["rows"])
+    assert any(r["signature"].startswith("AMQ-LINK-DRAIN @ drained") for r in doc["rows"])
 
 
 def test_versions_all_are_the_cached_releases():
@@ -186,15 +186,16 @@ def test_the_docs_version_matrices_are_the_tools_output(generated):
 
 
 def test_neighbouring_releases_differ_in_one_row_and_share_the_rest(generated):
-    """MATRIX-CHANGES on real runs: rhea 2.0.8 and 3.0.4 share the missing drain echo
-    (it stands in both), and without drains differ in exactly one row, the ring stall
-    that 3.0.4 introduced. (Re-check after conform lists every finding, issue 36 point 2:
-    the counts may grow, the ring stall must stay the one difference without drains.)"""
+    """MATRIX-CHANGES on real runs, one matrix: with every finding of each run listed
+    (FIND-EVERY), rhea 2.0.8 and 3.0.4 share the missing drain echo (it stands in both)
+    and differ in exactly one row, the ring stall that 3.0.4 introduced; without drains
+    the stall is again the one difference."""
     every_op = next(m for a, m in generated.items() if "rhea" in a and "skip-op" not in a)
     no_drain = next(m for a, m in generated.items() if "rhea" in a and "--skip-op drain" in a)
     shared = every_op.shared("2.0.8", "3.0.4")
-    assert any(r.rule == "drain-unanswered" for r in shared)
+    assert any(r.rule == "AMQ-LINK-DRAIN" for r in shared)
     assert all(r.present["2.0.8"] and r.present["3.0.4"] for r in shared)
-    (changed,) = no_drain.differing("2.0.8", "3.0.4")
-    assert changed.rule == "stall" and changed.introduced == "3.0.4"
-    assert changed.present == {"2.0.8": False, "3.0.4": True, "3.0.5": True}
+    for m in (every_op, no_drain):
+        (changed,) = m.differing("2.0.8", "3.0.4")
+        assert changed.rule == "PROP-AMQ-NO-STALL" and changed.introduced == "3.0.4"
+        assert changed.present == {"2.0.8": False, "3.0.4": True, "3.0.5": True}

@@ -127,10 +127,8 @@ def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def description(finding: Finding) -> str:
-    """MATRIX-ROWS: a row's short description: the finding's first detail line, else its
-    witness (the ops, comma-separated)."""
-    if finding.detail:
-        return finding.detail[0]
+    """MATRIX-ROWS: a row's short description: its witness, the ops comma-separated (the
+    sizes and the rest of the run are in its trace and the ``--json`` document)."""
     return ", ".join(finding.witness) or "(no ops)"
 
 
