@@ -68,7 +68,7 @@ def test_a_broken_policy_declaration_fails_with_its_rule() -> None:
     model = ALPHABET.model_side({"policy": {}, "role": "client", "ops": ALPHABET.ops})
     model.apply({"op": "open", "stream": 1})
     req = {"op": "window_update", "stream": 0, "increment": 0}
-    quiet = {"frames": [], "state": {}}
+    quiet: dict[str, object] = {"frames": [], "state": {}}
     assert [b.rule for b in check_step(model, req, quiet, "w")] == ["H2-ERRORS"]
     model = ALPHABET.model_side({"policy": {}, "role": "client", "ops": ALPHABET.ops})
     model.apply({"op": "open", "stream": 1})
