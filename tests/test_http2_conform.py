@@ -32,6 +32,7 @@ KNOWN = {
     "node": {"H2-ZERO-INCREMENT", "H2-WINDOW-MAX"},  # H2-F1
     "httpcore": {"H2-ERRORS", "H2-NEGATIVE", "H2-RESET"},  # H2-F4, H2-F3, H2-F5
     "hypercorn": {"PROP-H2-NO-STALL"},  # H2-F2
+    "nghttp2": set(),
 }
 
 
