@@ -30,7 +30,7 @@ from creditflow.model.http2.state import CONNECTION, End, SendHalf, Settings, Wi
 from creditflow.model.http2.topology import EndConfig
 
 FAMILY = "http2"
-#: AD-H2-CONFORM-PHASES: explorer runs, then Hypothesis runs
+#: AD-H2-CONFORM: explorer runs, then Hypothesis runs
 PHASES = ("explorer-runs", "hypothesis-runs")
 #: AD-H2-CONFORM: budgets without --max-examples / --steps / --depth
 DEFAULT_EXAMPLES = 12

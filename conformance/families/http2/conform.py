@@ -188,8 +188,8 @@ def check_step(
     expect = model.apply(req)
     frames = list(resp.get("frames") or [])
     state = resp.get("state") or {}
-    for _ in range(SETTLE if more is not None else 0):
-        if _data_on_stream_1(frames) >= expect.data or _error_frames(frames):
+    for _ in range(SETTLE):
+        if more is None or _data_on_stream_1(frames) >= expect.data or _error_frames(frames):
             break
         extra = more()
         frames += extra.get("frames") or []
