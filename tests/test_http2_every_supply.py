@@ -5,6 +5,7 @@ its deadline (FAM-DEADLINE)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -64,3 +65,23 @@ def test_past_the_deadline_is_open_never_proved():
     proof = prove(small(2), deadline=time.monotonic() - 1)
     assert proof.status == "open"
     assert "FAM-DEADLINE" in proof.statement
+
+
+def test_check_says_holds_for_every_supply_and_exits_0(tmp_path):
+    """FAM-EVERY-SUPPLY through ``check``'s generic path (H2-EVERY-SUPPLY)."""
+    from click.testing import CliRunner
+
+    from creditflow.conformance.cli import main
+
+    doc = {
+        "family": "http2",
+        "name": "small-upload",
+        "client": {"initial_window_size": 8, "frame_octets": 4},
+        "server": {"initial_window_size": 8, "frame_octets": 4},
+        "streams": [{"id": 1, "octets": 20}],
+    }
+    path = tmp_path / "small-upload.json"
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "holds for every supply (proved: H2-SUPPLY-ABSTRACTION" in r.output
