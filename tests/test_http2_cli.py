@@ -44,7 +44,7 @@ def test_an_unread_stream_starves_the_connection_with_its_shortest_witness(tmp_p
 
 
 def test_an_option_http2_does_not_take_is_refused_in_one_line(tmp_path):
-    for args in (["--credit", "2,1"], ["--publishes", "3"], ["--no-prove"]):
+    for args in (["--credit", "2,1"], ["--publishes", "3"], ["--all-check-blocked"]):
         r, _ = check(tmp_path, "upload", *args)
         assert r.exit_code == 2, (args, r.output)
         assert "not an option of the http2 family" in r.output

@@ -6,10 +6,12 @@ from creditflow.model.http2.properties import PROPERTY_IDS
 
 _HERE = "creditflow.conformance.families.http2"
 
-#: FAM-OPTIONS: ``check`` explores the topology's own bodies (no proof for every supply
-#: yet, so no ``--no-prove``/``--prove-timeout``; no ``--publishes``: a body's octets are
-#: the topology's)
-OPTIONS = {"check": frozenset({"max_states", "full_search", "progress"})}
+#: FAM-OPTIONS: ``check`` proves every supply (H2-EVERY-SUPPLY, ``--no-prove``,
+#: ``--prove-timeout``) and explores the topology's own bodies (no ``--publishes``: a
+#: body's octets are the topology's)
+OPTIONS = {
+    "check": frozenset({"max_states", "full_search", "progress", "no_prove", "prove_timeout"})
+}
 
 #: FAM-INTERFACE: the HTTP/2 family.
 FAMILY = Family(
@@ -23,4 +25,5 @@ FAMILY = Family(
     preset_folder="graphs/http2",
     codec=Part(f"{_HERE}.codec:CODEC"),
     alphabet=Part(f"{_HERE}.alphabet:ALPHABET"),
+    every_supply=Part(f"{_HERE}.every_supply:EVERY_SUPPLY"),
 )
