@@ -102,10 +102,11 @@ def test_a_bad_ebin_and_options_that_do_not_apply() -> None:
     a usage error."""
     code, out = cli("conform", "--adapter", "rabbit-fifo", "--rabbitmq-ebin", "/", "--seed", "1")
     assert code == 3 and "no rabbit_fifo.beam" in out
+    # AD-AMQ-FIFO-EXPECTATIONS: a missing expectations file is one line, exit 2
     code, out = cli("conform", "--adapter", "rabbit-fifo", "--expectations", "x.json")
-    assert code == 2 and "not offered for rabbit-fifo" in out
+    assert code == 2 and "x.json: no such file" in out
     code, out = cli("replay", "/", "--adapter", "rabbit-fifo")
-    assert code == 2 and "not AMQP link traces" in out
+    assert code == 2 and "not a queue-run trace" in out  # AD-AMQ-FIFO-REPLAY
 
 
 def test_the_plugin_refuses_rabbit_fifo_for_link_traces(pytester: pytest.Pytester) -> None:

@@ -8,7 +8,7 @@ import random
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -377,9 +377,20 @@ def _conform_amqp(
     if wrong:
         raise click.UsageError(f"--phase {', '.join(wrong)}: not a phase of AMQP adapters")
     if name == RABBIT_FIFO:  # AD-AMQ-FIFO-CONFORM: the queue end, its own ops
-        if expectations is not None or skip_ops:
-            raise click.UsageError(f"--expectations, --skip-op: not offered for {RABBIT_FIFO}")
-        conform_queue(timeout, max_examples, steps, depth, seed, phases, as_json, rabbitmq_ebin)
+        if skip_ops:
+            raise click.UsageError(f"--skip-op: not offered for {RABBIT_FIFO}")
+        conform_queue(
+            timeout,
+            max_examples,
+            steps,
+            depth,
+            seed,
+            phases,
+            as_json,
+            rabbitmq_ebin,
+            expectations,
+            folder,
+        )
         return
     factory = _amqp_factory(name, adapter_cmd, rabbitmq_ebin, timeout)
     if seed is None:
@@ -694,10 +705,9 @@ def replay(
     if family == AMQP_FAMILY:
         if shrink:
             raise click.UsageError("--shrink: adapters of the credit_flow family only")
-        if adapter_name == RABBIT_FIFO:  # AD-AMQ-REPLAY: AMQP run traces are link runs
-            raise click.UsageError(
-                f"{RABBIT_FIFO} runs queue ops, not AMQP link traces (use `conform`)"
-            )
+        if adapter_name == RABBIT_FIFO:  # AD-AMQ-FIFO-REPLAY: queue-run traces
+            replay_queue(traces, timeout, rabbitmq_ebin, expectations, as_json)
+            return
         amqp_factory = _amqp_factory(adapter_name or "", adapter_cmd, rabbitmq_ebin, timeout)
         replay_amqp(traces, amqp_factory, expectations, as_json)
         return
@@ -945,9 +955,13 @@ def conform_queue(
     phases: tuple[str, ...],
     as_json: bool,
     rabbitmq_ebin: Path | None,
+    expectations: Path | None = None,
+    folder: Path = Path("counterexamples"),
 ) -> None:
-    """AD-AMQ-FIFO-CONFORM: exit 0 conformant, 1 diverged (the first diverging op and
-    the shortest trace), 3 the adapter failed (no Erlang or beams: one line)."""
+    """AD-AMQ-FIFO-CONFORM: exit 0 conformant, 1 a failing finding or an unexpected pass
+    (every distinct finding listed with its rule, class and trace, AD-AMQ-FIFO-FINDINGS,
+    written into ``folder`` before it is shown, AD-AMQ-FIFO-TRACE), 2 a bad expectations
+    file (AD-AMQ-FIFO-EXPECTATIONS), 3 the adapter failed (no Erlang or beams: one line)."""
     # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
     from creditflow.conformance.families.amqp.queue_conform import (
         QUEUE_PHASES,
@@ -955,37 +969,183 @@ def conform_queue(
         run_queue_conform,
     )
 
+    # deferred: as above
+    from creditflow.conformance.families.amqp.queue_expected import resolve_queue
+
+    # deferred: as above
+    from creditflow.conformance.families.amqp.queue_traces import (
+        queue_trace_digest,
+        trace_of_queue_run,
+        write_queue_trace,
+    )
+
     factory = amqp_adapter_factory("rabbit-fifo", timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
+    try:
+        known = load_expectations(expectations) if expectations else None
+    except ExpectationsError as exc:
+        fail(str(exc), exit_codes.USAGE)
     if seed is None:
         seed = random.randrange(2**32)
     click.echo(f"creditflow conform: seed {seed}", err=as_json)
-    signals.note(seed=seed)
-    result = run_queue_conform(
-        factory,
-        seed,
-        depth,
-        DEFAULT_AMQP_EXAMPLES if max_examples is None else max_examples,
-        DEFAULT_QUEUE_STEPS if steps is None else steps,
-        tuple(p for p in QUEUE_PHASES if p in phases) if phases else QUEUE_PHASES,
-    )
+    signals.note(seed=seed, out=folder)
     saver = Saver()
+
+    def write(run: Any, finding: Any, phase: str) -> str | None:
+        trace = trace_of_queue_run(run)
+        assert run.index is not None
+        description = (
+            f"rabbit-fifo diverges at op {run.index + 1} ({run.ops[run.index]}), "
+            f"{finding.rule.id} ({finding.klass}), found by {phase}, seed {seed}"
+        )
+        path = saver.attempt(
+            write_queue_trace,
+            trace,
+            derived_path(folder, f"rabbit-fifo-{queue_trace_digest(trace)}", SUFFIX),
+            description,
+            f"creditflow conform --adapter rabbit-fifo --seed {seed}",
+            {
+                "adapter": "rabbit-fifo",
+                "verdict": run.verdict,
+                "op_index": run.index,
+                "diverging": [d.field for d in run.diffs],
+                "rule": finding.rule.id,
+                "class": finding.klass,
+                "signature": finding.signature,
+            },
+        )
+        return None if path is None else str(path)
+
+    try:
+        result = run_queue_conform(
+            factory,
+            seed,
+            depth,
+            DEFAULT_AMQP_EXAMPLES if max_examples is None else max_examples,
+            DEFAULT_QUEUE_STEPS if steps is None else steps,
+            tuple(p for p in QUEUE_PHASES if p in phases) if phases else QUEUE_PHASES,
+            write=write,
+            resolve=None if known is None else (lambda a: resolve_queue(a, known)),
+        )
+    except ExpectationsError as exc:  # AD-AMQ-FIFO-EXPECTATIONS: a listed trace unusable
+        fail(str(exc), exit_codes.USAGE)
+    how = _adapter_args(RABBIT_FIFO, None, rabbitmq_ebin, DEFAULT_TIMEOUT)
     if as_json:
-        click.echo(json.dumps(saver.annotate(result.to_json())))
+        doc = result.to_json()
+        if result.findings and result.findings[0].trace is not None:
+            doc["trace"] = result.findings[0].trace
+            doc["replay"] = f"creditflow replay {shlex.quote(result.findings[0].trace)} {how}"
+        click.echo(json.dumps(saver.annotate(doc)))
         saver.exit(result.exit_code)
     if result.failure is not None and not result.phases:
         fail(result.failure, exit_codes.ADAPTER_FAILURE)
     click.echo(f"creditflow conform: {printable(result.adapter)} {result.version}, seed {seed}")
     policy = ", ".join(f"{k} {v}" for k, v in result.policy.items())
     click.echo(f"  policy: {printable(policy)}")
+    for name, why, sig in result.known:
+        hits = result.expected_hits.get(name, 0)
+        click.echo(
+            printable(f"  EXPECTED  {name} ({sig}): met in {hits} run{'s' * (hits != 1)}; {why}")
+        )
+    for name in result.unexpected_passes:
+        click.echo(
+            printable(
+                f"  XPASS     {name}: passes, but the expectations list it; remove it from "
+                f"{expectations}"
+            )
+        )
     for p in result.phases:
         click.echo(f"  {p.name:15} {p.runs:6,} runs {p.ops:9,} ops {p.seconds:7.2f} s")
     if result.failure is not None:
         fail(result.failure, exit_codes.ADAPTER_FAILURE)
-    if result.run is None:
-        ops = sum(p.ops for p in result.phases)
-        click.echo(f"CONFORMANT: no divergence from the model's queue end in {ops:,} ops")
+    ops = sum(p.ops for p in result.phases)
+    if not result.findings:
+        masked = " (known findings masked)" if result.known else ""
+        click.echo(f"CONFORMANT: no divergence from the model's queue end in {ops:,} ops{masked}")
     else:
+        n = len(result.findings)
         click.echo(f"DIVERGENCE found by {result.found_by}")
-        for line in queue_run_lines(result.run):
+        click.echo(f"{n} distinct finding{'s' * (n != 1)} in {ops:,} ops")
+    for f, run in zip(result.findings, result.runs, strict=True):
+        click.echo(printable(f"FINDING {f.id} [{f.klass}] {f.rule.id}, found by {f.found_by}"))
+        click.echo(printable(f"  rule: {f.rule.source}"))
+        click.echo(printable(f"  signature: {f.signature}"))
+        for line in queue_run_lines(run):
             click.echo(printable(line))
+        if f.trace is not None:
+            click.echo(f"  trace: {printable(f.trace)}")
+            click.echo(f"  replay: creditflow replay {printable(shlex.quote(f.trace))} {how}")
+    saver.show_unsaved()
     saver.exit(result.exit_code)
+
+
+def replay_queue(
+    traces: tuple[Path, ...],
+    timeout: float,
+    rabbitmq_ebin: Path | None,
+    expectations: Path | None,
+    as_json: bool,
+) -> None:
+    """``replay TRACES --adapter rabbit-fifo`` (AD-AMQ-FIFO-REPLAY): exit 0 every trace
+    passes or fails only in known ways, 1 a divergence or an unexpected pass, 2 a bad
+    trace or expectations file, 3 the adapter failed, 4 nothing ran."""
+    # deferred: the AMQP model only for AMQP adapters (as in _conform_amqp)
+    from creditflow.conformance.families.amqp.queue_conform import queue_run_lines
+
+    # deferred: as above
+    from creditflow.conformance.families.amqp.queue_expected import replay_queue_traces
+
+    # deferred: as above
+    from creditflow.conformance.families.amqp.queue_traces import load_queue_trace
+
+    try:
+        known = load_expectations(expectations) if expectations else None
+        files = trace_files(list(traces))
+        if not files:
+            raise TraceFormatError(f"no *{SUFFIX} traces in {', '.join(map(str, traces))}")
+        loaded = [load_queue_trace(f) for f in files]
+    except (TraceFormatError, ExpectationsError) as exc:
+        fail(str(exc), exit_codes.USAGE)
+    factory = amqp_adapter_factory("rabbit-fifo", timeout=timeout, rabbitmq_ebin=rabbitmq_ebin)
+    report = replay_queue_traces(factory, loaded, known)
+    if report.expectations_error is not None:
+        fail(report.expectations_error, exit_codes.USAGE)
+    saver = Saver()
+    if as_json:
+        click.echo(json.dumps(saver.annotate(report.to_json())))
+        saver.exit(report.exit_code)
+    if report.failure is not None and not report.outcomes:
+        fail(report.failure, exit_codes.ADAPTER_FAILURE)
+    click.echo(f"creditflow replay: {printable(report.adapter)} {report.version}")
+    if report.expectations is not None:
+        for name, why, sig in report.expectations.known:
+            click.echo(printable(f"  EXPECTED  {name} ({sig}): {why}"))
+        for name in report.expectations.unexpected_passes:
+            click.echo(
+                printable(
+                    f"  XPASS     {name}: passes, but the expectations list it; remove it "
+                    f"from {expectations}"
+                )
+            )
+    for o in report.outcomes:
+        path = printable(str(o.trace.path))
+        if o.status == "PASS":
+            click.echo(f"  PASS      {path} ({len(o.trace.trace.ops)} ops)")
+        elif o.status == "XFAIL":
+            click.echo(printable(f"  XFAIL     {o.trace.path}: {o.reason}"))
+        elif o.status == "XPASS":
+            click.echo(
+                printable(
+                    f"  XPASS     {o.trace.path}: passes, but the expectations list it "
+                    f"({o.reason}); remove it from {expectations}"
+                )
+            )
+        else:
+            click.echo(f"  DIVERGED  {path}")
+            click.echo(printable(f"    {o.run.rule.id} [{o.run.rule.klass}]: {o.run.signature}"))
+            for line in queue_run_lines(o.run):
+                click.echo("    " + printable(line))
+    summary = ", ".join(f"{v} {k}" for k, v in report.counts.items() if v)
+    click.echo(f"{len(report.outcomes)} traces: {summary}")
+    if report.failure is not None:
+        fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
+    saver.exit(report.exit_code)

@@ -6,7 +6,10 @@ prefetch); every op is applied to the adapter (``apply/3``) and to the model's q
 functions, and after each the queue's ``ready``, the consumer's credit,
 delivery-count and checked-out count, and the deliveries the op caused are compared.
 Runs come from a breadth-first search over short op sequences (the shortest failing
-one by construction), then Hypothesis (shrunk by delta debugging)."""
+one by construction), then Hypothesis (shrunk by delta debugging). Each divergence is a
+:class:`Finding` naming the AMQ-QQ-* rule it breaks and that rule's class (FIND-RULE);
+after one, the search masks it and goes on (AD-AMQ-FIFO-FINDINGS), as a known one from
+an expectations file is masked (AD-AMQ-FIFO-EXPECTATIONS)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,18 @@ from typing import Any, NamedTuple
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.op_search import explore, hypothesis_search
+from creditflow.conformance.differential.findings import (
+    Finding,
+    Rule,
+    failing,
+    finding_id,
+    signature_text,
+)
+from creditflow.conformance.differential.op_search import (
+    executed_prefix,
+    explore,
+    hypothesis_search,
+)
 from creditflow.conformance.families.amqp.conform import AmqpPhase, result_document
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp import queue
@@ -29,6 +43,40 @@ CONSUMER = "c"
 #: AD-AMQ-FIFO-CONFORM: what is compared after every op
 COMPARED = ("ready", "credit", "delivery_count", "checked_out", "delivered")
 QUEUE_PHASES = ("explorer-runs", "hypothesis-runs")
+#: AD-AMQ-FIFO-FINDINGS: at most this many distinct findings per phase
+MAX_FINDINGS = 12
+
+#: FIND-RULE: the rules a queue-end divergence can break (spec/amqp.md, AMQ-QQ-*), each
+#: with its class and where the obligation is written.
+QUEUE_RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        Rule(
+            "AMQ-QQ-CREDITED",
+            "must",
+            "AMQP 1.0 §2.6.7 (link-credit = delivery-count(rcv) + link-credit(rcv) − "
+            "delivery-count(snd); drain uses up the credit and advances delivery-count)",
+        ),
+        Rule(
+            "AMQ-QQ-CHECKOUT",
+            "contract",
+            "RabbitMQ quorum queues (rabbit_fifo checkout/4): a consumer with credit is "
+            "sent the ready messages, one credit each",
+        ),
+        Rule(
+            "AMQ-QQ-PREFETCH",
+            "contract",
+            "RabbitMQ consumer prefetch (basic.qos): at most the prefetch count "
+            "unacknowledged; each settlement gives one credit back",
+        ),
+        Rule(
+            "AMQ-QQ-SETTLE",
+            "contract",
+            "RabbitMQ quorum queues, poison message handling (x-delivery-limit): a return "
+            "requeues the message, over the limit it is dropped",
+        ),
+    )
+}
 
 
 class QueueOp(NamedTuple):
@@ -177,6 +225,49 @@ class QueueRun:
     def failed(self) -> bool:
         return self.verdict != "pass"
 
+    @property
+    def rule(self) -> Rule:
+        """FIND-RULE: the rule the diverging op breaks: a grant's AMQ-QQ-CREDITED; a
+        ``simple_prefetch`` consumer's credit, or more checked out than its prefetch,
+        AMQ-QQ-PREFETCH; a settlement's other fields AMQ-QQ-SETTLE; an enqueue's
+        AMQ-QQ-CHECKOUT."""
+        assert self.index is not None, "a passing run breaks no rule"
+        op = self.ops[self.index].op
+        fields = {d.field for d in self.diffs}
+        over = any(
+            d.field == "checked_out"
+            and isinstance(d.implementation, int)
+            and d.implementation > int(self.sizes["prefetch"])
+            for d in self.diffs
+        )
+        if op in ("credit", "drain"):
+            return QUEUE_RULES["AMQ-QQ-CREDITED"]
+        if self.sizes["mode"] == "simple_prefetch" and ("credit" in fields or over):
+            return QUEUE_RULES["AMQ-QQ-PREFETCH"]
+        if op in ("settle", "return"):
+            return QUEUE_RULES["AMQ-QQ-SETTLE"]
+        return QUEUE_RULES["AMQ-QQ-CHECKOUT"]
+
+    @property
+    def signature(self) -> str:
+        """FIND-SIGNATURE: the rule, the diverging op, and each field that parts from the
+        model with how (``higher``/``lower`` than the model's, or ``refused``)."""
+        assert self.index is not None, "a passing run has no signature"
+        fields = []
+        for d in self.diffs:
+            if d.field.endswith(" refused"):
+                fields.append("refused")
+            elif isinstance(d.model, int) and isinstance(d.implementation, int):
+                fields.append(f"{d.field} {'higher' if d.implementation > d.model else 'lower'}")
+            else:
+                fields.append(f"{d.field} differs")
+        return signature_text(self.rule.id, self.ops[self.index].op, fields)
+
+    def witness(self) -> tuple[str, ...]:
+        """FIND-RECORD: the ops up to and with the diverging one."""
+        end = len(self.ops) if self.index is None else self.index + 1
+        return tuple(str(o) for o in self.ops[:end])
+
     def to_json(self) -> dict[str, Any]:
         """The ``run`` of the AMQP family's document (OUT-JSON-SCHEMA)."""
         return {
@@ -246,10 +337,18 @@ def run_queue_ops(
     return QueueRun(dict(sizes), tuple(done), "pass")
 
 
+#: AD-AMQ-FIFO-TRACE: writes a finding's trace before it is reported; the trace's path
+#: (``None`` when it could not be written)
+TraceWriter = Callable[[QueueRun, Finding, str], "str | None"]
+
+
 @dataclass(frozen=True)
 class QueueConformResult:
     """The verdict of ``conform --adapter rabbit-fifo`` (AD-AMQ-FIFO-CONFORM,
-    OUT-TYPED-RESULT): 0 conformant, 1 diverged, 3 the adapter failed."""
+    OUT-TYPED-RESULT): 0 conformant (no failing finding, FIND-EXIT), 1 a failing finding
+    or an unexpected pass (AD-AMQ-FIFO-EXPECTATIONS), 3 the adapter failed. ``run`` is
+    the first finding's run; ``findings`` every distinct one (AD-AMQ-FIFO-FINDINGS), in
+    the order found, ``runs`` their runs."""
 
     adapter: str
     version: str
@@ -259,23 +358,42 @@ class QueueConformResult:
     run: QueueRun | None
     found_by: str | None
     failure: str | None = None
+    findings: tuple[Finding, ...] = ()
+    runs: tuple[QueueRun, ...] = ()
+    #: AD-AMQ-FIFO-EXPECTATIONS: known failures (name, reason, signature), hits by name
+    known: tuple[tuple[str, str, str], ...] = ()
+    expected_hits: dict[str, int] = field(default_factory=dict)
+    unexpected_passes: tuple[str, ...] = ()
+    strict: bool = False
 
     @property
     def verdict(self) -> str:
         if self.failure is not None:
             return "adapter-failure"
-        return "conformant" if self.run is None else "divergence"
+        if failing(self.findings, self.strict):
+            return "divergence"
+        return "unexpected-pass" if self.unexpected_passes else "conformant"
 
     @property
     def exit_code(self) -> int:
         return {
             "conformant": exit_codes.OK,
             "divergence": exit_codes.DIVERGENCE,
+            "unexpected-pass": exit_codes.DIVERGENCE,
             "adapter-failure": exit_codes.ADAPTER_FAILURE,
         }[self.verdict]
 
     def to_json(self) -> dict[str, Any]:
-        return result_document(self)
+        """OUT-JSON-SCHEMA: the family's document, then ``findings`` (FIND-RECORD) and the
+        expectations met."""
+        doc = result_document(self)
+        doc["findings"] = [f.to_json() for f in self.findings]
+        doc["expected"] = [
+            {"name": n, "reason": r, "signature": sig, "hits": self.expected_hits.get(n, 0)}
+            for n, r, sig in self.known
+        ]
+        doc["unexpected_passes"] = list(self.unexpected_passes)
+        return doc
 
 
 def _allows(sizes: Mapping[str, Any], seq: Sequence[QueueOp]) -> bool:
@@ -287,20 +405,47 @@ def _allows(sizes: Mapping[str, Any], seq: Sequence[QueueOp]) -> bool:
     return True
 
 
-def _explore(adapter: AmqpAdapter, depth: int) -> tuple[QueueRun | None, int, int]:
+class QueueMasker:
+    """AD-AMQ-FIFO-EXPECTATIONS, AD-AMQ-FIFO-FINDINGS: a failed run whose signature is a
+    known one (listed, or found earlier in this run) has its failing op taken out and is
+    run again from ``reset``, until it passes or fails in an unknown way; so a second bug
+    behind a known one still fails. ``hits`` counts the known signatures met."""
+
+    def __init__(self, adapter: AmqpAdapter, known: Mapping[str, str]) -> None:
+        self.adapter = adapter
+        self.known = dict(known)  #: signature -> name
+        self.hits: dict[str, int] = {}
+
+    def __call__(self, sizes: Mapping[str, Any], ops: Sequence[QueueOp], run: QueueRun) -> QueueRun:
+        current = list(ops)
+        while run.failed and run.signature in self.known:
+            cut = executed_prefix(current, run)
+            if cut is None:
+                break
+            name = self.known[run.signature]
+            self.hits[name] = self.hits.get(name, 0) + 1
+            del current[cut - 1]
+            run = run_queue_ops(self.adapter, sizes, current)
+        return run
+
+
+def _explore(
+    adapter: AmqpAdapter, depth: int, mask: QueueMasker
+) -> tuple[QueueRun | None, int, int]:
     """Every op sequence of 1 … ``depth`` ops the model allows, shortest first, under
-    each size choice: the first failing run is a shortest one."""
+    each size choice: the first failing run not masked is a shortest one."""
     return explore(
         QUEUE_SIZES,
         QUEUE_ALPHABET,
         depth,
         _allows,
         lambda sizes, seq: run_queue_ops(adapter, sizes, seq),
+        mask,
     )
 
 
 def _hypothesis(
-    adapter: AmqpAdapter, seed_: int, max_examples: int, steps: int
+    adapter: AmqpAdapter, seed_: int, max_examples: int, steps: int, mask: QueueMasker
 ) -> tuple[QueueRun | None, int, int]:
     """Hypothesis draws the sizes and each op among those the model allows; the
     shortest failing run found is shrunk by delta debugging."""
@@ -313,7 +458,18 @@ def _hypothesis(
         lambda run: run.sizes,
         seed_,
         max_examples,
+        mask,
     )
+
+
+def queue_finding(run: QueueRun, found_by: str | None, trace: str | None = None) -> Finding:
+    """FIND-RECORD: the finding a failed run shows."""
+    assert run.index is not None
+    sig = run.signature
+    detail = tuple(
+        f"{d.field}: model {d.model}, implementation {d.implementation}" for d in run.diffs
+    )
+    return Finding(finding_id(sig), run.rule, sig, run.witness(), trace, found_by, detail)
 
 
 def run_queue_conform(
@@ -323,33 +479,86 @@ def run_queue_conform(
     max_examples: int,
     steps: int,
     phases: tuple[str, ...] = QUEUE_PHASES,
+    known: Mapping[str, str] | None = None,
+    write: TraceWriter | None = None,
+    resolve: Callable[[AmqpAdapter], QueueExpectations] | None = None,
+    strict: bool = False,
 ) -> QueueConformResult:
-    """AD-AMQ-FIFO-CONFORM: the explorer's runs, then Hypothesis's, until the first
-    divergence."""
+    """AD-AMQ-FIFO-CONFORM, AD-AMQ-FIFO-FINDINGS: the explorer's runs, then Hypothesis's;
+    after each finding (its trace written by ``write`` first, AD-AMQ-FIFO-TRACE) it is
+    masked and the phase runs again, until it finds nothing new or
+    :data:`MAX_FINDINGS`. ``resolve`` replays an expectations file's traces on the
+    adapter (AD-AMQ-FIFO-EXPECTATIONS): their signatures are masked from the start."""
     name, version = "rabbit-fifo", "?"
     policy: dict[str, Any] = {}
     done: list[AmqpPhase] = []
+    findings: list[Finding] = []
+    runs: list[QueueRun] = []
+    found_by: list[str] = []
+    expected = QueueExpectations()
     try:
         adapter = factory()
     except AdapterFailure as exc:
         return QueueConformResult(name, version, policy, seed, (), None, None, str(exc))
+    mask = QueueMasker(adapter, known or {})
+
+    def result(failure: str | None = None) -> QueueConformResult:
+        return QueueConformResult(
+            name,
+            version,
+            policy,
+            seed,
+            tuple(done),
+            runs[0] if runs else None,
+            found_by[0] if found_by else None,
+            failure,
+            tuple(findings),
+            tuple(runs),
+            expected.known,
+            {n: mask.hits.get(n, 0) for n, _r, _s in expected.known},
+            expected.unexpected_passes,
+            strict,
+        )
+
     try:
         name, version = str(adapter.name), str(adapter.info.get("version"))
         policy = dict(adapter.info.get("policy") or {})
+        if resolve is not None:
+            expected = resolve(adapter)
+            mask.known.update({sig: n for n, _r, sig in expected.known})
         for phase in phases:
             t0 = time.perf_counter()
-            if phase == "explorer-runs":
-                run, runs, ops = _explore(adapter, depth)
-            else:
-                run, runs, ops = _hypothesis(adapter, seed, max_examples, steps)
-            done.append(AmqpPhase(phase, runs, ops, time.perf_counter() - t0))
-            if run is not None:
-                return QueueConformResult(name, version, policy, seed, tuple(done), run, phase)
-        return QueueConformResult(name, version, policy, seed, tuple(done), None, None)
+            total_runs = total_ops = 0
+            for _ in range(MAX_FINDINGS):
+                if phase == "explorer-runs":
+                    run, n_runs, n_ops = _explore(adapter, depth, mask)
+                else:
+                    run, n_runs, n_ops = _hypothesis(adapter, seed, max_examples, steps, mask)
+                total_runs += n_runs
+                total_ops += n_ops
+                if run is None:
+                    break
+                sig = run.signature
+                path = None if write is None else write(run, queue_finding(run, phase), phase)
+                findings.append(queue_finding(run, phase, path))
+                runs.append(run)
+                found_by.append(phase)
+                mask.known[sig] = f"finding {finding_id(sig)}"
+            done.append(AmqpPhase(phase, total_runs, total_ops, time.perf_counter() - t0))
+        return result()
     except AdapterFailure as exc:
-        return QueueConformResult(name, version, policy, seed, tuple(done), None, None, str(exc))
+        return result(str(exc))
     finally:
         adapter.close()
+
+
+@dataclass(frozen=True)
+class QueueExpectations:
+    """AD-AMQ-FIFO-EXPECTATIONS: an expectations file's traces replayed: the known
+    failures (name, reason, signature) and the listed traces that pass."""
+
+    known: tuple[tuple[str, str, str], ...] = ()
+    unexpected_passes: tuple[str, ...] = ()
 
 
 def queue_run_lines(run: QueueRun) -> list[str]:

@@ -1,0 +1,209 @@
+"""Queue-end runs as ITF traces (AD-AMQ-FIFO-TRACE, a queue-run variant of
+TRACE-AMQP-RUN): what ``conform --adapter rabbit-fifo`` writes for a finding, what
+``replay --adapter rabbit-fifo`` and the expectations run.
+
+A trace is the run's sizes (consumer mode, prefetch, delivery limit), its ops after
+``reset`` and ``checkout c``, and after each op the model's view of the queue
+(``QueueModel.view``); its ``#meta.creditflow`` also holds the diverging op and fields
+and the finding's ``rule``, ``class`` and ``signature``. Reading a trace follows the
+model again and refuses one whose recorded views the model does not give
+(TRACE-REPLAY)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.families.amqp.queue_conform import (
+    COMPARED,
+    QUEUE_ALPHABET,
+    QueueModel,
+    QueueOp,
+    QueueRun,
+)
+from creditflow.conformance.inputs.itf import (
+    Record,
+    TraceFormatError,
+    decoded_states,
+    pick_value,
+    picks_record,
+    read_document,
+    trace_document,
+    write_document,
+)
+from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR
+
+QUEUE_RUN_MODEL = "amqp-queue-run"
+QUEUE_RUN_VERSION = 1
+QUEUE_RUN_VARS = ["model", ACTION_VAR, PICKS_VAR]
+QUEUE_OP_NAMES = tuple(dict.fromkeys(o.op for o in QUEUE_ALPHABET))
+MODES = ("credited", "simple_prefetch")
+
+
+@dataclass(frozen=True)
+class QueueTrace:
+    """A queue run ready to replay (AD-AMQ-FIFO-TRACE)."""
+
+    sizes: dict[str, Any]
+    ops: tuple[QueueOp, ...]
+    views: tuple[dict[str, int], ...] = ()  #: the model's view after each op
+
+
+@dataclass(frozen=True)
+class LoadedQueueTrace:
+    path: Path
+    trace: QueueTrace
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name.removesuffix(SUFFIX).removesuffix(".json")
+
+
+def queue_views(sizes: Mapping[str, Any], ops: Sequence[QueueOp]) -> tuple[dict[str, int], ...]:
+    """The model's view after each op; an op the model does not allow there raises
+    :class:`ValueError` (a run never holds one)."""
+    model = QueueModel.start(sizes)
+    views = []
+    for i, op in enumerate(ops, start=1):
+        if not model.possible(op):
+            raise ValueError(f"op {i} ({op}) is not possible in the model there")
+        views.append(model.view(model.apply(op)))
+    return tuple(views)
+
+
+def trace_of_queue_run(run: QueueRun) -> QueueTrace:
+    """The trace of a run: its ops up to and with the diverging one."""
+    ops = run.ops if run.index is None else run.ops[: run.index + 1]
+    return QueueTrace(dict(run.sizes), tuple(ops), queue_views(run.sizes, ops))
+
+
+def queue_trace_digest(trace: QueueTrace) -> str:
+    """A short content hash of the sizes and ops (file names that deduplicate)."""
+    text = json.dumps([trace.sizes, [str(o) for o in trace.ops]], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def queue_trace_document(
+    trace: QueueTrace, description: str, source: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """AD-AMQ-FIFO-TRACE: state 0 is ``init`` (the model's view after ``checkout``),
+    state ``i`` op ``i`` with the model's view after it."""
+    first = QueueModel.start(trace.sizes).view(0)
+    states: list[dict[str, Any]] = [
+        {"model": Record(first), ACTION_VAR: "init", PICKS_VAR: Record({})}
+    ]
+    for op, view in zip(trace.ops, trace.views, strict=True):
+        picks = picks_record({"credit": op.credit if op.op in ("credit", "drain") else None})
+        states.append({"model": Record(view), ACTION_VAR: op.op, PICKS_VAR: picks})
+    info: dict[str, Any] = {
+        "model": QUEUE_RUN_MODEL,
+        "version": QUEUE_RUN_VERSION,
+        "sizes": dict(trace.sizes),
+        "compared": list(COMPARED),
+        "length": len(trace.ops),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(extra or {}),
+    }
+    meta = {"source": source, "description": description, "creditflow": info}
+    return trace_document(QUEUE_RUN_VARS, states, meta)
+
+
+def write_queue_trace(
+    trace: QueueTrace,
+    path: str | Path,
+    description: str,
+    source: str,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write through the one output writer (OUT-ATOMIC, OUT-FAILURE)."""
+    return write_document(queue_trace_document(trace, description, source, extra), path)
+
+
+def _sizes(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or set(value) != {"mode", "prefetch", "delivery_limit"}:
+        raise TraceFormatError(f"{where} must hold exactly mode, prefetch and delivery_limit")
+    mode, prefetch, limit = value["mode"], value["prefetch"], value["delivery_limit"]
+    if mode not in MODES:
+        raise TraceFormatError(f"{where}.mode must be one of {', '.join(MODES)}")
+    for key, v in (("prefetch", prefetch), ("delivery_limit", limit)):
+        if v is None and key == "delivery_limit":
+            continue
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise TraceFormatError(f"{where}.{key} must be a non-negative integer")
+    return {"mode": mode, "prefetch": prefetch, "delivery_limit": limit}
+
+
+def _op(kind: Any, picks: Any, at: str) -> QueueOp:
+    if kind not in QUEUE_OP_NAMES:
+        known = ", ".join(QUEUE_OP_NAMES)
+        raise TraceFormatError(f"{at}: unknown queue op {kind!r} (known: {known})")
+    if not isinstance(picks, Mapping):
+        raise TraceFormatError(f"{at}: {PICKS_VAR} must be a record")
+    credit = pick_value(picks, "credit")
+    if kind in ("credit", "drain"):
+        if not isinstance(credit, int) or isinstance(credit, bool) or credit < 1:
+            raise TraceFormatError(f"{at}: {kind} needs a credit of at least 1")
+        return QueueOp(str(kind), credit)
+    return QueueOp(str(kind))
+
+
+def is_queue_run_document(doc: Mapping[str, Any]) -> bool:
+    meta = doc.get("#meta", {})
+    return isinstance(meta, Mapping) and meta.get("creditflow", {}).get("model") == QUEUE_RUN_MODEL
+
+
+def load_queue_trace(path: str | Path) -> LoadedQueueTrace:
+    """AD-AMQ-FIFO-TRACE, TRACE-REPLAY: read a queue-run trace and follow the model again;
+    :class:`TraceFormatError` names the file and the problem (another kind of trace
+    included)."""
+    path = Path(path)
+    doc = read_document(path)  # IN-SCHEMA: shape and values checked
+    meta = doc.get("#meta", {})
+    if not is_queue_run_document(doc):
+        model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
+        raise TraceFormatError(
+            f"{path}: not a queue-run trace (#meta.creditflow.model is {model!r}; expected "
+            f"{QUEUE_RUN_MODEL!r}: replay it with an adapter of its family)"
+        )
+    where = str(path)
+    try:
+        missing = [v for v in QUEUE_RUN_VARS if v not in doc["vars"]]
+        if missing:
+            raise TraceFormatError(f"{where}: a queue-run trace needs vars {missing}")
+        sizes = _sizes(meta["creditflow"].get("sizes"), f"{where}: #meta.creditflow.sizes")
+        states = decoded_states(doc)
+        if states[0].get(ACTION_VAR) != "init":
+            raise TraceFormatError(f"{where}: states[0] must be the init state")
+        ops = tuple(
+            _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
+            for i, s in enumerate(states[1:], start=1)
+        )
+        try:
+            views = queue_views(sizes, ops)
+        except ValueError as exc:
+            raise TraceFormatError(f"{where}: the model cannot run it: {exc}") from None
+        for i, (view, s) in enumerate(zip(views, states[1:], strict=True), start=1):
+            recorded = s.get("model")
+            if not isinstance(recorded, Mapping):
+                raise TraceFormatError(f"{where}: states[{i}].model must be a record")
+            for key, value in view.items():
+                if recorded.get(key) != value:
+                    raise TraceFormatError(
+                        f"{where}: states[{i}] {ops[i - 1]}: the model gives {key} = "
+                        f"{value}, the trace records {recorded.get(key)!r} (a stale or "
+                        "edited trace)"
+                    )
+    except TraceFormatError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise TraceFormatError(
+            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
+        ) from None
+    return LoadedQueueTrace(path, QueueTrace(sizes, ops, views), dict(meta))
