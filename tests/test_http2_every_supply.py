@@ -85,3 +85,36 @@ def test_check_says_holds_for_every_supply_and_exits_0(tmp_path):
     r = CliRunner().invoke(main, ["check", str(path)])
     assert r.exit_code == 0, r.output
     assert "holds for every supply (proved: H2-SUPPLY-ABSTRACTION" in r.output
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "status"),
+    [
+        (["prove", "SMALL", "--json"], 0, "proved"),
+        (["prove", "unread-starves-connection", "--json"], 10, "refuted"),
+        (["prove", "upload", "--json", "--timeout", "0.5"], 4, "open"),
+    ],
+)
+def test_prove_answers_through_the_every_supply_part(tmp_path, argv, code, status):
+    """FAM-EVERY-SUPPLY, FAM-DEADLINE through ``prove``'s generic path (H2-EVERY-SUPPLY):
+    proved exits 0, refuted 10 (a stall for some supply), open 4 — past the deadline too,
+    never "proved"."""
+    from click.testing import CliRunner
+
+    from creditflow.conformance.cli import main
+
+    doc = {
+        "family": "http2",
+        "name": "small-upload",
+        "client": {"initial_window_size": 8, "frame_octets": 4},
+        "server": {"initial_window_size": 8, "frame_octets": 4},
+        "streams": [{"id": 1, "octets": 20}],
+    }
+    path = tmp_path / "small-upload.json"
+    path.write_text(json.dumps(doc))
+    argv = [str(path) if a == "SMALL" else a for a in argv]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == code, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["family"] == "http2" and out["proof"]["status"] == status
+    assert out["exit_code"] == code

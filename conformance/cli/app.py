@@ -38,7 +38,7 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
-from creditflow.conformance.cli.family_check import route
+from creditflow.conformance.cli.family_check import OWN_RENDERING, route
 from creditflow.conformance.cli.family_check import run_check as run_any_family_check
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.explore.check import (
@@ -66,12 +66,6 @@ from creditflow.model.network.properties import STATE_PROPERTIES
 #: ``--progress`` and without either option (a CI log is never silent for long)
 PROGRESS_LINE_SECONDS = 10.0
 QUIET_LINE_SECONDS = 60.0
-
-
-#: FAM-CHECKING: the families whose ``check`` still has its own rendering (credit_flow's
-#: graphs never reach the routing; AMQP prints the settings in effect, its directed runs
-#: and its proof's obligations); every other family is checked by family_check.
-OWN_CHECK_RENDERING = frozenset({"amqp"})
 
 
 @contextmanager
@@ -267,7 +261,7 @@ def check(
     routed = route(click.get_current_context(), graph, config, "check")
     if routed is not None:  # FAM-REGISTRY: a family's own input, through its parts
         family, instance = routed
-        own = family.name in OWN_CHECK_RENDERING
+        own = family.name in OWN_RENDERING
         # FAM-CHECKING: any family through its parts (conformance/cli/family_check.py)
         runner: Callable[..., object] = run_any_family_check
         if own:

@@ -337,3 +337,55 @@ def write_finding_files(
             if drawn[1] is not None:
                 files["svg"] = str(drawn[1])
     return files
+
+
+#: FAM-CHECKING, FAM-CODEC: the families whose ``check`` and ``prove`` are still printed
+#: by their own CLI module (AMQP, ``cli/amqp.py``: the settings in effect, its directed
+#: runs, its proof's obligations); credit_flow's graphs never reach the routing; every
+#: other family is printed here.
+OWN_RENDERING = frozenset({"amqp"})
+
+
+def run_prove(
+    family: Family, instance: Any, source: str, timeout_s: float | None, as_json: bool
+) -> NoReturn:
+    """``creditflow prove`` for any family with an every-supply part (FAM-EVERY-SUPPLY,
+    FAM-DEADLINE): the proof's status, statement and properties; exit 0 proved, 10/12
+    refuted (a stall / another property false for some supply), 4 open (SCOPE-EXIT)."""
+    assert family.every_supply is not None
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    proof: SupplyProof = family.every_supply.load().prove(instance, deadline)
+    false = [pid for pid, ok in proof.properties.items() if ok is False]
+    if proof.status == "proved":
+        code, claim = exit_codes.OK, f"holds for every supply (proved: {proof.statement})"
+    elif proof.status == "refuted":
+        stall = any(pid.endswith(("NO-STALL", "NO-DEADLOCK")) for pid in false)
+        code = exit_codes.DEADLOCK if stall else exit_codes.VIOLATION
+        claim = (
+            f"violated for some supply: {', '.join(false) or proof.statement} "
+            f"({proof.statement}); `creditflow check {source}` prints the witness"
+        )
+    else:
+        code = exit_codes.INCOMPLETE
+        claim = f"for every supply: not established ({proof.statement})"
+    if as_json:
+        doc = {
+            "family": family.name,
+            "graph": instance.name,
+            "source": source,
+            "proof": {
+                "status": proof.status,
+                "statement": proof.statement,
+                "properties": dict(proof.properties),
+            },
+            "claim": claim,
+            "exit_code": code,
+        }
+        click.echo(json.dumps(doc))
+    else:
+        click.echo(printable_line(f"creditflow prove {source} ({family.name})"))
+        for pid, ok in proof.properties.items():
+            said = {True: "proved for every supply", False: "violated", None: "open"}[ok]
+            click.echo(f"  {pid:<24} {said}")
+        click.echo(printable_line(claim))
+    raise SystemExit(code)

@@ -37,7 +37,8 @@ from creditflow.conformance.cli.common import (
     shown,
     supply_options,
 )
-from creditflow.conformance.cli.family_check import route
+from creditflow.conformance.cli.family_check import OWN_RENDERING, route
+from creditflow.conformance.cli.family_check import run_prove as run_any_family_prove
 from creditflow.conformance.cli.show import print_witness_steps
 from creditflow.conformance.inputs.graphs import GraphFileError, load_graph
 from creditflow.conformance.inputs.itf import write_document
@@ -222,6 +223,8 @@ def prove(
             fail(f"{graph}: the {family.name} family has no proof for every supply")
         if trace_out is not None:
             fail(f"{graph}: prove --trace-out: no counterexample is written for {family.name}")
+        if family.name not in OWN_RENDERING:
+            run_any_family_prove(family, inp, graph, timeout_s, as_json)
         run_amqp_prove(family, inp, graph, timeout_s, as_json)
     if symbolic and credit is not None:
         fail("--symbolic and --credit exclude each other")

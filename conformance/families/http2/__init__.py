@@ -10,7 +10,8 @@ _HERE = "creditflow.conformance.families.http2"
 #: ``--prove-timeout``) and explores the topology's own bodies (no ``--publishes``: a
 #: body's octets are the topology's)
 OPTIONS = {
-    "check": frozenset({"max_states", "full_search", "progress", "no_prove", "prove_timeout"})
+    "check": frozenset({"max_states", "full_search", "progress", "no_prove", "prove_timeout"}),
+    "prove": frozenset({"timeout_s"}),
 }
 
 #: FAM-INTERFACE: the HTTP/2 family.
