@@ -112,3 +112,34 @@ def test_grant_drain_is_a_declared_choice() -> None:
             },
             {},
         )
+
+
+def test_every_finding_has_its_own_trace_written_with_its_rule(tmp_path):
+    """FIND-TRACE, FIND-EVERY through the command line: a double mutant's run lists three
+    distinct findings, each with a trace of its own on disk whose meta names its rule,
+    class and signature, and each trace replays as the divergence it records."""
+    import json as json_
+
+    from click.testing import CliRunner
+
+    from creditflow.conformance.cli import main
+
+    adapter = "amqp-reference:mutant:delta-credit+missed-drain-echo"
+    argv = ["conform", "--adapter", adapter, "--seed", "1", "--depth", "3"]
+    argv += ["--max-examples", "5", "--out", str(tmp_path), "--json"]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 1, r.output
+    doc = json_.loads(r.output.strip().splitlines()[-1])
+    findings = doc["findings"]
+    assert len({f["signature"] for f in findings}) == len(findings) >= 3
+    traces = [f["trace"] for f in findings]
+    assert len(set(traces)) == len(traces)
+    for f in findings:
+        meta = json_.loads(open(f["trace"], encoding="utf-8").read())["#meta"]["creditflow"]
+        assert (meta["rule"], meta["class"], meta["signature"]) == (
+            f["rule"],
+            f["class"],
+            f["signature"],
+        )
+        replayed = CliRunner().invoke(main, ["replay", f["trace"], "--adapter", adapter])
+        assert replayed.exit_code == 1, replayed.output

@@ -3,6 +3,7 @@ implementations against the model through the adapter protocol (AD-*)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shlex
@@ -77,7 +78,8 @@ from creditflow.conformance.outputs.streams import printable
 from creditflow.conformance.runtime import signals
 
 if TYPE_CHECKING:
-    from creditflow.conformance.families.amqp.conform import AmqpConformResult
+    from creditflow.conformance.differential.findings import Finding
+    from creditflow.conformance.families.amqp.conform import AmqpConformResult, AmqpRun
     from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 
 
@@ -418,7 +420,13 @@ def _conform_amqp(
         fail(str(exc), exit_codes.USAGE)
     saver = Saver()
     signals.note(out=folder)
-    path = write_failing_run(result, folder, saver)
+    result = write_findings(result, folder, saver)  # FIND-TRACE: before any is reported
+    same = [
+        f.trace
+        for f, r in zip(result.findings, result.finding_runs, strict=True)
+        if r == result.run
+    ]
+    path = Path(same[0]) if same and same[0] else write_failing_run(result, folder, saver)
     replay = (
         None
         if path is None
@@ -539,6 +547,8 @@ def findings_lines(result: AmqpConformResult) -> list[str]:
         lines.append(f"  FINDING   {f.klass} {f.rule.id} ({f.rule.source}), {fails}")
         lines.append(f"            {f.signature}")
         lines.append(f"            witness: {'; '.join(f.witness)}")
+        if f.trace is not None:
+            lines.append(f"            trace: {f.trace}")
     if result.findings:
         by = ", ".join(
             f"{n} {k}"
@@ -808,10 +818,18 @@ def adapters() -> None:
 # conformance/families/amqp/ ------------------------------------------------------------
 
 
-def write_failing_run(result: AmqpConformResult, folder: Path, saver: Saver) -> Path | None:
-    """AD-AMQ-CONFORM-TRACE, TRACE-AMQP-RUN: the failing run of an AMQP ``conform`` written
-    into ``folder`` (the ``--corpus`` or ``--out`` folder), named after the adapter and the
-    run's content, before the verdict is reported."""
+def write_failing_run(
+    result: AmqpConformResult,
+    folder: Path,
+    saver: Saver,
+    run: AmqpRun | None = None,
+    finding: Finding | None = None,
+) -> Path | None:
+    """AD-AMQ-CONFORM-TRACE, TRACE-AMQP-RUN: a failing run of an AMQP ``conform`` (the
+    result's first, or ``run``) written into ``folder`` (the ``--corpus`` or ``--out``
+    folder), named after the adapter and the run's content, before the verdict is
+    reported; with ``finding``, its rule, class and signature in the trace's meta
+    (FIND-TRACE)."""
     # deferred: the AMQP model changes the NET runs' Hypothesis draws when imported
     from creditflow.conformance.families.amqp.run_traces import (
         amqp_trace_digest,
@@ -819,7 +837,7 @@ def write_failing_run(result: AmqpConformResult, folder: Path, saver: Saver) -> 
         write_amqp_trace,
     )
 
-    run = result.run
+    run = result.run if run is None else run
     if run is None:
         return None
     trace = trace_of_run(run)
@@ -830,14 +848,27 @@ def write_failing_run(result: AmqpConformResult, folder: Path, saver: Saver) -> 
         f"{result.adapter} {result.version} {what} at op {run.index + 1} "
         f"({run.ops[run.index]}), found by {result.found_by}, seed {result.seed}"
     )
+    meta: dict[str, Any] = {"adapter": result.adapter, "verdict": run.verdict}
+    if finding is not None:
+        meta.update(rule=finding.rule.id, **{"class": finding.klass}, signature=finding.signature)
     return saver.attempt(
         write_amqp_trace,
         trace,
         derived_path(folder, name, SUFFIX),
         description,
         f"creditflow conform --adapter {result.adapter} --seed {result.seed}",
-        {"adapter": result.adapter, "verdict": run.verdict},
+        meta,
     )
+
+
+def write_findings(result: AmqpConformResult, folder: Path, saver: Saver) -> AmqpConformResult:
+    """FIND-TRACE: every finding's own run written as a trace before any is reported; the
+    result with each finding's ``trace`` set to the file written (None if it was not)."""
+    written = []
+    for finding, run in zip(result.findings, result.finding_runs, strict=True):
+        path = write_failing_run(result, folder, saver, run, finding)
+        written.append(dataclasses.replace(finding, trace=None if path is None else str(path)))
+    return dataclasses.replace(result, findings=tuple(written))
 
 
 def expectation_lines(result: AmqpConformResult, expectations: Path | None) -> list[str]:
