@@ -5,6 +5,8 @@ a legal choice declared instead of reported (FIND-POLICY-DECLARED)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from creditflow.adapters.registry import amqp_adapter_factory
@@ -135,7 +137,7 @@ def test_every_finding_has_its_own_trace_written_with_its_rule(tmp_path):
     traces = [f["trace"] for f in findings]
     assert len(set(traces)) == len(traces)
     for f in findings:
-        meta = json_.loads(open(f["trace"], encoding="utf-8").read())["#meta"]["creditflow"]
+        meta = json_.loads(Path(f["trace"]).read_text(encoding="utf-8"))["#meta"]["creditflow"]
         assert (meta["rule"], meta["class"], meta["signature"]) == (
             f["rule"],
             f["class"],
