@@ -22,10 +22,10 @@ import z3
 from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
+from creditflow.conformance.families.amqp import supply_encoding as aes
 from creditflow.conformance.families.amqp.checking import search
 from creditflow.conformance.families.amqp.every_supply import check_every_supply
 from creditflow.conformance.inputs.amqp_topologies import load_amqp_preset
-from creditflow.conformance.symbolic import amqp_every_supply as aes
 from creditflow.model.amqp import properties, system
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.policies import (

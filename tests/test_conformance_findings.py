@@ -6,6 +6,7 @@ a legal choice declared instead of reported (FIND-POLICY-DECLARED)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_every_monitor_rule_has_a_rule_of_ours() -> None:
 def test_a_bad_class_is_refused() -> None:
     """FIND-CLASS: a rule's class is one of the four."""
     with pytest.raises(ValueError):
-        Rule("X", "fatal", "nowhere")  # type: ignore[arg-type]
+        Rule("X", cast(Any, "fatal"), "nowhere")
 
 
 def test_every_finding_of_a_double_mutant_in_one_run() -> None:
@@ -99,11 +100,11 @@ def test_grant_drain_is_a_declared_choice() -> None:
     ses = SessionEnd(0, 10, 0, 10)
     draining = Receiver(LinkEnd(0, 1, True), ses, (), 0, 0, 0, 1, 0)
     for choice, flag in (("keep", True), ("clear", False), ("sticky", True)):
-        cfg = ReceiverConfig(None, None, 0, (2,), 1, choice)  # type: ignore[arg-type]
+        cfg = ReceiverConfig(None, None, 0, (2,), 1, cast(Any, choice))
         r, _ = endpoints.receiver_grant(cfg, draining)
         assert r.link.drain is flag
     after = draining._replace(link=LinkEnd(0, 0, False))
-    cfg = ReceiverConfig(None, None, 0, (2,), 1, "sticky")  # type: ignore[arg-type]
+    cfg = ReceiverConfig(None, None, 0, (2,), 1, cast(Any, "sticky"))
     assert endpoints.receiver_grant(cfg, after)[0].link.drain is True
     with pytest.raises(ValueError):
         model_policy(

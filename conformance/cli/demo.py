@@ -21,6 +21,7 @@ from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs.graphs import load_graph, preset_names
 from creditflow.conformance.outputs import derived_path
+from creditflow.conformance.outputs.writer import OutputError
 from creditflow.conformance.runtime import children
 from creditflow.conformance.symbolic.every_supply import decide_check
 from creditflow.conformance.traces.network import write_network_trace
@@ -118,6 +119,8 @@ def _family_table(family: Family, out: Path, saver: Saver) -> bool:
             table.add_row(name, "NOT CHECKED (no verdict came back)", "", seconds, "", "")
             every = False
             continue
+        for error in doc.get("write_errors") or ():  # OUT-FAILURE: the check's own, kept
+            saver.errors.append(OutputError(trace, str(error).rsplit(": ", 1)[-1]))
         violation = doc.get("violation") or {}
         files = ""
         if violation:
@@ -131,9 +134,9 @@ def _family_table(family: Family, out: Path, saver: Saver) -> bool:
 
 
 def _checked(name: str, trace: Path) -> dict[str, Any] | None:
-    """``creditflow check NAME --json --trace-out TRACE`` in its own process (tracked:
+    """``creditflow check NAME --json --trace-out TRACE`` in its own process (its writer
+    makes TRACE's folder; tracked:
     SIG-CHILDREN), its document; None when it gave none within :data:`CHECK_TIMEOUT`."""
-    trace.parent.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "creditflow.conformance.cli", "check", name, "--json"]
     proc = children.track(
         subprocess.Popen(

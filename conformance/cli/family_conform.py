@@ -67,7 +67,9 @@ def conform_family(
     # deferred: START-LAZY, the family's conform engine only for its runs
     from creditflow.conformance.families.http2.conform import H2ConformOptions
 
-    alphabet = registry.get(family).alphabet.load()  # type: ignore[union-attr]
+    part = registry.get(family).alphabet
+    assert part is not None, f"{family}: no alphabet (FAM-ALPHABET)"
+    alphabet = part.load()
     bad = [p for p in phases if p not in alphabet.phases]
     if bad:
         raise click.UsageError(
@@ -125,7 +127,9 @@ def replay_family(
     # deferred: START-LAZY, as conform_family
     from creditflow.conformance.families.http2.traces import H2TraceError, load_run_trace
 
-    alphabet = registry.get(family).alphabet.load()  # type: ignore[union-attr]
+    part = registry.get(family).alphabet
+    assert part is not None, f"{family}: no alphabet (FAM-ALPHABET)"
+    alphabet = part.load()
     files: list[Path] = []
     for t in traces:
         files += sorted(t.glob("*.itf.json")) if t.is_dir() else [t]

@@ -194,7 +194,14 @@ def main() -> None:
     # deferred: START-LAZY, loaded when the group runs, not when it is imported
     from creditflow.adapters import versions
 
-    versions.report_progress_to(lambda line: click.echo(line, err=True))
+    versions.report_progress_to(_progress_line)
+
+
+def _progress_line(line: str) -> None:
+    """AD-VERSION-PROGRESS: an install's progress, for a person at a terminal (stderr a
+    TTY); a pipe or a CI log gets the one-line outcome of the command only."""
+    if click.get_text_stream("stderr").isatty():
+        click.echo(line, err=True)
 
 
 @main.command()

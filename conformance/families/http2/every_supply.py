@@ -39,9 +39,9 @@ MANY = -1
 #: what the sender's rules see for ``MANY``: more than any frame or window (2^62)
 _PLENTY = 1 << 62
 #: H2-EVERY-SUPPLY: the abstraction's state budget per shape of bodies
-DEFAULT_BUDGET = 100_000
+DEFAULT_BUDGET = 20_000
 #: H2-SUPPLY-WITNESS: the states of the never-ending bodies searched first for a witness
-WITNESS_BUDGET = 50_000
+WITNESS_BUDGET = 12_000
 
 
 def _with_left(end: End, i: int, left: int) -> End:
