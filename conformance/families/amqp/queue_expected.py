@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -18,7 +19,6 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.expected import find_witness
 from creditflow.conformance.differential.traces import SUFFIX
-from creditflow.conformance.families.amqp.expected import amqp_corpus_dir
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.conformance.families.amqp.queue_conform import (
     QueueExpectations,
@@ -32,6 +32,12 @@ from creditflow.conformance.inputs.expectations import Expectations, Expectation
 from creditflow.conformance.inputs.itf import TraceFormatError
 
 
+def queue_corpus_dir() -> Path:
+    """AD-AMQ-FIFO-EXPECTATIONS: the shipped queue-run traces (package data), a folder of
+    their own so that a link-end replay of ``corpus/amqp/`` never meets one."""
+    return Path(str(resources.files("creditflow.conformance") / "corpus" / "amqp_queue"))
+
+
 def resolve_queue(
     adapter: AmqpAdapter,
     expectations: Expectations,
@@ -39,7 +45,8 @@ def resolve_queue(
     loaded: Sequence[LoadedQueueTrace] = (),
 ) -> QueueExpectations:
     """AD-AMQ-FIFO-EXPECTATIONS: run every listed trace (one of ``loaded`` by name, else
-    looked up as AD-EXPECTATIONS-CONFORM says, then in the shipped AMQP corpus).
+    looked up as AD-EXPECTATIONS-CONFORM says, then in the shipped queue-run corpus,
+    ``corpus/amqp_queue/``).
     Raises :class:`ExpectationsError` for a trace that cannot be found or read, and
     ``AdapterFailure``."""
     by_name = {t.name: t for t in loaded}
@@ -48,7 +55,7 @@ def resolve_queue(
     for name, reason in expectations.known.items():
         trace = by_name.get(name)
         if trace is None:
-            path = find_witness(name, expectations, [*folders, amqp_corpus_dir()])
+            path = find_witness(name, expectations, [*folders, queue_corpus_dir()])
             if path is None:
                 raise ExpectationsError(
                     f"{expectations.path}: no trace {name}{SUFFIX} in the expectations' "
