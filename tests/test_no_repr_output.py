@@ -23,6 +23,7 @@ CASES = [
     ["check", "ring-one-held"],
     ["presets"],
     ["adapters"],
+    ["conform", "--adapter", "rabbit-fifo", "--seed", "1", "--depth", "2", "--max-examples", "5"],
 ]
 
 

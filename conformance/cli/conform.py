@@ -1070,7 +1070,7 @@ def conform_queue(
     if result.failure is not None and not result.phases:
         fail(result.failure, exit_codes.ADAPTER_FAILURE)
     click.echo(f"creditflow conform: {printable(result.adapter)} {result.version}, seed {seed}")
-    policy = ", ".join(f"{k} {v}" for k, v in result.policy.items())
+    policy = ", ".join(f"{k} {_words(v)}" for k, v in result.policy.items())
     click.echo(f"  policy: {printable(policy)}")
     for name, why, sig in result.known:
         hits = result.expected_hits.get(name, 0)
@@ -1180,3 +1180,15 @@ def replay_queue(
     if report.failure is not None:
         fail(f"could not restart the adapter: {report.failure}", exit_codes.ADAPTER_FAILURE)
     saver.exit(report.exit_code)
+
+
+def _words(value: Any) -> str:
+    """A declared policy value as words, never a Python repr (``credited/simple_prefetch``,
+    ``formula x-unwrapped``, ``false``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "/".join(_words(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(f"{k} {_words(v)}" for k, v in value.items())
+    return str(value)
