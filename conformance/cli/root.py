@@ -9,6 +9,7 @@ Every command shares the exit codes of :mod:`creditflow.conformance.exit_codes`.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -200,7 +201,7 @@ def main() -> None:
 def _progress_line(line: str) -> None:
     """AD-VERSION-PROGRESS: an install's progress, for a person at a terminal (stderr a
     TTY); a pipe or a CI log gets the one-line outcome of the command only."""
-    if click.get_text_stream("stderr").isatty():
+    if sys.stderr.isatty():
         click.echo(line, err=True)
 
 
