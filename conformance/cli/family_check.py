@@ -304,41 +304,6 @@ def run_check(
     saver.exit(result.exit_code)
 
 
-def write_finding_files(
-    family: Family,
-    instance: Any,
-    source: str,
-    result: FamilyCheckResult,
-    system: TransitionSystem[Any],
-    trace_path: Path,
-    dot_path: Path | None,
-    saver: Saver,
-) -> dict[str, str]:
-    """OUT-FAILURE: a family check's counterexample as an ITF trace (TRACE-*, through the
-    family codec's meta) and, with a codec, its picture; the files written, by kind."""
-    finding = result.finding
-    assert finding is not None, "only a counterexample is written"
-    codec = family.codec.load() if family.codec is not None else None
-    files: dict[str, str] = {}
-    subject = dict(codec.meta(instance)) if codec is not None else {"graph": instance.name}
-    model = codec.model if codec is not None else family.name
-    named = dataclasses.replace(finding, property_id=result.violated or finding.property_id)
-    doc = model_trace(system, named, model, subject, source)
-    if saver.attempt(write_document, doc, trace_path) is not None:
-        files["trace"] = str(trace_path)
-    if codec is not None:
-        title = f"{instance.name}: {result.violated} after {finding.length} steps"
-        where = dot_path or trace_path.with_name(trace_path.name.removesuffix(".itf.json") + ".dot")
-        drawn = saver.attempt(
-            write_picture, codec.picture(system, finding.path[-1][1], title), where
-        )
-        if drawn:
-            files["dot"] = str(drawn[0])
-            if drawn[1] is not None:
-                files["svg"] = str(drawn[1])
-    return files
-
-
 #: FAM-CHECKING, FAM-CODEC: the families whose ``check`` and ``prove`` are still printed
 #: by their own CLI module (AMQP, ``cli/amqp.py``: the settings in effect, its directed
 #: runs, its proof's obligations); credit_flow's graphs never reach the routing; every
