@@ -176,6 +176,58 @@ def _state_values(state, action: str, meta: dict) -> dict:
     return values
 
 
+def _long_run_trace(count: int, tamper: bool) -> dict:
+    """A compressed run of ``7 * count`` steps (session-window-never-renewed with a large
+    window), its written end the true end, or with ``tamper`` one field the model keeps
+    no fixed count of (``receiver.credit``) changed."""
+    doc = json.loads((ROOT / "spec/graphs/amqp/session-window-never-renewed.json").read_text())
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    nodes["receiver-session"]["window"]["window"] = 999_999
+    nodes["sender"]["publishes"] = 1_000_000
+    topology = topology_from_document(doc, "t")
+    s0 = system.initial_state(topology)
+    (a1, s1), *_ = [(a, s) for a, s in system.successors(topology, s0) if a == "take_back"]
+    block = ["send", "take_fwd", "settle", "send", "take_fwd", "take_back", "settle"]
+    end = s1
+    for _ in range(count):
+        for a in block:
+            (end,) = [s for b, s in system.successors(topology, end) if b == a]
+    values = _state_values(
+        end, "settle", {"index": 1 + 7 * count, "run": {"steps": block, "count": count}}
+    )
+    if tamper:
+        values["receiver"] = {**values["receiver"], "credit": encode(10**6)}
+    meta = {"model": "amqp", "version": 1, "graph": doc, "property": "PROP-AMQ-NO-STALL"}
+    return {
+        "#meta": {"creditflow": {**meta, "length": 1 + 7 * count, "compressed": "runs"}},
+        "vars": [*s0._fields, ACTION_VAR],
+        "states": [
+            _state_values(s0, "init", {"index": 0}),
+            _state_values(s1, a1, {"index": 1}),
+            values,
+        ],
+    }
+
+
+def test_a_run_with_a_wrong_end_anywhere_is_refused_in_memory_independent_of_its_length():
+    """TRACE-RUNS-BOUNDED (issue 37 class 2): a run whose written end is wrong in a field
+    with no fixed count is expanded keeping one state, not every state: the peak memory
+    of refusing a run ten times longer is about the same. The true end replays."""
+    import tracemalloc
+
+    assert replay_amqp_document(_long_run_trace(300, tamper=False)).states[-1] is not None
+    peaks = []
+    for count in (500, 4_000):
+        trace = _long_run_trace(count, tamper=True)
+        tracemalloc.start()
+        with pytest.raises(TraceReplayError, match=r"states\[2\] is not where its run"):
+            replay_amqp_document(trace, "t.itf.json")
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # every state kept would be 24,500 more states (tens of MB) for the longer run
+    assert peaks[1] < peaks[0] + 2_000_000, peaks
+
+
 def test_a_long_run_with_a_wrong_end_is_refused_before_it_is_expanded():
     """TRACE-RUNS-BOUNDED (issue 37 class 2): a compressed run of 3.5M steps whose
     written end state is wrong is refused in well under 5 s, naming the state."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from creditflow.conformance.explore.results import RunViolation as AmqpViolation
@@ -118,14 +119,48 @@ def _kept(steps: tuple[Action, ...]) -> list[tuple[int, StepRun | None]]:
 
 
 @dataclass(frozen=True)
+class ReplayedPoint:
+    """TRACE-RUNS-BOUNDED: a state the trace writes, with how the model got there from
+    the point before: one step, or a run (``block`` replayed ``count`` times)."""
+
+    state: State
+    block: tuple[Action, ...] = ()
+    count: int = 0
+    run: bool = False
+
+
+@dataclass(frozen=True)
 class AmqpReplayed:
-    """A trace that replayed through the model (TRACE-REPLAY)."""
+    """A trace that replayed through the model (TRACE-REPLAY). Only the states the trace
+    writes are kept (TRACE-RUNS-BOUNDED); :attr:`steps` and :attr:`states` are expanded
+    when first asked for."""
 
     topology: Topology
     prop: str
     props: tuple[str, ...]
-    steps: tuple[Action, ...]
-    states: tuple[State, ...]
+    points: tuple[ReplayedPoint, ...]
+
+    @cached_property
+    def steps(self) -> tuple[Action, ...]:
+        """Every step, runs expanded."""
+        return tuple(a for p in self.points[1:] for _ in range(p.count) for a in p.block)
+
+    @cached_property
+    def states(self) -> tuple[State, ...]:
+        """Every state from the initial one, runs expanded (each a checked step)."""
+        state = self.points[0].state
+        out = [state]
+        for p in self.points[1:]:
+            if not p.run:
+                state = p.state
+                out.append(state)
+                continue
+            for _ in range(p.count):
+                for a in p.block:
+                    state = _only_step(self.topology, state, a, "trace")
+                    out.append(state)
+            state = p.state
+        return tuple(out)
 
 
 def _same(state: State, written: Mapping[str, Any]) -> bool:
@@ -134,10 +169,33 @@ def _same(state: State, written: Mapping[str, Any]) -> bool:
     )
 
 
+def _run_end(
+    topology: Topology,
+    state: State,
+    run: tuple[tuple[str, ...], int],
+    values: Mapping[str, Any],
+    where: str,
+    before: str,
+) -> State:
+    """TRACE-RUNS-BOUNDED: the state ``run`` leads to from ``state``, checked as it is
+    expanded, keeping one state: the counted fields are compared with the written end
+    before expanding (:func:`_check_counted`), and a block that is no step of the model
+    is refused where it fails."""
+    block, count = run
+    for n in range(count):
+        start = state
+        for a in block:
+            state = _only_step(topology, state, a, f"{where} (run {n + 1})")
+        if n == 0:  # once its actions are known steps
+            _check_counted(start, run, values, where, before)
+    return state
+
+
 def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpReplayed:
     """TRACE-REPLAY for AMQ-TRACE: rebuild the embedded topology and follow the model;
     a state that is no successor of the one before (with the action named) is a
-    :class:`TraceReplayError` naming it."""
+    :class:`TraceReplayError` naming it. A run is checked as it is expanded, in memory
+    independent of its length (TRACE-RUNS-BOUNDED)."""
     meta = doc.get("#meta", {}).get("creditflow", {})
     if meta.get("model") != AMQP_MODEL:
         raise TraceFormatError(f"{where}: not an AMQP trace")
@@ -149,26 +207,23 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
     state = system.initial_state(topology)
     if not _same(state, written[0]):
         raise TraceReplayError(f"{where}: states[0] is not the topology's initial state")
-    steps: list[Action] = []
-    states: list[State] = [state]
+    points = [ReplayedPoint(state)]
+    length = 0
     for i, values in enumerate(written[1:], start=1):
         action = values.get(ACTION_VAR)
         run = _run_of(values, f"{where}: states[{i}]")
-        if run is not None and len(steps) + len(run[0]) * run[1] > MAX_REPLAY_STEPS:
+        if run is not None and length + len(run[0]) * run[1] > MAX_REPLAY_STEPS:
             raise TraceFormatError(f"{where}: more than {MAX_REPLAY_STEPS:,} steps in all")
         if run is not None:  # TRACE-RUNS: the block replayed count times, then compared
-            start = state
-            for n in range(run[1]):
-                for a in run[0]:
-                    state = _only_step(topology, state, a, f"{where}: states[{i}] (run {n + 1})")
-                    steps.append(a)
-                    states.append(state)
-                if n == 0:  # TRACE-RUNS-BOUNDED: once its actions are known steps
-                    _check_counted(start, run, values, f"{where}: states[{i}]", f"states[{i - 1}]")
+            state = _run_end(
+                topology, state, run, values, f"{where}: states[{i}]", f"states[{i - 1}]"
+            )
             if not _same(state, values):
                 raise TraceReplayError(
                     f"{where}: states[{i}] is not where its run from states[{i - 1}] leads"
                 )
+            points.append(ReplayedPoint(state, run[0], run[1], run=True))
+            length += len(run[0]) * run[1]
         else:
             nxt = [
                 s for a, s in system.successors(topology, state) if a == action and _same(s, values)
@@ -179,19 +234,17 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
                     f"states[{i - 1}]"
                 )
             state = nxt[0]
-            steps.append(str(action))
-            states.append(state)
+            points.append(ReplayedPoint(state, (str(action),), 1))
+            length += 1
         state_meta = values.get("#meta")
-        index = (
-            state_meta.get("index", len(steps)) if isinstance(state_meta, Mapping) else len(steps)
-        )
-        if index != len(steps):
+        index = state_meta.get("index", length) if isinstance(state_meta, Mapping) else length
+        if index != length:
             raise TraceReplayError(
-                f"{where}: states[{i}] has #meta.index {index!r}, but is step {len(steps)}"
+                f"{where}: states[{i}] has #meta.index {index!r}, but is step {length}"
             )
     props = meta.get("properties") or [meta.get("property", "")]
     return AmqpReplayed(
-        topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(steps), tuple(states)
+        topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(points)
     )
 
 
