@@ -22,7 +22,7 @@ from creditflow.conformance.families.amqp.expected import (
     resolve_amqp,
     run_signature,
 )
-from creditflow.conformance.families.amqp.protocol import AmqpAdapter
+from creditflow.conformance.families.amqp.protocol import DEFAULT_DEPTH, AmqpAdapter
 from creditflow.conformance.families.amqp.run_traces import (
     LoadedAmqpTrace,
     trace_of_run,
@@ -229,12 +229,14 @@ def test_the_pytest_plugin_collects_amqp_traces_with_the_same_matcher(
     result.stdout.fnmatch_lines(["*needs the sizes*"])
 
 
-@pytest.mark.parametrize(("adapter", "release", "depth"), [("rhea", "rhea-3.0.5", 3)])
+@pytest.mark.slow
+@pytest.mark.parametrize(("adapter", "release", "depth"), [("rhea", "rhea-3.0.5", DEFAULT_DEPTH)])
 def test_the_shipped_expectations_keep_the_known_findings_green(
     adapter: str, release: str, depth: int
 ) -> None:
-    """The version matrix's findings as expectations: conform is green on them, and
-    each witness fails without the expectations and is xfail with them."""
+    """The version matrix's findings as expectations: conform is green on them at the
+    default depth (issue 36: a second drain at depth 4 was not listed), and each witness
+    fails without the expectations and is xfail with them."""
     expectations = shipped_expectations(release)
     witnesses = sorted(amqp_corpus_dir().glob(f"{release}-*.itf.json"))
     assert witnesses

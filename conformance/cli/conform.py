@@ -30,6 +30,7 @@ from creditflow.adapters.registry import (
 )
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
+    OUTPUT_FILE,
     POSITIVE,
     SEED,
     BoundedParam,
@@ -215,6 +216,15 @@ def open_factory(
     show_default=True,
     help="AMQP adapters: stop after this many distinct findings (FIND-EVERY).",
 )
+@click.option(
+    "--update-expectations",
+    "update_expectations",
+    type=OUTPUT_FILE,
+    metavar="FILE",
+    help="AMQP, rabbit-fifo and HTTP/2 adapters: after the run, write FILE (the "
+    "--expectations format) listing every finding of the run, each by the trace written "
+    "for it; an existing FILE's entries are kept (FIND-UPDATE).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def conform(
     adapter_name: str | None,
@@ -233,6 +243,7 @@ def conform(
     expectations: Path | None,
     strict: bool,
     max_findings: int,
+    update_expectations: Path | None,
     as_json: bool,
 ) -> None:
     """Search for op sequences on which an implementation and the model disagree.
@@ -248,7 +259,8 @@ def conform(
     AD-EXPECTATIONS-MATCH) is expected and the search goes on; any other fails (exit 1),
     and a listed trace that passes is an unexpected pass.
     Exit 0: conformant; 1: divergence or unexpected pass; 2: bad expectations file;
-    3: adapter failure.
+    3: adapter failure. --update-expectations FILE (AMQP, rabbit-fifo, HTTP/2) writes
+    FILE from the run's findings after the verdict (FIND-UPDATE).
 
     AMQP adapters (amqp-reference, amqp-reference:mutant:NAME, proton[@VERSION],
     rhea[@VERSION], azure-pyamqp[@VERSION]) are held against the AMQP model with the
@@ -274,6 +286,7 @@ def conform(
             family, adapter_name, adapter_cmd, timeout, max_examples, steps,
             depth if given == click.core.ParameterSource.COMMANDLINE else None,
             seed, phases, corpus or out, expectations, as_json,
+            update=update_expectations,
         )  # fmt: skip
         return
     if family == AMQP_FAMILY:
@@ -294,8 +307,13 @@ def conform(
             adapter_cmd=adapter_cmd,
             strict=strict,
             max_findings=max_findings,
+            update=update_expectations,
         )
         return
+    if update_expectations is not None:
+        raise click.UsageError(
+            "--update-expectations: AMQP, rabbit-fifo and HTTP/2 adapters only (FIND-UPDATE)"
+        )
     if skip_ops:
         raise click.UsageError("--skip-op: AMQP adapters only")
     if any(p in AMQP_PHASES for p in phases):
@@ -358,6 +376,7 @@ def _conform_amqp(
     adapter_cmd: str | None = None,
     strict: bool = False,
     max_findings: int = 20,
+    update: Path | None = None,
 ) -> None:
     """``conform`` for the AMQP family (AD-AMQ-CONFORM): same options, seed and exit
     codes; the family's own phases; with ``expectations`` known failures masked
@@ -392,6 +411,7 @@ def _conform_amqp(
             rabbitmq_ebin,
             expectations,
             folder,
+            update,
         )
         return
     factory = _amqp_factory(name, adapter_cmd, rabbitmq_ebin, timeout)
@@ -414,7 +434,9 @@ def _conform_amqp(
         result = (
             run_amqp_conform(factory, options)
             if known is None
-            else run_amqp_conform_expecting(factory, options, known)
+            # AD-EXPECTATIONS-CONFORM: the listed traces also where this run writes
+            # its own (FIND-UPDATE's entries name them)
+            else run_amqp_conform_expecting(factory, options, known, (folder,))
         )
     except ExpectationsError as exc:  # AD-AMQ-EXPECTATIONS-MATCH: a bad file or trace
         fail(str(exc), exit_codes.USAGE)
@@ -437,6 +459,8 @@ def _conform_amqp(
         doc = result.to_json()
         if path is not None:
             doc.update(trace=str(path), replay=replay)
+        if update is not None:
+            doc["expectations_written"] = write_expectations(result, update, saver)
         click.echo(json.dumps(saver.annotate(doc)))
     else:
         _print_amqp(result, expectation_lines(result, expectations))
@@ -444,7 +468,37 @@ def _conform_amqp(
             click.echo(f"trace: {printable(str(path))}")
             click.echo(f"replay: {printable(str(replay))}")
         saver.show_unsaved()
+        if update is not None:
+            write_expectations(result, update, saver, echo=True)
     saver.exit(result.exit_code)
+
+
+def write_expectations(
+    result: Any, path: Path, saver: Saver, echo: bool = False
+) -> dict[str, Any] | None:
+    """FIND-UPDATE: ``path`` written (merged) from the findings of an AMQP link-end or
+    queue-end run, each listed by the trace written for it (FIND-TRACE); the one line
+    said (``echo``), the record for ``--json``; a write failure is the saver's (OUT-EXIT:
+    said in one line after the verdict, the verdict's exit code kept unless it is 0)."""
+    # deferred: the writer only when asked
+    from creditflow.conformance.outputs.expectations import (
+        finding_reason,
+        update_known_divergences,
+    )
+
+    if result.failure is not None:  # an adapter failure: nothing to list, nothing written
+        return None
+    entries = [
+        (Path(f.trace).name.removesuffix(SUFFIX), finding_reason(f, result.seed))
+        for f in result.findings
+        if f.trace is not None
+    ]
+    done = saver.attempt(update_known_divergences, path, result.adapter, entries)
+    if done is None:
+        return None
+    if echo:
+        click.echo(printable(done.line()))
+    return {"path": str(done.path), "entries": done.entries, "added": list(done.added)}
 
 
 #: FAM-ALPHABET: the HTTP/2 family (its alphabet supplies conform and replay)
@@ -844,9 +898,10 @@ def write_failing_run(
     name = f"{result.adapter}-{amqp_trace_digest(trace)}"
     assert run.index is not None
     what = "diverges" if run.verdict == "diverged" else "breaks a property"
+    found_by = finding.found_by if finding is not None and finding.found_by else result.found_by
     description = (
         f"{result.adapter} {result.version} {what} at op {run.index + 1} "
-        f"({run.ops[run.index]}), found by {result.found_by}, seed {result.seed}"
+        f"({run.ops[run.index]}), found by {found_by}, seed {result.seed}"
     )
     meta: dict[str, Any] = {"adapter": result.adapter, "verdict": run.verdict}
     if finding is not None:
@@ -988,6 +1043,7 @@ def conform_queue(
     rabbitmq_ebin: Path | None,
     expectations: Path | None = None,
     folder: Path = Path("counterexamples"),
+    update: Path | None = None,
 ) -> None:
     """AD-AMQ-FIFO-CONFORM: exit 0 conformant, 1 a failing finding or an unexpected pass
     (every distinct finding listed with its rule, class and trace, AD-AMQ-FIFO-FINDINGS,
@@ -1055,7 +1111,7 @@ def conform_queue(
             DEFAULT_QUEUE_STEPS if steps is None else steps,
             tuple(p for p in QUEUE_PHASES if p in phases) if phases else QUEUE_PHASES,
             write=write,
-            resolve=None if known is None else (lambda a: resolve_queue(a, known)),
+            resolve=None if known is None else (lambda a: resolve_queue(a, known, (folder,))),
         )
     except ExpectationsError as exc:  # AD-AMQ-FIFO-EXPECTATIONS: a listed trace unusable
         fail(str(exc), exit_codes.USAGE)
@@ -1065,6 +1121,8 @@ def conform_queue(
         if result.findings and result.findings[0].trace is not None:
             doc["trace"] = result.findings[0].trace
             doc["replay"] = f"creditflow replay {shlex.quote(result.findings[0].trace)} {how}"
+        if update is not None:
+            doc["expectations_written"] = write_expectations(result, update, saver)
         click.echo(json.dumps(saver.annotate(doc)))
         saver.exit(result.exit_code)
     if result.failure is not None and not result.phases:
@@ -1106,6 +1164,8 @@ def conform_queue(
             click.echo(f"  trace: {printable(f.trace)}")
             click.echo(f"  replay: creditflow replay {printable(shlex.quote(f.trace))} {how}")
     saver.show_unsaved()
+    if update is not None:
+        write_expectations(result, update, saver, echo=True)
     saver.exit(result.exit_code)
 
 

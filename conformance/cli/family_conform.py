@@ -15,7 +15,7 @@ import click
 
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail
+from creditflow.conformance.cli.common import Saver, fail
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.family import registry
 
@@ -62,8 +62,10 @@ def conform_family(
     out: Path,
     expectations: Path | None,
     as_json: bool,
+    update: Path | None = None,
 ) -> None:
-    """AD-H2-CONFORM-CLI: ``conform`` through the family record's alphabet."""
+    """AD-H2-CONFORM-CLI: ``conform`` through the family record's alphabet; with
+    ``update``, FIND-UPDATE: the file written from the run's findings after the verdict."""
     # deferred: START-LAZY, the family's conform engine only for its runs
     from creditflow.conformance.families.http2.conform import H2ConformOptions
 
@@ -95,9 +97,13 @@ def conform_family(
         result = alphabet.conform(factory, label, options)
     except AdapterFailure as exc:
         fail(str(exc), exit_codes.ADAPTER_FAILURE)
+    saver = Saver()
     if as_json:
-        click.echo(json.dumps(result.to_json()))
-        raise SystemExit(result.exit_code)
+        doc = result.to_json()
+        if update is not None:
+            doc["expectations_written"] = _write_expected(result, update, saver)
+        click.echo(json.dumps(saver.annotate(doc)))
+        saver.exit(result.exit_code)
     click.echo(f"creditflow conform: {result.adapter} ({result.implementation}), family {family}")
     click.echo(
         f"  {result.runs} runs, {result.ops} ops in {result.seconds:.1f} s; "
@@ -111,7 +117,27 @@ def conform_family(
         click.echo(f"            trace:   {f.trace}")
     verdict = "diverged" if result.exit_code else "conforms"
     click.echo(f"{result.adapter}: {verdict} (exit {result.exit_code})")
-    raise SystemExit(result.exit_code)
+    if update is not None:
+        _write_expected(result, update, saver, echo=True)
+    saver.exit(result.exit_code)
+
+
+def _write_expected(
+    result: Any, path: Path, saver: Saver, echo: bool = False
+) -> dict[str, Any] | None:
+    """FIND-UPDATE for HTTP/2 (AD-H2-CONFORM-EXPECTATIONS' format): every finding of the
+    run, the expected ones too, by signature; a write failure is the saver's (OUT-EXIT)."""
+    # deferred: the writer only when asked
+    from creditflow.conformance.outputs.expectations import finding_reason, update_http2_expected
+
+    entries = [(f.signature, finding_reason(f, result.seed)) for f in result.findings]
+    entries += [(f.signature, finding_reason(f, result.seed)) for f in result.expected]
+    done = saver.attempt(update_http2_expected, path, result.adapter, entries)
+    if done is None:
+        return None
+    if echo:
+        click.echo(done.line())
+    return {"path": str(done.path), "entries": done.entries, "added": list(done.added)}
 
 
 def replay_family(
