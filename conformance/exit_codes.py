@@ -19,8 +19,8 @@ DESCRIPTIONS = {
     USAGE: "bad usage or input",
     ADAPTER_FAILURE: "an adapter or implementation failed",
     INCOMPLETE: "not established: no violation found, but a bounded search or budget found "
-    "nothing, a solver gave up, or only an example supply was decided when every supply "
-    "was asked (SCOPE-EXIT)",
+    "nothing, a solver gave up, only an example supply was decided when every supply "
+    "was asked (SCOPE-EXIT), or a replay ran no trace (REPLAY-NOTHING-RAN)",
     OUTPUT_FAILED: "an output (a file, stdout or stderr) could not be written (after the "
     "verdict was printed)",
     DEADLOCK: "deadlock found",
@@ -35,3 +35,29 @@ def with_write_failure(verdict: int) -> int:
     code if it is not 0 (a CI gate fails either way and keeps the finding's meaning),
     else :data:`OUTPUT_FAILED`."""
     return verdict if verdict != OK else OUTPUT_FAILED
+
+
+def replay_exit_code(
+    *,
+    bad_input: bool = False,
+    adapter_failed: bool = False,
+    diverged: bool = False,
+    violated: bool = False,
+    ran: int,
+) -> int:
+    """The exit code of every family's ``replay`` (the one place it is decided): 2 a bad
+    trace or expectations file, 3 the adapter failed, 1 a divergence or an unexpected
+    pass, 12 a property violated while the model agrees, 4 no trace ran (every one NOT
+    RUN: REPLAY-NOTHING-RAN, NOT RUN is never a pass), else 0. ``ran``: the traces that
+    were run (passed, failed, expected), not those not run."""
+    if bad_input:
+        return USAGE
+    if adapter_failed:
+        return ADAPTER_FAILURE
+    if diverged:
+        return DIVERGENCE
+    if violated:
+        return VIOLATION
+    if ran == 0:
+        return INCOMPLETE
+    return OK

@@ -747,7 +747,8 @@ def replay(
     known divergences are masked and judged as in `conform` (AD-EXPECTATIONS-MATCH,
     AD-EXPECTATIONS-MASK). Exit 0: every trace passes or diverges only in known ways;
     1: a divergence or an unexpected pass;
-    2: a bad trace or expectations file; 3: adapter failure.
+    2: a bad trace or expectations file; 3: adapter failure; 4: no trace ran (every one
+    NOT RUN, REPLAY-NOTHING-RAN).
 
     With an AMQP adapter (amqp-reference[:mutant:NAME], proton[@VERSION],
     rhea[@VERSION]) TRACES are AMQP run traces (written by conform), held against the

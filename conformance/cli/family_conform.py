@@ -175,8 +175,9 @@ def replay_family(
         raise SystemExit(report.exit_code)
     click.echo(f"creditflow replay: {report.adapter} ({report.implementation})")
     for o in report.outcomes:
+        detail = f": {o.signature}: {o.detail}" if o.signature else ""
         click.echo(
-            f"  {o.status:9} {o.path}" + (f": {o.signature}: {o.detail}" if o.signature else "")
+            f"  {o.status:9} {o.path}" + (f": {o.detail}" if o.status == "NOT RUN" else detail)
         )
     click.echo(f"{len(report.outcomes)} traces")
     raise SystemExit(report.exit_code)

@@ -84,13 +84,15 @@ class ReplayReport:
 
     @property
     def exit_code(self) -> int:
-        if self.expectations_error is not None:
-            return exit_codes.USAGE
-        if self.failure is not None or any(o.status == FAILED for o in self.outcomes):
-            return exit_codes.ADAPTER_FAILURE
-        if any(not o.ok for o in self.outcomes) or self.unexpected_passes:
-            return exit_codes.DIVERGENCE
-        return exit_codes.OK
+        """``exit_codes.replay_exit_code``: 4 when every trace was NOT RUN
+        (REPLAY-NOTHING-RAN)."""
+        return exit_codes.replay_exit_code(
+            bad_input=self.expectations_error is not None,
+            adapter_failed=self.failure is not None
+            or any(o.status == FAILED for o in self.outcomes),
+            diverged=any(not o.ok for o in self.outcomes) or bool(self.unexpected_passes),
+            ran=sum(o.status != NOT_OFFERED for o in self.outcomes),
+        )
 
     @property
     def counts(self) -> dict[str, int]:

@@ -99,16 +99,14 @@ class QueueReplayReport:
     def exit_code(self) -> int:
         """2 a bad expectations file, 3 the adapter failed, 1 a divergence or an
         unexpected pass, 4 nothing ran (REPLAY-NOTHING-RAN), else 0."""
-        if self.expectations_error is not None:
-            return exit_codes.USAGE
-        if self.failure is not None:
-            return exit_codes.ADAPTER_FAILURE
         unexpected = self.expectations.unexpected_passes if self.expectations else ()
-        if unexpected or any(o.status in ("DIVERGED", "XPASS") for o in self.outcomes):
-            return exit_codes.DIVERGENCE
-        if not self.outcomes:
-            return exit_codes.INCOMPLETE
-        return exit_codes.OK
+        return exit_codes.replay_exit_code(
+            bad_input=self.expectations_error is not None,
+            adapter_failed=self.failure is not None,
+            diverged=bool(unexpected)
+            or any(o.status in ("DIVERGED", "XPASS") for o in self.outcomes),
+            ran=len(self.outcomes),
+        )
 
     @property
     def counts(self) -> dict[str, int]:

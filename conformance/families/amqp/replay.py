@@ -109,16 +109,17 @@ class AmqpReplayReport:
     def exit_code(self) -> int:
         """AD-AMQ-REPLAY: 2 a bad expectations file, 3 the adapter failed, 1 a divergence
         or an unexpected pass, 12 a property violated by the implementation while the
-        model agrees, else 0."""
-        if self.expectations_error is not None:
-            return exit_codes.USAGE
-        if self.failure is not None or any(o.status == FAILED for o in self.outcomes):
-            return exit_codes.ADAPTER_FAILURE
-        if any(o.status in (DIVERGED, XPASS) for o in self.outcomes) or self.unexpected_passes:
-            return exit_codes.DIVERGENCE
-        if any(o.status == PROPERTY for o in self.outcomes):
-            return exit_codes.VIOLATION
-        return exit_codes.OK
+        model agrees, 4 every trace NOT RUN (REPLAY-NOTHING-RAN), else 0
+        (``exit_codes.replay_exit_code``)."""
+        return exit_codes.replay_exit_code(
+            bad_input=self.expectations_error is not None,
+            adapter_failed=self.failure is not None
+            or any(o.status == FAILED for o in self.outcomes),
+            diverged=any(o.status in (DIVERGED, XPASS) for o in self.outcomes)
+            or bool(self.unexpected_passes),
+            violated=any(o.status == PROPERTY for o in self.outcomes),
+            ran=sum(o.status != NOT_RUN for o in self.outcomes),
+        )
 
     @property
     def counts(self) -> dict[str, int]:

@@ -8,11 +8,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.findings import FAILING, signature_text
 from creditflow.conformance.families.http2.conform import RULES, execute
 from creditflow.conformance.families.http2.traces import H2Trace
 
 PASS, EXPECTED, FAILED = "PASS", "EXPECTED", "FAILED"
+#: REPLAY-NOTHING-RAN: a trace whose recorded ops the model (or the adapter's ``ops``)
+#: does not allow against this adapter: not run as recorded, never a pass
+NOT_RUN = "NOT RUN"
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,12 @@ class H2ReplayReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(o.status == FAILED for o in self.outcomes) else 0
+        """1 a failing breach not expected, 4 every trace NOT RUN (REPLAY-NOTHING-RAN),
+        else 0 (``exit_codes.replay_exit_code``)."""
+        return exit_codes.replay_exit_code(
+            diverged=any(o.status == FAILED for o in self.outcomes),
+            ran=sum(o.status != NOT_RUN for o in self.outcomes),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +66,13 @@ def replay_traces(
     try:
         for t in traces:
             run = execute(adapter, t.choice, t.ops)
+            if not run.breaches and len(run.ops) < len(t.ops):
+                why = (
+                    f"not run as recorded: {len(run.ops)} of its {len(t.ops)} ops allowed "
+                    "here (the model, or the ops the implementation offers)"
+                )
+                outcomes.append(H2ReplayOutcome(str(t.path), NOT_RUN, "", why))
+                continue
             if not run.breaches:
                 outcomes.append(H2ReplayOutcome(str(t.path), PASS, "", "conforms"))
                 continue
