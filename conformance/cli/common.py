@@ -150,7 +150,11 @@ class Saver:
 
 
 def _is_trace(error: OutputError) -> bool:
-    return error.payload is not None and error.path.name.endswith(".json")
+    """OUT-FAILURE: a trace (JSON) that was not written, whatever the path the user gave
+    (``--trace-out DIR`` names a folder, not a ``.json`` file); pictures are not JSON."""
+    if error.payload is None:
+        return False
+    return error.path.name.endswith(".json") or error.payload.lstrip()[:1] == b"{"
 
 
 def _document(payload: bytes | None) -> Any:

@@ -142,10 +142,23 @@ class ItfState(_Doc):
     picks: dict[str, Any] | None = Field(default=None, alias="mbt::nondetPicks")
 
 
+class CreditflowMeta(_Doc):
+    """``#meta.creditflow``: the fields ``show`` prints are of their type (IN-SCHEMA), so
+    that a tampered trace never puts a Python repr (``['x']``, ``None``) before a user;
+    every other key is the reading family's to check."""
+
+    model: str | None = Field(default=None, max_length=MAX_NAME_LENGTH)
+    property: str | None = Field(default=None, max_length=MAX_NAME_LENGTH)
+    properties: list[Annotated[str, Field(max_length=MAX_NAME_LENGTH)]] | None = None
+    kind: str | None = Field(default=None, max_length=MAX_NAME_LENGTH)
+    detail: str | None = None
+    length: int | None = None
+
+
 class ItfMeta(_Doc):
     """``#meta`` of a trace: creditflow's own record, when present, is an object."""
 
-    creditflow: dict[str, Any] = Field(default_factory=dict)
+    creditflow: CreditflowMeta = Field(default_factory=CreditflowMeta)
 
 
 class ItfTrace(_Doc):

@@ -18,6 +18,7 @@ from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
 from creditflow.conformance.inputs.itf import trace_document, write_document
+from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.traces.network import (
     ACTION_VAR,
     PICKS_VAR,
@@ -109,6 +110,8 @@ def replay_model_document(doc: Mapping[str, Any], where: str) -> ModelReplay | N
         return None
     try:
         instance = family.reader.load().from_trace_meta(meta, where)
+    except InputError as exc:  # IN-ONE-LINE: the reader's own line (place and problem)
+        raise TraceReplayError(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise TraceReplayError(f"{where}: #meta does not describe a {family.name} input") from exc
     system = family.checking.load().system(instance, {"supply": meta.get("supply")})

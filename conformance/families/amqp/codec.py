@@ -178,15 +178,21 @@ def _run_end(
     before: str,
 ) -> State:
     """TRACE-RUNS-BOUNDED: the state ``run`` leads to from ``state``, checked as it is
-    expanded, keeping one state: the counted fields are compared with the written end
-    before expanding (:func:`_check_counted`), and a block that is no step of the model
-    is refused where it fails."""
+    expanded, keeping one state: the written end's action (the block's last) and the
+    counted fields are compared with the written end before expanding
+    (:func:`_check_counted`), and a block that is no step of the model is refused where
+    it fails."""
     block, count = run
     for n in range(count):
         start = state
         for a in block:
             state = _only_step(topology, state, a, f"{where} (run {n + 1})")
         if n == 0:  # once its actions are known steps
+            action = values.get(ACTION_VAR)
+            if action != block[-1]:  # TRACE-RUNS: the state written names its run's last
+                raise TraceReplayError(
+                    f"{where} ({action}) is not the last action of its run ({block[-1]})"
+                )
             _check_counted(start, run, values, where, before)
     return state
 
@@ -242,10 +248,9 @@ def replay_amqp_document(doc: Mapping[str, Any], where: str = "trace") -> AmqpRe
             raise TraceReplayError(
                 f"{where}: states[{i}] has #meta.index {index!r}, but is step {length}"
             )
-    props = meta.get("properties") or [meta.get("property", "")]
-    return AmqpReplayed(
-        topology, str(meta.get("property", "")), tuple(map(str, props)), tuple(points)
-    )
+    prop = meta.get("property") or ""  # IN-SCHEMA: a string or null (schemas.CreditflowMeta)
+    props = meta.get("properties") or ([prop] if prop else [])
+    return AmqpReplayed(topology, str(prop), tuple(map(str, props)), tuple(points))
 
 
 #: TRACE-RUNS-BOUNDED: the counts the model keeps of its own steps, and the step that

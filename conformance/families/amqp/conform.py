@@ -141,7 +141,18 @@ def _amount(v: Any, name: str) -> int:
 def model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> ModelPolicy:
     """AD-AMQ-POLICY → the model's policy objects (AMQ-POL-*). A window the model has no
     renewal for (``x-renewal``) or no bound for (``x-unbounded``) leaves the session
-    window fields uncompared (AD-AMQ-CONFORM-COMPARE)."""
+    window fields uncompared (AD-AMQ-CONFORM-COMPARE). Numbers the policies refuse (a
+    window of 0, a threshold not below its window) are a :class:`PolicyError` too (an
+    adapter failure, exit 3, never a traceback)."""
+    try:
+        return _model_policy(policy, settings)
+    except PolicyError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise PolicyError(f"declared policy the model cannot take: {exc}") from None
+
+
+def _model_policy(policy: Mapping[str, Any], settings: Mapping[str, Any]) -> ModelPolicy:
     c = dict(policy.get("credit") or {})
     w = dict(policy.get("window") or {})
     uncompared: list[str] = []

@@ -27,6 +27,7 @@ from creditflow.conformance.families.amqp.conform import (
     PolicyError,
     model_policy,
 )
+from creditflow.conformance.inputs.amqp_topologies import MAX_AMOUNT, MAX_UINT
 from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
@@ -165,12 +166,23 @@ def write_amqp_trace(
 # -- reading -----------------------------------------------------------------------------
 
 
+#: AMQ-TOPOLOGY-LIMITS for a run trace's numbers: serial numbers and windows are AMQP
+#: ``uint``s, every other size at most the largest serial addend
+_UINT_KEYS = frozenset({"initial_delivery_count", *START_KEYS})
+
+
 def _int_map(value: Any, where: str) -> dict[str, int]:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
         for k, v in value.items()
     ):
         raise TraceFormatError(f"{where} must be a map from names to integers")
+    for k, v in value.items():  # every number the reader takes is one the model handles
+        high = MAX_UINT if k in _UINT_KEYS else MAX_AMOUNT
+        if not 0 <= v <= high:
+            raise TraceFormatError(
+                f"{where}.{k}: {v} is not an integer in 0 … {high} (AMQ-TOPOLOGY-LIMITS)"
+            )
     return dict(value)
 
 

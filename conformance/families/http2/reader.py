@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.inputs.reading import InputError, load_json
+from creditflow.conformance.inputs.reading import InputError, checked_name, load_json
 from creditflow.model.http2.constants import (
     DEFAULT_MAX_FRAME_SIZE,
     MAX_MAX_FRAME_SIZE,
@@ -138,9 +138,10 @@ def topology_from_dict(data: Any) -> Topology:
     d = _obj(data, "$", {"family", "name", "description", "client", "server", "streams"})
     if d.get("family") != "http2":
         raise _Bad(f"family: expected 'http2', got {d.get('family')!r}")
-    name = d.get("name")
-    if not isinstance(name, str) or not name:
-        raise _Bad(f"name: expected a non-empty string, got {name!r}")
+    try:  # IN-LIMITS: the one name check of every family (1,024 characters, no repr)
+        name = checked_name(d.get("name"))
+    except ValueError as exc:
+        raise _Bad(f"name: {exc}") from None
     streams = d.get("streams")
     if not isinstance(streams, list) or not 1 <= len(streams) <= MAX_STREAMS:
         raise _Bad(f"streams: expected a list of 1 … {MAX_STREAMS} streams")
@@ -163,7 +164,7 @@ def topology_from_dict(data: Any) -> Topology:
         )
     description = d.get("description", "")
     if not isinstance(description, str):
-        raise _Bad(f"description: expected a string, got {description!r}")
+        raise _Bad("description: expected a string")
     return Topology(
         name,
         _end(d.get("client"), "client"),
@@ -226,7 +227,7 @@ class Reader:
         return found
 
     def from_trace_meta(self, meta: Mapping[str, Any], where: str) -> Topology:
-        return topology_from_document(meta.get("topology"), where)
+        return topology_from_document(meta.get("topology"), f"{where}: #meta.creditflow.topology")
 
 
 READER = Reader()
