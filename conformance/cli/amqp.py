@@ -20,8 +20,10 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     Saver,
+    echo_step_lines,
     fail,
     output_path,
+    picture_path,
 )
 from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
 from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
@@ -106,9 +108,7 @@ def run_check(
         name = inp.topology.name
         trace_path = output_path(trace_out, DEFAULT_FOLDER, name, ".itf.json")
         saved = saver.attempt(write_document, amqp_trace(inp, v, source, result.supply), trace_path)
-        dot_path = dot_out or trace_path.with_name(
-            trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
-        )
+        dot_path = picture_path(dot_out, trace_path)
         title = f"{name}: {v.prop} after {len(v.steps)} steps"
         picture = amqp_dot(inp.topology, inp.document, v.states[-1], title)
         written = saver.attempt(write_picture, picture, dot_path)
@@ -131,8 +131,7 @@ def run_check(
     click.echo(claim)
     if v is not None:
         click.echo(f"violated: {', '.join(v.props)}")
-        for line in step_lines(v.steps, v.states):
-            click.echo(line)
+        echo_step_lines(step_lines(v.steps, v.states))
         click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
