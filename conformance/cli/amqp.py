@@ -29,6 +29,7 @@ from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
 from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
 from creditflow.conformance.families.amqp.every_supply import (
     check_every_supply,
+    serial_why,
 )
 from creditflow.conformance.families.amqp.rendering import (
     check_document,
@@ -261,6 +262,7 @@ def run_prove(
         click.echo(f"  {prop:<22} {said}")
     click.echo(
         f"  {SERIAL_OBLIGATION:<22} {'proved' if proof.serial == 'proved' else 'not proved'}"
+        f"{serial_why(proof)}"
     )
     click.echo(
         f"invariant: {len(proof.lemmas)} lemmas kept, {len(proof.dropped)} dropped "
