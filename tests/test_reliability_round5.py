@@ -243,35 +243,7 @@ def test_a_wrong_type_in_a_topology_is_refused_with_its_path(tmp_path, where, va
 
 
 # -- issue 37 class 8: --trace-out DIR ------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("args", "code"),
-    [
-        (["check", "cycle2", "--no-progress"], exit_codes.DEADLOCK),
-        (["check", "ring-one-held", "--graph-supply", "--no-progress"], None),
-        (["accounts", "check", "slow-consumer"], None),
-    ],
-)
-def test_trace_out_a_folder_gives_the_verdict_first_then_the_write_failure(
-    tmp_path, monkeypatch, args, code
-):
-    """OUT-FAILURE, OUT-EXIT: ``--trace-out DIR`` (an existing folder) is not refused up
-    front: the verdict is printed with its own exit code, then one line names the folder
-    (``write_errors`` in ``--json``)."""
-    monkeypatch.chdir(tmp_path)
-    folder = tmp_path / "dir"
-    folder.mkdir()
-    result = CliRunner().invoke(main, [*args, "--trace-out", str(folder), "--json"])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    report = json.loads(result.stdout)
-    assert report["exit_code"] not in (0, exit_codes.USAGE)
-    assert result.exit_code == report["exit_code"]
-    if code is not None:
-        assert result.exit_code == code
-    assert any(str(folder) in e and "folder" in e for e in report["write_errors"]), report
-    assert f"could not write {folder}" in result.stderr
-    assert folder.is_dir() and not any(folder.iterdir())
+# issue 38: a folder the user names holds the trace (OUT-TARGET): tests/test_output_targets.py
 
 
 # -- issue 37 class 9: an adapter's start-up deadline ---------------------------------------

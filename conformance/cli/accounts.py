@@ -101,7 +101,8 @@ def accounts_presets() -> None:
 @click.option(
     "--trace-out",
     type=OUTPUT_FILE,
-    help="Where to write the counterexample (ITF). Default: "
+    help="Where to write the counterexample (ITF): a file, or a folder (DIR/ or an "
+    "existing folder) to hold GRAPH.accounts.itf.json. Default: "
     "counterexamples/GRAPH.accounts.itf.json",
 )
 def accounts_check(
@@ -477,7 +478,8 @@ def alarms_broker(
 @click.option(
     "--trace-out",
     type=OUTPUT_FILE,
-    help="Where to write a divergence (ITF). Default: "
+    help="Where to write a divergence (ITF): a file, or a folder (DIR/ or an existing "
+    "folder) to hold GRAPH.accounts-divergence.itf.json. Default: "
     "counterexamples/GRAPH.accounts-divergence.itf.json",
 )
 @click.option("--json", "as_json", is_flag=True)

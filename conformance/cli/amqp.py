@@ -20,13 +20,16 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     Saver,
+    echo_step_lines,
     fail,
     output_path,
+    picture_path,
 )
 from creditflow.conformance.explore.explorer import DeadlinePassed, Progress
 from creditflow.conformance.families.amqp.codec import amqp_dot, amqp_trace
 from creditflow.conformance.families.amqp.every_supply import (
     check_every_supply,
+    serial_why,
 )
 from creditflow.conformance.families.amqp.rendering import (
     check_document,
@@ -106,9 +109,7 @@ def run_check(
         name = inp.topology.name
         trace_path = output_path(trace_out, DEFAULT_FOLDER, name, ".itf.json")
         saved = saver.attempt(write_document, amqp_trace(inp, v, source, result.supply), trace_path)
-        dot_path = dot_out or trace_path.with_name(
-            trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
-        )
+        dot_path = picture_path(dot_out, trace_path)
         title = f"{name}: {v.prop} after {len(v.steps)} steps"
         picture = amqp_dot(inp.topology, inp.document, v.states[-1], title)
         written = saver.attempt(write_picture, picture, dot_path)
@@ -131,8 +132,7 @@ def run_check(
     click.echo(claim)
     if v is not None:
         click.echo(f"violated: {', '.join(v.props)}")
-        for line in step_lines(v.steps, v.states):
-            click.echo(line)
+        echo_step_lines(step_lines(v.steps, v.states))
         click.echo(f"trace: {files.get('trace') or 'NOT WRITTEN'}")
         click.echo(f"picture: {files.get('svg') or files.get('dot') or 'NOT WRITTEN'}")
         saver.show_unsaved()
@@ -262,6 +262,7 @@ def run_prove(
         click.echo(f"  {prop:<22} {said}")
     click.echo(
         f"  {SERIAL_OBLIGATION:<22} {'proved' if proof.serial == 'proved' else 'not proved'}"
+        f"{serial_why(proof)}"
     )
     click.echo(
         f"invariant: {len(proof.lemmas)} lemmas kept, {len(proof.dropped)} dropped "

@@ -33,6 +33,7 @@ from creditflow.conformance.cli.common import (
     fail,
     names,
     output_path,
+    picture_path,
     printable_line,
     read_graph_with_credits,
     shown,
@@ -158,13 +159,14 @@ def progress_lines(every: float, what: str) -> Iterator[Progress]:
 @click.option(
     "--trace-out",
     type=OUTPUT_FILE,
-    help="Where to write the counterexample (ITF JSON). Default: counterexamples/GRAPH.itf.json",
+    help="Where to write the counterexample (ITF JSON): a file, or a folder (DIR/ or an "
+    "existing folder) to hold GRAPH.itf.json. Default: counterexamples/GRAPH.itf.json",
 )
 @click.option(
     "--dot-out",
     type=OUTPUT_FILE,
-    help="Where to write the picture (DOT; SVG beside it if Graphviz is installed). "
-    "Default: beside the trace.",
+    help="Where to write the picture (DOT; SVG beside it if Graphviz is installed): a "
+    "file, or a folder (DIR/). Default: beside the trace.",
 )
 @click.option(
     "--max-crashes",
@@ -321,9 +323,7 @@ def check(
         if skipped is None:
             doc = network_trace(system, primary, graph)  # built once: written, then printed
             saved = saver.attempt(write_document, doc, trace_path)
-        dot_path = dot_out or trace_path.with_name(
-            trace_path.name.removesuffix(".itf.json").removesuffix(".json") + ".dot"
-        )
+        dot_path = picture_path(dot_out, trace_path)
         title = (
             f"{system.graph.name}: {primary.property_id} ({primary.kind}) after "
             f"{primary.length} steps"

@@ -6,8 +6,12 @@ the verdict."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import sys
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -164,23 +168,121 @@ def _document(payload: bytes | None) -> Any:
         return (payload or b"").decode("utf-8", "replace")
 
 
-#: OUT-FAILURE: the type of ``--trace-out`` and ``--dot-out``. The path is not checked
-#: when the command line is parsed: a folder, a missing or read-only folder, a name too
-#: long are refused by the one writer when the file is written, after the verdict, which
-#: is printed first with its own exit code (OUT-EXIT)
-OUTPUT_FILE = click.Path(path_type=Path)
+class FolderPath(type(Path())):  # type: ignore[misc]
+    """OUT-TARGET: a path the user wrote with a trailing separator (``out/``): a folder,
+    whether or not it exists yet (a :class:`~pathlib.Path` forgets the separator)."""
+
+
+class OutputTarget(click.ParamType):
+    """OUT-TARGET, OUT-FAILURE: the type of ``--trace-out`` and ``--dot-out``. ``DIR/``
+    (a trailing separator) is a folder, created when missing; so is a path that names
+    an existing folder; any other path is the file itself. Nothing else is checked when
+    the command line is parsed: a missing or read-only folder, a name too long are
+    refused by the one writer when the file is written, after the verdict, which is
+    printed first with its own exit code (OUT-EXIT)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        separators = {"/", *(sep for sep in (os.sep, os.altsep) if sep)}
+        if len(text) > 1 and text[-1] in separators:
+            return FolderPath(text)
+        return Path(text)
+
+
+OUTPUT_FILE = OutputTarget()
+
+
+def is_folder_target(path: Path) -> bool:
+    """OUT-TARGET: ``path`` (given by the user) names a folder to write inside: written
+    with a trailing separator, or an existing folder."""
+    if isinstance(path, FolderPath):
+        return True
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL: the writer says so (OUT-FAILURE)
+        return False
 
 
 def output_path(explicit: Path | None, folder: Path, name: str, suffix: str) -> Path:
-    """OUT-NAME: the user's explicit path as given, else a safe file named after the
-    input's ``name`` inside ``folder``."""
-    return explicit if explicit is not None else derived_path(folder, name, suffix)
+    """OUT-NAME, OUT-TARGET: the user's explicit file path as given; a folder the user
+    gave (``DIR/`` or an existing folder) holds the output under its default name; else
+    a safe file named after the input's ``name`` inside ``folder``."""
+    if explicit is None:
+        return derived_path(folder, name, suffix)
+    if is_folder_target(explicit):
+        return derived_path(Path(explicit), name, suffix)
+    return explicit
+
+
+def picture_path(explicit: Path | None, trace: Path) -> Path:
+    """OUT-TARGET: where ``--dot-out`` puts the picture of the trace written at
+    ``trace``: beside it by default (``NAME.dot``), inside a folder the user gave under
+    that name, else the user's file path as given."""
+    beside = trace.with_name(trace.name.removesuffix(".itf.json").removesuffix(".json") + ".dot")
+    if explicit is None:
+        return beside
+    if is_folder_target(explicit):
+        return Path(explicit) / beside.name
+    return explicit
 
 
 def printable_line(text: str) -> str:
     """``text`` as one printable line (OUT-TEXT: line breaks, control characters and
     lone surrogates escaped)."""
     return streams.printable(text)
+
+
+#: OUT-WRAP: the step number (``  40``, ``   3.``, ``2–28,673.``) a continuation line is
+#: indented past, so that it sits under the step's text
+_STEP_PREFIX = re.compile(r"\s*(?:\d[\d,–-]*\.?\s+)?")
+#: OUT-WRAP: the narrowest text column a wrapped line keeps right of its indent
+MIN_WRAP = 24
+
+
+def terminal_width() -> int | None:
+    """OUT-WRAP: the width step lines are wrapped to: the terminal's when stdout is a
+    terminal; ``None`` (every line left whole) for a pipe, a file or a CI log."""
+    try:
+        if not sys.stdout.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def step_line(text: str, width: int | None) -> list[str]:
+    """OUT-TEXT, OUT-WRAP: one step line of a witness, printable; wrapped at word
+    boundaries to ``width`` with the continuation lines indented under the step's text
+    (past its number), or left whole when ``width`` is ``None``."""
+    line = streams.printable(text)
+    if width is None or len(line) <= width:
+        return [line]
+    match = _STEP_PREFIX.match(line)
+    indent = max(match.end() if match else 0, 2)
+    if width - indent < MIN_WRAP:
+        indent = 2
+    head, body = line[:indent], line[indent:]
+    parts = textwrap.wrap(
+        body,
+        max(width - indent, MIN_WRAP),
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [body]
+    return [head + parts[0], *(" " * indent + part for part in parts[1:])]
+
+
+def echo_step_lines(lines: Iterable[str]) -> None:
+    """OUT-WRAP: the one place the steps of a witness are printed (``check``, ``prove``,
+    ``show``, every family): each line printable, wrapped to the terminal when stdout
+    is one, else whole (one line per step, for grep)."""
+    width = terminal_width()
+    for line in lines:
+        for part in step_line(line, width):
+            click.echo(part)
 
 
 def shown(name: object) -> str:

@@ -21,8 +21,10 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     Saver,
+    echo_step_lines,
     fail,
     output_path,
+    picture_path,
     printable_line,
     refuse_options_not_taken,
 )
@@ -281,7 +283,7 @@ def run_check(
             files["trace"] = str(path)
         if codec is not None:
             title = f"{instance.name}: {result.violated} after {finding.length} steps"
-            dot_path = dot_out or path.with_name(path.name.removesuffix(".itf.json") + ".dot")
+            dot_path = picture_path(dot_out, path)
             drawn = saver.attempt(
                 write_picture, codec.picture(system, finding.path[-1][1], title), dot_path
             )
@@ -295,8 +297,7 @@ def run_check(
     else:
         click.echo(printable_line(f"{instance.name} ({family.name}): {result.claim}"))
         if finding is not None and system is not None and codec is not None:
-            for line in step_lines(codec, system, finding):
-                click.echo(printable_line(line))
+            echo_step_lines(step_lines(codec, system, finding))
         saver.show_unsaved()
         for key in ("trace", "dot", "svg"):
             if key in files:

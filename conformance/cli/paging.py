@@ -15,7 +15,14 @@ import click
 from creditflow.adapters.rabbitmq.broker import BrokerError, PrivateBroker
 from creditflow.adapters.rabbitmq.paging import compare_on_broker
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import DEFAULT_FOLDER, Saver, console, output_path, shown
+from creditflow.conformance.cli.common import (
+    DEFAULT_FOLDER,
+    OUTPUT_FILE,
+    Saver,
+    console,
+    output_path,
+    shown,
+)
 from creditflow.conformance.families.paging.compare import paging_step_row
 from creditflow.conformance.inputs.paging_scenarios import (
     Scenario,
@@ -165,9 +172,9 @@ def _table(run: ScenarioRun, marks: dict[int, str] | None = None) -> Any:
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Where to write the model/broker comparison (JSON). "
-    "Default: counterexamples/paging-SCENARIO.json",
+    type=OUTPUT_FILE,
+    help="Where to write the model/broker comparison (JSON): a file, or a folder (DIR/) "
+    "to hold paging-SCENARIO.json. Default: counterexamples/paging-SCENARIO.json",
 )
 def paging(scenario: str | None, as_json: bool, against_broker: bool, out: Path | None) -> None:
     """Run a paging SCENARIO (a JSON file, or a preset name) through the model of a

@@ -174,7 +174,8 @@ max_crashes_option = click.option(
 @click.option(
     "--trace-out",
     type=OUTPUT_FILE,
-    help="Where to write the counterexample (ITF JSON). "
+    help="Where to write the counterexample (ITF JSON): a file, or a folder (DIR/ or an "
+    "existing folder) to hold GRAPH.prove.itf.json. "
     "Default: counterexamples/GRAPH.prove.itf.json",
 )
 def prove(
@@ -499,7 +500,8 @@ def _print(report: ProveReport, out: ProveResult) -> None:
 @click.option(
     "--trace-out",
     type=OUTPUT_FILE,
-    help="Where to write the counterexample one step beyond the answer. "
+    help="Where to write the counterexample one step beyond the answer: a file, or a "
+    "folder (DIR/ or an existing folder) to hold GRAPH.synth.itf.json. "
     "Default: counterexamples/GRAPH.synth.itf.json",
 )
 def synth(

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import fail, printable_line
+from creditflow.conformance.cli.common import echo_step_lines, fail, printable_line
 from creditflow.conformance.cli.family_check import path_lines
 from creditflow.conformance.explore.counterexamples import Finding
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -150,14 +150,13 @@ def print_witness_steps(
         first, done = done + 1, done + times
         where = f"{first:,}" if times == 1 else f"{first:,}–{done:,}"
         more = f" (×{times:,})" if times > 1 else ""
-        click.echo(printable_line(f"{where:>21}  {text}{more}"))
+        echo_step_lines([f"{where:>21}  {text}{more}"])
 
 
 def print_steps(doc: Mapping[str, Any]) -> None:
     """Print the steps of a counterexample ``check`` or ``prove`` just wrote."""
     click.echo("steps:")
-    for line in witness_lines(network_witness(doc)):
-        click.echo(printable_line(line))
+    echo_step_lines(witness_lines(network_witness(doc)))
 
 
 def _show_amqp(trace: Path, replayed: AmqpReplayed, as_json: bool) -> NoReturn:
@@ -184,8 +183,7 @@ def _show_amqp(trace: Path, replayed: AmqpReplayed, as_json: bool) -> NoReturn:
     if replayed.prop:
         head += f", {replayed.prop} at the end"
     click.echo(printable_line(head))
-    for line in step_lines(replayed.steps, replayed.states):
-        click.echo(printable_line(line))
+    echo_step_lines(step_lines(replayed.steps, replayed.states))
     raise SystemExit(exit_codes.OK)
 
 
@@ -222,8 +220,7 @@ def _show_family(trace: Path, replayed: ModelReplay, as_json: bool) -> NoReturn:
     if replayed.property_id:
         head += f", {replayed.property_id} after {replayed.length}"
     click.echo(printable_line(head))
-    for line in path_lines(codec, system, run):
-        click.echo(printable_line(line))
+    echo_step_lines(path_lines(codec, system, run))
     raise SystemExit(exit_codes.OK)
 
 
@@ -280,5 +277,4 @@ def show(trace: Path, as_json: bool) -> None:
         steps = sum(len(run.steps) for run in runs)
         click.echo(printable_line(f"{trace}: {model or 'ITF trace'}, {steps} steps"))
         lines = generic_lines(runs)
-    for line in lines:
-        click.echo(printable_line(line))
+    echo_step_lines(lines)

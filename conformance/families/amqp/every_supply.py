@@ -58,7 +58,8 @@ class EverySupplyCheck:
         )
         return (
             f"{self.result.claim.removesuffix('; for every supply: not established')}; "
-            f"for every supply: not established ({left} not proved); {proved}"
+            f"for every supply: not established ({left} not proved{serial_why(self.proof)}); "
+            f"{proved}"
         )
 
     @property
@@ -68,6 +69,21 @@ class EverySupplyCheck:
         if self.result.search.violation is not None:
             return self.result.exit_code
         return exit_codes.OK if self.proof.proved else exit_codes.INCOMPLETE
+
+
+def serial_why(proof: AmqpProof) -> str:
+    """SCOPE-TEXT for an open AMQ-SERIAL: which serial distance the invariant does not
+    bound, what that means (no witness; a count that drifted 2^31 apart would make an
+    RFC 1982 comparison undefined), and what to do when that is known; "" when proved."""
+    if proof.serial == "proved":
+        return ""
+    what = "; ".join(proof.serial_open) or "a serial distance"
+    text = (
+        f": the invariant Z3 found does not keep {what} within 2^31 − 1 of each other, so "
+        f"it does not show that every supply stays clear of an undefined serial "
+        f"comparison (RFC 1982); this is no witness, nothing was found violated"
+    )
+    return text + (f"; {proof.serial_hint}" if proof.serial_hint else "")
 
 
 def check_every_supply(

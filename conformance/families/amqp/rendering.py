@@ -110,6 +110,7 @@ def proof_document(proof: AmqpProof) -> dict[str, Any]:
         "statement": proof.statement,
         "properties": dict(proof.verdicts),
         "serial": proof.serial,
+        "serial_open": list(proof.serial_open),
         "lemmas": list(proof.lemmas),
         "dropped": list(proof.dropped),
         "seconds": round(proof.seconds, 3),

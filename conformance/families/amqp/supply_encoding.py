@@ -59,6 +59,8 @@ from creditflow.model.amqp.system import ConsumeState, LinkState, PublishState, 
 from creditflow.model.amqp.topology import Topology
 
 SERIAL_OBLIGATION: Final = "AMQ-SERIAL"
+#: AMQ-SERIAL's part that a max_queue_credit below the client's credit window leaves open
+RELAY_COUNTS: Final = "the relay's delivery-counts toward the queue and toward the client"
 MAX_DISTANCE: Final = 2**31 - 1
 """The largest serial addend or distance RFC 1982 defines (AMQ-SERIAL)."""
 
@@ -182,16 +184,26 @@ def _sender_lemmas(
     }
 
 
+def _serial_parts(v: Mapping[str, z3.ExprRef], largest: int) -> dict[str, z3.BoolRef]:
+    """AMQ-SERIAL, by parts named in words (what is open is said, never a formula): every
+    serial addition and distance the model computes is defined (the FLOWs' limits within
+    2^31 − 1 of the sender's counts, windows and credits below 2^31)."""
+    return {
+        "the windows and credits below 2^31": z3.BoolVal(largest <= MAX_DISTANCE),
+        "a FLOW's session limit and the transfers sent": z3.Implies(
+            v["ne"], z3.And(v["wLs"] - v["n"] >= 0, v["wLs"] - v["n"] <= MAX_DISTANCE)
+        ),
+        "a FLOW's link limit and the sender's delivery-count": z3.Implies(
+            v["hasL"], z3.And(v["wLl"] - v["n"] >= 0, v["wLl"] - v["n"] <= MAX_DISTANCE)
+        ),
+        "the sender's session limit and its transfers sent": v["sLs"] - v["n"] <= MAX_DISTANCE,
+        "the sender's link limit and its delivery-count": v["sLl"] - v["n"] <= MAX_DISTANCE,
+    }
+
+
 def _serial_defined(v: Mapping[str, z3.ExprRef], largest: int) -> z3.BoolRef:
-    """AMQ-SERIAL: every serial addition and distance the model computes is defined (the
-    FLOWs' limits within 2^31 − 1 of the sender's counts, windows and credits below 2^31)."""
-    return z3.And(
-        z3.BoolVal(largest <= MAX_DISTANCE),
-        z3.Implies(v["ne"], z3.And(v["wLs"] - v["n"] >= 0, v["wLs"] - v["n"] <= MAX_DISTANCE)),
-        z3.Implies(v["hasL"], z3.And(v["wLl"] - v["n"] >= 0, v["wLl"] - v["n"] <= MAX_DISTANCE)),
-        v["sLs"] - v["n"] <= MAX_DISTANCE,
-        v["sLl"] - v["n"] <= MAX_DISTANCE,
-    )
+    """AMQ-SERIAL: every part of :func:`_serial_parts`."""
+    return z3.And(*_serial_parts(v, largest).values())
 
 
 class PublishEncoding:
@@ -406,6 +418,14 @@ class PublishEncoding:
         credits added below 2^31)."""
         return _serial_defined(self.v, max(self.W, self.W0, self.C))
 
+    def serial_parts(self) -> dict[str, z3.BoolRef]:
+        """AMQ-SERIAL by parts, named in words."""
+        return _serial_parts(self.v, max(self.W, self.W0, self.C))
+
+    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
+        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved."""
+        return ""
+
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT); the ones that are not
         inductive are dropped, so a wrong candidate costs strength, never soundness."""
@@ -619,6 +639,14 @@ class LinkEncoding:
     def serial_defined(self) -> z3.BoolRef:
         """AMQ-SERIAL, as :meth:`PublishEncoding.serial_defined`."""
         return _serial_defined(self.v, max(self.W, self.W0, self.C))
+
+    def serial_parts(self) -> dict[str, z3.BoolRef]:
+        """AMQ-SERIAL by parts, named in words."""
+        return _serial_parts(self.v, max(self.W, self.W0, self.C))
+
+    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
+        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved."""
+        return ""
 
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
@@ -1192,22 +1220,52 @@ class ConsumeEncoding:
     def serial_defined(self) -> z3.BoolRef:
         """AMQ-SERIAL: the limits the relay, the queue and the receiver compute stay
         within 2^31 − 1 of the counts they are compared with."""
+        return z3.And(*self.serial_parts().values())
+
+    def serial_parts(self) -> dict[str, z3.BoolRef]:
+        """AMQ-SERIAL by parts, named in words (what is open is said, never a formula)."""
         v = self.v
 
         def near(x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
             return z3.And(x - y <= MAX_DISTANCE, y - x <= MAX_DISTANCE)
 
-        return z3.And(
-            z3.BoolVal(max(self.W, self.W0, self.C, self.Q) <= MAX_DISTANCE),
-            near(v["wLs"], v["sn"]),
-            near(v["wLl"], v["rcd"]),
-            near(v["wLo"], v["rcd"]),
-            z3.Implies(v["st"], near(v["stl"], v["rcd"])),
-            z3.Implies(v["rq"], near(v["rqdc"] + v["rqcr"], v["qdc"])),
-            z3.Implies(v["rp"], near(v["rpdc"], v["rqd"])),
-            z3.Implies(v["fa"], near(v["rdc"] + v["rc"], v["fadc"])),
-            near(v["rqd"], v["rcd"]),
-        )
+        return {
+            "the windows, credits and max_queue_credit below 2^31": z3.BoolVal(
+                max(self.W, self.W0, self.C, self.Q) <= MAX_DISTANCE
+            ),
+            "a client FLOW's session limit and the transfers the broker sent": near(
+                v["wLs"], v["sn"]
+            ),
+            "the last client FLOW's link limit and the relay's delivery-count toward the "
+            "client": near(v["wLl"], v["rcd"]),
+            "the oldest client FLOW's link limit and the relay's delivery-count toward the "
+            "client": near(v["wLo"], v["rcd"]),
+            "the stashed client FLOW's link limit and the relay's delivery-count toward the "
+            "client": z3.Implies(v["st"], near(v["stl"], v["rcd"])),
+            "a credit request's link limit and the queue consumer's delivery-count": z3.Implies(
+                v["rq"], near(v["rqdc"] + v["rqcr"], v["qdc"])
+            ),
+            "a credit reply's delivery-count and the relay's delivery-count toward the "
+            "queue": z3.Implies(v["rp"], near(v["rpdc"], v["rqd"])),
+            "the drain answer's delivery-count and the receiver's link limit": z3.Implies(
+                v["fa"], near(v["rdc"] + v["rc"], v["fadc"])
+            ),
+            RELAY_COUNTS: near(v["rqd"], v["rcd"]),
+        }
+
+    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
+        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved: the relay's
+        two delivery-counts stay equal (and the proof keeps them so) when the queue is
+        given all of the client's credit at once, max_queue_credit ≥ the credit window."""
+        if RELAY_COUNTS in open_parts and self.Q < self.C:
+            return (
+                f"max_queue_credit {self.Q:,} is below the client's credit window "
+                f"{self.C:,}, so a drain advances the relay's two delivery-counts by "
+                f"different amounts and the invariant found does not bound how far apart "
+                f"they drift; with max_queue_credit ≥ {self.C:,} (RabbitMQ's default is "
+                f"256) they stay equal and the proof is complete"
+            )
+        return ""
 
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
@@ -1402,6 +1460,10 @@ class AmqpProof:
     seconds: float
     queries: int = 0
     numbers: dict[str, int] = field(default_factory=dict)
+    #: AMQ-SERIAL's parts not proved, in words (empty when ``serial`` is proved)
+    serial_open: tuple[str, ...] = ()
+    #: what a user can do about them (empty when nothing specific is known)
+    serial_hint: str = ""
 
     @property
     def proved(self) -> bool:
@@ -1563,6 +1625,13 @@ def prove_every_supply(
     assert tuple(verdicts) == properties.ALL
     ok, _ = _valid(inv, enc.serial_defined(), timeout_ms, deadline)
     queries += 1
+    serial_open: list[str] = []
+    if not ok:  # say which distance is not bounded (SCOPE-TEXT), never a formula
+        for words, part in enc.serial_parts().items():
+            held, _ = _valid(inv, part, timeout_ms, deadline)
+            queries += 1
+            if not held:
+                serial_open.append(words)
     return AmqpProof(
         topology=t.name,
         shape=t.shape,
@@ -1572,6 +1641,8 @@ def prove_every_supply(
         serial="proved" if ok else "not-proved",
         seconds=time.perf_counter() - started,
         queries=queries,
+        serial_open=tuple(serial_open),
+        serial_hint=enc.serial_hint(tuple(serial_open)),
         numbers=(
             {"max_incoming_window": enc.W, "max_link_credit": enc.C}
             if isinstance(enc, PublishEncoding)
