@@ -722,27 +722,30 @@ def test_a_missing_or_broken_config_is_blamed_on_itself(tmp_path, monkeypatch):
     ],
     ids=lambda v: v[1] if isinstance(v, list) else str(v),
 )
-def test_trace_out_a_folder_prints_the_verdict_and_the_unsaved_trace(
+def test_trace_out_below_a_regular_file_prints_the_verdict_and_the_unsaved_trace(
     tmp_path, monkeypatch, args, code
 ):
-    """OUT-FAILURE, OUT-EXIT for AMQP and HTTP/2: ``--trace-out DIR`` (an existing
-    folder) gives the verdict with its own exit code, the trace that could not be
-    written on stdout after ``TRACE NOT WRITTEN (…)`` (``unsaved_traces`` in
-    ``--json``), then one line on stderr naming the folder; the folder stays empty."""
+    """OUT-FAILURE, OUT-EXIT, OUT-TARGET for AMQP and HTTP/2: ``--trace-out F/t.itf.json``
+    where ``F`` is a regular file gives the verdict with its own exit code, the trace
+    that could not be written on stdout after ``TRACE NOT WRITTEN (…)``
+    (``unsaved_traces`` in ``--json``), then one line on stderr naming the path; ``F`` is
+    left as it was."""
     monkeypatch.chdir(tmp_path)
-    folder = tmp_path / "out"
-    folder.mkdir()
-    result = cli(*args, "--trace-out", folder, "--no-progress")
+    blocker = tmp_path / "out"
+    blocker.write_text("mine")
+    target = blocker / "t.itf.json"
+    result = cli(*args, "--trace-out", target, "--no-progress")
     assert result.exit_code == code, result.output[-500:]
     assert "TRACE NOT WRITTEN" in result.stdout and '"#meta"' in result.stdout
-    assert result.stderr.strip() == f"creditflow: error: could not write {folder}: it is a folder"
-    result = cli(*args, "--trace-out", folder, "--no-progress", "--json")
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"creditflow: error: could not write {target}"), line
+    result = cli(*args, "--trace-out", target, "--no-progress", "--json")
     assert result.exit_code == code
     report = json.loads(result.stdout)
     assert report["exit_code"] == code
-    assert report["write_errors"] == [f"could not write {folder}: it is a folder"]
-    assert report["unsaved_traces"][str(folder)]["states"]
-    assert not any(folder.iterdir())
+    assert any(e.startswith(f"could not write {target}") for e in report["write_errors"])
+    assert report["unsaved_traces"][str(target)]["states"]
+    assert blocker.read_text() == "mine"
 
 
 # -- controls: documented results ------------------------------------------------------------
