@@ -156,3 +156,16 @@ def test_console_script_help_and_demo(tmp_path):
         assert (tmp_path / family / f"{stalled}.dot").is_file()
         assert safe in done.stdout
     assert "NOT CHECKED" not in done.stdout
+
+
+def test_demo_of_one_family_prints_only_its_table(tmp_path):
+    """``demo --family NAME``: only that family's presets; an unknown name is one line,
+    exit 2, listing the families ``demo`` shows."""
+    result = CliRunner().invoke(main, ["demo", "--family", "credit_flow", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "the credit_flow presets" in result.stdout and "amqp presets" not in result.stdout
+    assert (tmp_path / "cycle2.itf.json").is_file() and not (tmp_path / "amqp").exists()
+    result = CliRunner().invoke(main, ["demo", "--family", "nope"])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "nope" in line and "credit_flow" in line and "http2" in line

@@ -141,7 +141,7 @@ def test_the_command_runs_a_release_and_writes_json_to_out(tmp_path):
     """MATRIX-COMMAND, MATRIX-FORMATS, MATRIX-FINDINGS: a real rhea run; its first finding
     is the missing drain echo, keyed by rule @ op."""
     out = tmp_path / "m.json"
-    argv = ["--adapter", "rhea", "--versions", "3.0.5", "--depth", "2", "--max-examples", "5"]
+    argv = ["--adapter", "rhea", "--versions", "3.0.5", "--depth", "2", "--max-examples", "1"]
     result = CliRunner().invoke(matrix, [*argv, "--format", "json", "--out", str(out)])
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())

@@ -40,17 +40,38 @@ COLUMNS = ("preset", "verdict", "states", "seconds", "steps", "trace / picture")
     show_default=True,
     help="Folder for counterexample traces and pictures.",
 )
-def demo(out: Path) -> None:
+@click.option(
+    "--family",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Only this family's presets (repeatable; default: every family `check` answers).",
+)
+def demo(out: Path, only: tuple[str, ...]) -> None:
     """Check every preset's credits for every supply (SCOPE-SUPPLY): print the verdicts and
     write each counterexample (ITF) and its picture (DOT/SVG) under OUT.
 
     Every family that `check` answers is shown: the credit_flow process graphs, the AMQP 1.0
-    topologies and the HTTP/2 topologies (their files under OUT/amqp/ and OUT/http2/)."""
+    topologies and the HTTP/2 topologies (their files under OUT/amqp/ and OUT/http2/).
+
+    \b
+    Examples:
+      creditflow demo
+      creditflow demo --family amqp --out out"""
     saver = Saver()
-    _credit_flow_table(out, saver)
+    checked = [f for f in registry.families() if f.name == "credit_flow" or f.options.get("check")]
+    checked.sort(key=lambda f: f.name != "credit_flow")  # the credit_flow table first
+    unknown = sorted(set(only) - {f.name for f in checked})
+    if unknown:
+        names = ", ".join(f.name for f in checked)
+        raise click.BadParameter(f"{', '.join(unknown)} (families: {names})", param_hint="--family")
     every = True
-    for family in registry.families():
-        if family.name != "credit_flow" and family.options.get("check"):
+    for family in checked:
+        if only and family.name not in only:
+            continue
+        if family.name == "credit_flow":
+            _credit_flow_table(out, saver)
+        else:
             every = _family_table(family, out / family.name, saver) and every
     # SCOPE-EXIT: a preset that gave no verdict is not a demo that ran
     saver.exit(exit_codes.OK if every else exit_codes.INCOMPLETE)

@@ -108,7 +108,7 @@ def test_accounts_conform_divergence_is_not_lost(tmp_path, monkeypatch):
 
 def test_demo_into_a_regular_file_exits_5_after_the_table(tmp_path):
     """OUT-EXIT: demo's verdict is 0, so a write failure gives 5, after the table."""
-    done = _in_mount("ro", tmp_path / "out", "demo", "--out", "out")
+    done = _in_mount("ro", tmp_path / "out", "demo", "--family", "credit_flow", "--out", "out")
     assert done.returncode == 5 and done.returncode in DOCUMENTED
     assert "cycle2" in done.stdout and "NOT WRITTEN" in done.stdout
     line = one_error_line(done.stderr)
