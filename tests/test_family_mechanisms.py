@@ -8,6 +8,7 @@ credit_flow family's options table is the NET commands' own parameters."""
 from __future__ import annotations
 
 import json
+import time
 
 import click
 import pytest
@@ -17,7 +18,7 @@ from creditflow.conformance.cli.app import check
 from creditflow.conformance.cli.common import UNIVERSAL_OPTIONS
 from creditflow.conformance.cli.prove import prove, synth
 from creditflow.conformance.cli.root import main
-from creditflow.conformance.explore.explorer import explore_first
+from creditflow.conformance.explore.explorer import explore_first, with_deadline
 from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
 
@@ -162,3 +163,44 @@ def test_check_no_prove_explores_and_does_not_prove(family):
     assert result.exit_code == 4 and doc.get("proof") is None
     proved = CliRunner().invoke(main, ["check", preset, "--json"])
     assert json.loads(proved.output.strip().splitlines()[-1]).get("proof") is not None
+
+
+class _WideSystem:
+    """A state with 20,000 successors, each with one more: one expansion stores them all."""
+
+    process_names = ("p",)
+    property_ids = ()
+    deadlock_property = "PROP-NO-DEADLOCK"
+
+    def initial(self) -> int:
+        return -1
+
+    def successors(self, s: int):
+        return (
+            [(0, k) for k in range(20_000)] if s < 0 else ([(0, s + 20_000)] if s < 60_000 else [])
+        )
+
+    def describe(self, action: int) -> str:
+        return "step"
+
+    def violations(self, s: int) -> tuple[str, ...]:
+        return ()
+
+    def blocked_mask(self, s: int) -> int:
+        return 0
+
+    def pending_work(self, s: int) -> bool:
+        return False
+
+
+def test_a_deadline_is_looked_at_after_one_wide_expansion():
+    """FAM-DEADLINE (PROGRESS_MASK, PROGRESS_STATES): a state whose one expansion stores
+    thousands of states is followed by a look at the deadline, not 64 expansions later
+    (an HTTP/2 last frame of any size: ``prove upload --timeout 0.3`` ran 1.5–4.6 s)."""
+    from creditflow.conformance.explore.explorer import DeadlinePassed, explore
+
+    calls: list[tuple[int, int]] = []
+    explore(_WideSystem(), progress=lambda found, done: calls.append((found, done)))
+    assert calls[0] == (20_001, 1)  # after the first, wide expansion
+    with pytest.raises(DeadlinePassed):
+        explore(_WideSystem(), progress=with_deadline(None, time.monotonic() - 1))

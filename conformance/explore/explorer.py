@@ -82,6 +82,13 @@ DEFAULT_MAX_STATES = 6_000_000
 #: EXP-ONLINE: the least state budget of the full search after a reduced one saw a deadlock
 FULL_SEARCH_FLOOR = 100_000
 
+#: FAM-DEADLINE: the search calls ``progress`` each time the number of states expanded is
+#: a multiple of 64, so a deadline is met within one such stretch (1,000 expansions of
+#: HTTP/2's wide states take a second or two; the call costs little beside 64 expansions)
+PROGRESS_MASK = 0x3F
+#: FAM-DEADLINE: ... or after an expansion that took the states stored this far past the
+#: last call (a state with thousands of successors: HTTP/2's last frame of any size)
+PROGRESS_STATES = 4_096
 #: ``progress(states_found, states_expanded)``
 Progress = Callable[[int, int], None]
 
@@ -317,7 +324,8 @@ class DeadlinePassed(TimeoutError):
 def with_deadline(progress: Progress | None, deadline: float | None) -> Progress | None:
     """FAM-DEADLINE: ``progress`` that also raises :class:`DeadlinePassed` once
     ``time.monotonic()`` passes ``deadline`` (the search reports progress every
-    16,384 expansions, so it stops within one such stretch of the deadline)."""
+    64 expansions, :data:`PROGRESS_MASK`, so it stops within one such stretch of the
+    deadline)."""
     if deadline is None:
         return progress
 
@@ -400,7 +408,7 @@ def _first_search(
                 first_bad = n
             n += 1
         i += 1
-        if progress is not None and not i & 0x3FFF:
+        if progress is not None and not i & PROGRESS_MASK:
             progress(n, i)
     return graph, True, None
 
@@ -808,6 +816,7 @@ def _breadth_first(
     if canon is not None:
         first = canon(first)[0]
     states: list[Hashable] = [first]
+    reported = 0  # the states stored when ``progress`` was last called
     index: dict[Hashable, int] = {first: 0}
     number = index_typecode(max_states)  # EXP-STORE
     actions = _actions_known(system)
@@ -926,7 +935,9 @@ def _breadth_first(
                 break  # IN-WORK: one wide expansion must not overshoot the budget
         offsets.append(len(targets))
         i += 1
-        if progress is not None and not i & 0x3FFF:
+        # every 64 expansions, or after one that stored many states (a wide state)
+        if progress is not None and (not i & PROGRESS_MASK or n >= reported + PROGRESS_STATES):
+            reported = n
             progress(n, i)
         if candidate is not None and online:
             if safe or por is not None:
