@@ -265,6 +265,7 @@ COUNTED: dict[str, dict[tuple[str, str], dict[str, int]]] = {
         ("sender", "supply"): {"send": -1},
         ("receiver", "settled"): {"settle": 1},
         ("receiver", "grants_used"): {"grant": 1},
+        ("receiver", "drains_used"): {"drain": 1},
     },
     "PublishState": {
         ("sender", "sent"): {"send": 1},
