@@ -176,3 +176,27 @@ def test_the_credit_flow_family_refuses_the_flag(tmp_path: Path) -> None:
     )
     assert code == 2 and "--update-expectations" in stderr
     assert not (tmp_path / "e.json").exists()
+
+
+def test_an_entry_whose_trace_passes_now_is_removed_and_named(tmp_path: Path) -> None:
+    """FIND-UPDATE: the mutant's findings listed, then the fixed implementation (the
+    reference adapter) run with the same file as ``--expectations`` and
+    ``--update-expectations``: every listed trace passes (unexpected passes, exit 1), the
+    file written lists none of them and names each; the next run gates green."""
+    exp, out = tmp_path / "exp.json", tmp_path / "out"
+    base = ("conform", *SMALL, "--out", str(out))
+    code, _, _ = cli(*base, "--adapter", MUTANT, "--update-expectations", str(exp))
+    assert code == 1
+    listed = list(json.loads(exp.read_text())["known_divergences"])
+    assert listed
+    code, stdout, _ = cli(
+        *base, "--adapter", "amqp-reference", "--expectations", str(exp),
+        "--update-expectations", str(exp), "--json",
+    )  # fmt: skip
+    assert code == 1, stdout
+    doc = json.loads(stdout)
+    assert sorted(doc["unexpected_passes"]) == sorted(listed)
+    assert sorted(doc["expectations_written"]["removed"]) == sorted(listed)
+    assert json.loads(exp.read_text())["known_divergences"] == {}
+    code, stdout, _ = cli(*base, "--adapter", "amqp-reference", "--expectations", str(exp))
+    assert code == 0, stdout

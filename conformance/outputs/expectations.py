@@ -34,12 +34,19 @@ class UpdatedExpectations:
     path: Path
     entries: int
     added: tuple[str, ...]
+    #: entries taken out: their trace passes now (an unexpected pass, FIND-UPDATE)
+    removed: tuple[str, ...] = ()
 
     def line(self) -> str:
         """The one line the CLI prints after the verdict."""
+        gone = (
+            f"; {len(self.removed)} removed, passing now: {', '.join(self.removed)}"
+            if self.removed
+            else ""
+        )
         return (
             f"expectations: {self.path}: {self.entries} entr{'y' if self.entries == 1 else 'ies'}"
-            f" ({len(self.added)} added by this run)"
+            f" ({len(self.added)} added by this run{gone})"
         )
 
 
@@ -61,11 +68,15 @@ def _existing(path: Path) -> dict[str, Any] | None:
 
 
 def update_known_divergences(
-    path: Path, adapter: str, entries: Sequence[tuple[str, str]]
+    path: Path,
+    adapter: str,
+    entries: Sequence[tuple[str, str]],
+    passing: Sequence[str] = (),
 ) -> UpdatedExpectations:
     """FIND-UPDATE in AD-EXPECTATIONS' format: ``entries`` (trace name, why) merged into
     ``path``'s ``known_divergences`` (created with ``adapter`` and :data:`DESCRIPTION`
-    if there is no file). Raises :class:`OutputError` (OUT-FAILURE)."""
+    if there is no file); the listed traces the run found ``passing`` (its unexpected
+    passes) taken out. Raises :class:`OutputError` (OUT-FAILURE)."""
     doc = _existing(path)
     if doc is None:
         doc = {"adapter": adapter, "description": DESCRIPTION, "known_divergences": {}}
@@ -73,6 +84,9 @@ def update_known_divergences(
     if not isinstance(known, dict):
         raise OutputError(path, 'its "known_divergences" is not an object; not overwritten')
     merged = dict(known)
+    removed = tuple(name for name in merged if name in set(passing))
+    for name in removed:
+        del merged[name]
     added = []
     for name, why in entries:
         if name not in merged:
@@ -80,7 +94,7 @@ def update_known_divergences(
             added.append(name)
     doc["known_divergences"] = merged
     write_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    return UpdatedExpectations(path, len(merged), tuple(added))
+    return UpdatedExpectations(path, len(merged), tuple(added), removed)
 
 
 def update_http2_expected(
