@@ -48,6 +48,7 @@ def test_a_mutants_findings_written_then_gate_green(tmp_path: Path) -> None:
         "path": str(exp),
         "entries": len(traces),
         "added": traces,
+        "removed": [],
     }
     code, stdout, _ = cli(
         "conform", "--adapter", MUTANT, *SMALL, "--out", str(out), "--expectations", str(exp)
