@@ -12,7 +12,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -168,9 +168,10 @@ def _document(payload: bytes | None) -> Any:
         return (payload or b"").decode("utf-8", "replace")
 
 
-class FolderPath(type(Path())):  # type: ignore[misc]
+class FolderPath(PosixPath):
     """OUT-TARGET: a path the user wrote with a trailing separator (``out/``): a folder,
-    whether or not it exists yet (a :class:`~pathlib.Path` forgets the separator)."""
+    whether or not it exists yet (a :class:`~pathlib.Path` forgets the separator). A
+    POSIX path: creditflow runs on Debian."""
 
 
 class OutputTarget(click.ParamType):
