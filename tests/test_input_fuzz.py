@@ -41,7 +41,7 @@ def numeric_fields(doc: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, 
         yield path
 
 
-def with_value(doc: Any, path: tuple[Any, ...], value: int) -> Any:
+def with_value(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
     copy = json.loads(json.dumps(doc))
     target = copy
     for key in path[:-1]:

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
+from tests.test_input_fuzz import numeric_fields, with_value
 
 ROOT = Path(__file__).resolve().parents[1]
 AMQP_DIR = ROOT / "spec" / "graphs" / "amqp"
@@ -58,26 +59,8 @@ def refused(result: Any, *fragments: str) -> str:
     return lines[0]
 
 
-def numbers(doc: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every path to an integer (not a boolean) in ``doc``."""
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from numbers(v, (*path, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from numbers(v, (*path, i))
-    elif isinstance(doc, int) and not isinstance(doc, bool):
-        yield path
-
-
-def put(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    """A copy of ``doc`` with ``value`` at ``path``."""
-    copied = copy.deepcopy(doc)
-    target = copied
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    return copied
+# the fuzz file's walkers: every integer's path, a copy with one value changed
+numbers, put = numeric_fields, with_value
 
 
 def write(path: Path, doc: Any) -> Path:
