@@ -16,19 +16,9 @@ from click.testing import CliRunner
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.cli import main
+from tests.test_conform_gate import PORT_WITHOUT_PEER_DOWN
 
 ROOT = Path(__file__).resolve().parents[1]
-
-PORT_WITHOUT_PEER_DOWN = """
-from creditflow.adapters.python_template import Adapter, main
-
-class Port(Adapter):
-    name = "port without peer_down"
-    ops = ("send", "ack", "bump", "block", "unblock", "state")
-
-if __name__ == "__main__":
-    main(Port)
-"""
 
 
 def credit_flow(tmp_path: Path) -> tuple[list[str], str]:
