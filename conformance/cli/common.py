@@ -560,3 +560,29 @@ def _flags(ctx: click.Context, names: frozenset[str]) -> list[str]:
         for p in ctx.command.params
         if p.name in names and p.name not in UNIVERSAL_OPTIONS and p.opts
     ]
+
+
+#: FIND-UPDATE: writes an expectations file from a run's findings (called as
+#: ``write(result, path, saver, echo=...)``) and returns the record of what it wrote for
+#: ``--json``, or ``None`` when nothing was written
+ExpectationsWriter = Callable[..., "dict[str, Any] | None"]
+
+
+def echo_json_with_update(
+    doc: dict[str, Any], result: Any, update: Path | None, saver: Saver, write: ExpectationsWriter
+) -> None:
+    """``--json`` of a ``conform`` run: ``doc`` with the record of the expectations file
+    ``update`` written by ``write`` (FIND-UPDATE) and the write failures (OUT-FAILURE)."""
+    if update is not None:
+        doc["expectations_written"] = write(result, update, saver)
+    click.echo(json.dumps(saver.annotate(doc)))
+
+
+def exit_after_update(
+    result: Any, update: Path | None, saver: Saver, write: ExpectationsWriter
+) -> NoReturn:
+    """After a ``conform`` run's text verdict: the expectations file ``update`` written by
+    ``write`` (FIND-UPDATE, its one line said), then the verdict's exit (OUT-EXIT)."""
+    if update is not None:
+        write(result, update, saver, echo=True)
+    saver.exit(result.exit_code)

@@ -36,6 +36,8 @@ from creditflow.conformance.cli.common import (
     BoundedParam,
     Saver,
     TimeoutParam,
+    echo_json_with_update,
+    exit_after_update,
     fail,
 )
 from creditflow.conformance.cli.family_conform import conform_family, replay_family
@@ -459,18 +461,14 @@ def _conform_amqp(
         doc = result.to_json()
         if path is not None:
             doc.update(trace=str(path), replay=replay)
-        if update is not None:
-            doc["expectations_written"] = write_expectations(result, update, saver)
-        click.echo(json.dumps(saver.annotate(doc)))
-    else:
-        _print_amqp(result, expectation_lines(result, expectations))
-        if path is not None:
-            click.echo(f"trace: {printable(str(path))}")
-            click.echo(f"replay: {printable(str(replay))}")
-        saver.show_unsaved()
-        if update is not None:
-            write_expectations(result, update, saver, echo=True)
-    saver.exit(result.exit_code)
+        echo_json_with_update(doc, result, update, saver, write_expectations)
+        saver.exit(result.exit_code)
+    _print_amqp(result, expectation_lines(result, expectations))
+    if path is not None:
+        click.echo(f"trace: {printable(str(path))}")
+        click.echo(f"replay: {printable(str(replay))}")
+    saver.show_unsaved()
+    exit_after_update(result, update, saver, write_expectations)
 
 
 def write_expectations(
@@ -1130,9 +1128,7 @@ def conform_queue(
         if result.findings and result.findings[0].trace is not None:
             doc["trace"] = result.findings[0].trace
             doc["replay"] = f"creditflow replay {shlex.quote(result.findings[0].trace)} {how}"
-        if update is not None:
-            doc["expectations_written"] = write_expectations(result, update, saver)
-        click.echo(json.dumps(saver.annotate(doc)))
+        echo_json_with_update(doc, result, update, saver, write_expectations)
         saver.exit(result.exit_code)
     if result.failure is not None and not result.phases:
         fail(result.failure, exit_codes.ADAPTER_FAILURE)
@@ -1173,9 +1169,7 @@ def conform_queue(
             click.echo(f"  trace: {printable(f.trace)}")
             click.echo(f"  replay: creditflow replay {printable(shlex.quote(f.trace))} {how}")
     saver.show_unsaved()
-    if update is not None:
-        write_expectations(result, update, saver, echo=True)
-    saver.exit(result.exit_code)
+    exit_after_update(result, update, saver, write_expectations)
 
 
 def replay_queue(
