@@ -60,6 +60,27 @@ def supply_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
+#: a folder named on the command line (written in, created when missing)
+FOLDER = click.Path(file_okay=False, path_type=Path)
+#: a file named on the command line (never a folder)
+FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def folder_option(
+    flag: str, help: str, default: Path | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option naming a :data:`FOLDER` (``--out``, ``--corpus``, ``--workdir``): its
+    ``default``, when it has one, shown in ``--help``."""
+    if default is None:
+        return click.option(flag, type=FOLDER, help=help)
+    return click.option(flag, type=FOLDER, default=default, show_default=True, help=help)
+
+
+def file_option(flag: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option naming a :data:`FILE` (``--expectations``, ``--config``)."""
+    return click.option(flag, type=FILE, help=help)
+
+
 class CreditParam(click.ParamType):
     """A credit spec written ``I,M`` (CF-SPEC)."""
 

@@ -39,6 +39,8 @@ from creditflow.conformance.cli.common import (
     echo_json_with_update,
     exit_after_update,
     fail,
+    file_option,
+    folder_option,
 )
 from creditflow.conformance.cli.family_conform import conform_family, replay_family
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
@@ -172,18 +174,13 @@ def open_factory(
     help="AMQP adapters: runs draw no such op (repeatable), e.g. to look past a known "
     "drain finding.",
 )
-@click.option(
+@folder_option(
     "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the shrunk failing trace into this corpus folder (replayed by "
+    "Write the shrunk failing trace into this corpus folder (replayed by "
     "`creditflow replay` and the pytest plugin).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("counterexamples"),
-    show_default=True,
-    help="Where to write the failing trace without --corpus.",
+@folder_option(
+    "--out", "Where to write the failing trace without --corpus.", Path("counterexamples")
 )
 @click.option(
     "--phase",
@@ -200,10 +197,9 @@ def open_factory(
     show_default=True,
     help="Time budget of Hypothesis's shrinking (delta debugging follows).",
 )
-@click.option(
+@file_option(
     "--expectations",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
+    "Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
     "divergence with exactly the signature of a listed trace's is expected, not a failure.",
 )
 @click.option(
@@ -715,10 +711,9 @@ def _print_conform(
 @click.command()
 @click.argument("traces", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @adapter_options
-@click.option(
+@file_option(
     "--expectations",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
+    "Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
     "same file and the same verdict as conform --expectations.",
 )
 @click.option(
@@ -726,13 +721,7 @@ def _print_conform(
     is_flag=True,
     help="Shrink each diverging trace to a minimal one and write it under --out.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("counterexamples"),
-    show_default=True,
-    help="Where --shrink writes.",
-)
+@folder_option("--out", "Where --shrink writes.", Path("counterexamples"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def replay(
     traces: tuple[Path, ...],
