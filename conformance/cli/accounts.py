@@ -25,6 +25,7 @@ from creditflow.conformance.cli.common import (
     TimeoutParam,
     console,
     fail,
+    folder_option,
     output_path,
     shown,
 )
@@ -397,10 +398,8 @@ def alarms_run(timeline: str | None, as_json: bool) -> None:
     is_flag=True,
     help="Publish with empty bodies (one publish gets through per alarm).",
 )
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Where the private broker keeps its state (default: a temporary folder).",
+@folder_option(
+    "--workdir", "Where the private broker keeps its state (default: a temporary folder)."
 )
 @click.option("--json", "as_json", is_flag=True)
 def alarms_broker(

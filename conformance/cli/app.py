@@ -24,6 +24,7 @@ from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     OUTPUT_FILE,
     POSITIVE,
+    CreditOptions,
     CreditParam,
     Saver,
     TimeoutParam,
@@ -287,7 +288,7 @@ def check(
             )
     try:
         flow_graph, credit, credits, warnings = read_graph_with_credits(
-            graph, credit, config, edge_credit, role_credit
+            graph, CreditOptions(credit, config, edge_credit, role_credit)
         )
         options = CheckOptions(
             credit=credit,

@@ -12,6 +12,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PosixPath
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -57,6 +58,27 @@ def supply_options(command: Callable[..., Any]) -> Callable[..., Any]:
         type=COUNT,
         help="Ask for this supply per source only (default: every supply, SCOPE-SUPPLY).",
     )(command)
+
+
+#: a folder named on the command line (written in, created when missing)
+FOLDER = click.Path(file_okay=False, path_type=Path)
+#: a file named on the command line (never a folder)
+FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def folder_option(
+    flag: str, help: str, default: Path | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option naming a :data:`FOLDER` (``--out``, ``--corpus``, ``--workdir``): its
+    ``default``, when it has one, shown in ``--help``."""
+    if default is None:
+        return click.option(flag, type=FOLDER, help=help)
+    return click.option(flag, type=FOLDER, default=default, show_default=True, help=help)
+
+
+def file_option(flag: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option naming a :data:`FILE` (``--expectations``, ``--config``)."""
+    return click.option(flag, type=FILE, help=help)
 
 
 class CreditParam(click.ParamType):
@@ -380,44 +402,51 @@ def _report_interrupt(exc: BaseException | None) -> NoReturn:
     signals.leave(signals.exit_code(exc))
 
 
-class EdgeCreditParam(click.ParamType):
+class _OverrideParam(click.ParamType):
+    """IN-CREDIT-OVERRIDES: one credit override of the command line, parsed by the
+    config reader (:meth:`parse`); a bad one is a usage error."""
+
+    def parse(self, text: str) -> Any:
+        """The override ``text`` names (a :class:`ValueError` when it is malformed)."""
+        raise NotImplementedError
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return self.parse(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class EdgeCreditParam(_OverrideParam):
     """IN-CREDIT-OVERRIDES: ``SENDER->RECEIVER=I,M``."""
 
     name = "S->R=I,M"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str, CreditSpec]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            # deferred: START-LAZY, the config reader loads the graph model (networkx)
-            from creditflow.conformance.inputs.rabbitmq_config import parse_edge_credit
+    def parse(self, text: str) -> tuple[str, str, CreditSpec]:
+        # deferred: START-LAZY, the config reader loads the graph model (networkx)
+        from creditflow.conformance.inputs.rabbitmq_config import parse_edge_credit
 
-            return parse_edge_credit(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+        return parse_edge_credit(text)
 
 
-class RoleCreditParam(click.ParamType):
+class RoleCreditParam(_OverrideParam):
     """IN-CREDIT-OVERRIDES: ``ROLE=I,M``."""
 
     name = "ROLE=I,M"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, CreditSpec]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            # deferred: START-LAZY, the config reader loads the graph model (networkx)
-            from creditflow.conformance.inputs.rabbitmq_config import parse_role_credit
+    def parse(self, text: str) -> tuple[str, CreditSpec]:
+        # deferred: START-LAZY, the config reader loads the graph model (networkx)
+        from creditflow.conformance.inputs.rabbitmq_config import parse_role_credit
 
-            return parse_role_credit(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+        return parse_role_credit(text)
 
 
 def credit_settings_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--config``, ``--edge-credit`` and ``--role-credit`` (IN-CONFIG,
     IN-CREDIT-OVERRIDES) on ``check``, ``prove`` and ``synth``; the command passes them
-    to :func:`credits_from_options`."""
+    to :func:`credits_in_effect` as :class:`CreditOptions`."""
     command = click.option(
         "--role-credit",
         "role_credit",
@@ -444,24 +473,19 @@ def credit_settings_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
-def credits_from_options(
-    graph: FlowGraph,
-    credit: CreditSpec | None,
-    config: Path | None,
-    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
-    role_credit: tuple[tuple[str, CreditSpec], ...],
-) -> tuple[FlowGraph, CreditSpec | None]:
-    """:func:`credits_in_effect` without the record of where each credit came from."""
-    configured, rest, _ = credits_in_effect(graph, credit, config, edge_credit, role_credit)
-    return configured, rest
+@dataclass(frozen=True)
+class CreditOptions:
+    """IN-CONFIG, IN-CREDIT-OVERRIDES: the credit options of one command line:
+    ``--credit``, ``--config``, ``--edge-credit`` and ``--role-credit``."""
+
+    credit: CreditSpec | None
+    config: Path | None
+    edge_credit: tuple[tuple[str, str, CreditSpec], ...]
+    role_credit: tuple[tuple[str, CreditSpec], ...]
 
 
 def credits_in_effect(
-    graph: FlowGraph,
-    credit: CreditSpec | None,
-    config: Path | None,
-    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
-    role_credit: tuple[tuple[str, CreditSpec], ...],
+    graph: FlowGraph, options: CreditOptions
 ) -> tuple[FlowGraph, CreditSpec | None, CreditsInEffect]:
     """IN-CREDIT-OVERRIDES: ``graph`` with the credits of ``--config``, then
     ``--role-credit``, then ``--edge-credit``; with ``--credit`` (which excludes
@@ -476,9 +500,10 @@ def credits_in_effect(
     )
     from creditflow.model.network.graph import GraphError  # deferred: START-LAZY, networkx
 
+    credit, config = options.credit, options.config
     if config is not None and credit is not None:
         fail("--config and --credit exclude each other (--credit sets every edge)")
-    overrides = CreditOverrides(roles=tuple(role_credit), edges=tuple(edge_credit))
+    overrides = CreditOverrides(roles=tuple(options.role_credit), edges=tuple(options.edge_credit))
     try:
         settings = load_credit_config(config) if config is not None else None
         configured, sources = credits_with_sources(graph, settings, overrides, credit)
@@ -509,11 +534,7 @@ def credits_text(credits: CreditsInEffect | None) -> list[str]:
 
 
 def read_graph_with_credits(
-    graph_arg: str,
-    credit: CreditSpec | None,
-    config: Path | None,
-    edge_credit: tuple[tuple[str, str, CreditSpec], ...],
-    role_credit: tuple[tuple[str, CreditSpec], ...],
+    graph_arg: str, options: CreditOptions
 ) -> tuple[FlowGraph, CreditSpec | None, CreditsInEffect, tuple[str, ...]]:
     """The graph ``graph_arg`` names, read once for ``check`` and ``prove``: its
     NET-FAULT-NOOP warnings said on stderr at read time (and returned for ``--json``),
@@ -525,7 +546,7 @@ def read_graph_with_credits(
     warnings = tuple(input_warnings(read, graph_arg))
     for line in warnings:
         click.echo(printable_line(f"warning: {line}"), err=True)
-    flow_graph, credit, credits = credits_in_effect(read, credit, config, edge_credit, role_credit)
+    flow_graph, credit, credits = credits_in_effect(read, options)
     return flow_graph, credit, credits, warnings
 
 
@@ -560,3 +581,29 @@ def _flags(ctx: click.Context, names: frozenset[str]) -> list[str]:
         for p in ctx.command.params
         if p.name in names and p.name not in UNIVERSAL_OPTIONS and p.opts
     ]
+
+
+#: FIND-UPDATE: writes an expectations file from a run's findings (called as
+#: ``write(result, path, saver, echo=...)``) and returns the record of what it wrote for
+#: ``--json``, or ``None`` when nothing was written
+ExpectationsWriter = Callable[..., "dict[str, Any] | None"]
+
+
+def echo_json_with_update(
+    doc: dict[str, Any], result: Any, update: Path | None, saver: Saver, write: ExpectationsWriter
+) -> None:
+    """``--json`` of a ``conform`` run: ``doc`` with the record of the expectations file
+    ``update`` written by ``write`` (FIND-UPDATE) and the write failures (OUT-FAILURE)."""
+    if update is not None:
+        doc["expectations_written"] = write(result, update, saver)
+    click.echo(json.dumps(saver.annotate(doc)))
+
+
+def exit_after_update(
+    result: Any, update: Path | None, saver: Saver, write: ExpectationsWriter
+) -> NoReturn:
+    """After a ``conform`` run's text verdict: the expectations file ``update`` written by
+    ``write`` (FIND-UPDATE, its one line said), then the verdict's exit (OUT-EXIT)."""
+    if update is not None:
+        write(result, update, saver, echo=True)
+    saver.exit(result.exit_code)

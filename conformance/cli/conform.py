@@ -36,7 +36,11 @@ from creditflow.conformance.cli.common import (
     BoundedParam,
     Saver,
     TimeoutParam,
+    echo_json_with_update,
+    exit_after_update,
     fail,
+    file_option,
+    folder_option,
 )
 from creditflow.conformance.cli.family_conform import conform_family, replay_family
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
@@ -170,18 +174,13 @@ def open_factory(
     help="AMQP adapters: runs draw no such op (repeatable), e.g. to look past a known "
     "drain finding.",
 )
-@click.option(
+@folder_option(
     "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the shrunk failing trace into this corpus folder (replayed by "
+    "Write the shrunk failing trace into this corpus folder (replayed by "
     "`creditflow replay` and the pytest plugin).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("counterexamples"),
-    show_default=True,
-    help="Where to write the failing trace without --corpus.",
+@folder_option(
+    "--out", "Where to write the failing trace without --corpus.", Path("counterexamples")
 )
 @click.option(
     "--phase",
@@ -198,10 +197,9 @@ def open_factory(
     show_default=True,
     help="Time budget of Hypothesis's shrinking (delta debugging follows).",
 )
-@click.option(
+@file_option(
     "--expectations",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
+    "Known divergences of this implementation (JSON, AD-EXPECTATIONS): a "
     "divergence with exactly the signature of a listed trace's is expected, not a failure.",
 )
 @click.option(
@@ -459,18 +457,14 @@ def _conform_amqp(
         doc = result.to_json()
         if path is not None:
             doc.update(trace=str(path), replay=replay)
-        if update is not None:
-            doc["expectations_written"] = write_expectations(result, update, saver)
-        click.echo(json.dumps(saver.annotate(doc)))
-    else:
-        _print_amqp(result, expectation_lines(result, expectations))
-        if path is not None:
-            click.echo(f"trace: {printable(str(path))}")
-            click.echo(f"replay: {printable(str(replay))}")
-        saver.show_unsaved()
-        if update is not None:
-            write_expectations(result, update, saver, echo=True)
-    saver.exit(result.exit_code)
+        echo_json_with_update(doc, result, update, saver, write_expectations)
+        saver.exit(result.exit_code)
+    _print_amqp(result, expectation_lines(result, expectations))
+    if path is not None:
+        click.echo(f"trace: {printable(str(path))}")
+        click.echo(f"replay: {printable(str(replay))}")
+    saver.show_unsaved()
+    exit_after_update(result, update, saver, write_expectations)
 
 
 def write_expectations(
@@ -717,10 +711,9 @@ def _print_conform(
 @click.command()
 @click.argument("traces", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @adapter_options
-@click.option(
+@file_option(
     "--expectations",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
+    "Known divergences of this implementation (JSON, AD-EXPECTATIONS): the "
     "same file and the same verdict as conform --expectations.",
 )
 @click.option(
@@ -728,13 +721,7 @@ def _print_conform(
     is_flag=True,
     help="Shrink each diverging trace to a minimal one and write it under --out.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("counterexamples"),
-    show_default=True,
-    help="Where --shrink writes.",
-)
+@folder_option("--out", "Where --shrink writes.", Path("counterexamples"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def replay(
     traces: tuple[Path, ...],
@@ -1130,9 +1117,7 @@ def conform_queue(
         if result.findings and result.findings[0].trace is not None:
             doc["trace"] = result.findings[0].trace
             doc["replay"] = f"creditflow replay {shlex.quote(result.findings[0].trace)} {how}"
-        if update is not None:
-            doc["expectations_written"] = write_expectations(result, update, saver)
-        click.echo(json.dumps(saver.annotate(doc)))
+        echo_json_with_update(doc, result, update, saver, write_expectations)
         saver.exit(result.exit_code)
     if result.failure is not None and not result.phases:
         fail(result.failure, exit_codes.ADAPTER_FAILURE)
@@ -1173,9 +1158,7 @@ def conform_queue(
             click.echo(f"  trace: {printable(f.trace)}")
             click.echo(f"  replay: creditflow replay {printable(shlex.quote(f.trace))} {how}")
     saver.show_unsaved()
-    if update is not None:
-        write_expectations(result, update, saver, echo=True)
-    saver.exit(result.exit_code)
+    exit_after_update(result, update, saver, write_expectations)
 
 
 def replay_queue(

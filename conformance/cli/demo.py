@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import Saver, console
+from creditflow.conformance.cli.common import Saver, console, folder_option
 from creditflow.conformance.explore.check import CheckOptions
 from creditflow.conformance.family import registry
 from creditflow.conformance.family.interface import Family
@@ -33,13 +33,7 @@ COLUMNS = ("preset", "verdict", "states", "seconds", "steps", "trace / picture")
 
 
 @click.command()
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("out"),
-    show_default=True,
-    help="Folder for counterexample traces and pictures.",
-)
+@folder_option("--out", "Folder for counterexample traces and pictures.", Path("out"))
 @click.option(
     "--family",
     "only",

@@ -15,7 +15,12 @@ import click
 
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import Saver, fail
+from creditflow.conformance.cli.common import (
+    Saver,
+    echo_json_with_update,
+    exit_after_update,
+    fail,
+)
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.family import registry
 
@@ -100,9 +105,7 @@ def conform_family(
     saver = Saver()
     if as_json:
         doc = result.to_json()
-        if update is not None:
-            doc["expectations_written"] = _write_expected(result, update, saver)
-        click.echo(json.dumps(saver.annotate(doc)))
+        echo_json_with_update(doc, result, update, saver, _write_expected)
         saver.exit(result.exit_code)
     click.echo(f"creditflow conform: {result.adapter} ({result.implementation}), family {family}")
     click.echo(
@@ -117,9 +120,7 @@ def conform_family(
         click.echo(f"            trace:   {f.trace}")
     verdict = "diverged" if result.exit_code else "conforms"
     click.echo(f"{result.adapter}: {verdict} (exit {result.exit_code})")
-    if update is not None:
-        _write_expected(result, update, saver, echo=True)
-    saver.exit(result.exit_code)
+    exit_after_update(result, update, saver, _write_expected)
 
 
 def _write_expected(

@@ -20,7 +20,7 @@ from creditflow.adapters import versions as shared_versions
 from creditflow.adapters.amqp import versions as amqp_versions
 from creditflow.adapters.registry import UnknownAdapter, amqp_adapter_factory, is_amqp_name
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import POSITIVE, SEED, TimeoutParam, fail
+from creditflow.conformance.cli.common import POSITIVE, SEED, TimeoutParam, fail, file_option
 from creditflow.conformance.differential.subprocess import DEFAULT_TIMEOUT
 from creditflow.conformance.families.amqp.protocol import (
     AMQP_PHASES,
@@ -352,11 +352,7 @@ def block_args(args: str) -> Sequence[str]:
     show_default=True,
     help="How to print the matrix.",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the matrix to this file instead of stdout.",
-)
+@file_option("--out", "Write the matrix to this file instead of stdout.")
 def matrix(
     adapter: str,
     versions: str | None,

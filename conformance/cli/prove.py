@@ -24,6 +24,7 @@ from creditflow.conformance.cli.common import (
     DEFAULT_FOLDER,
     OUTPUT_FILE,
     POSITIVE,
+    CreditOptions,
     CreditParam,
     Saver,
     TimeoutParam,
@@ -236,7 +237,7 @@ def prove(
     timed_out = False
     try:
         flow_graph, credit, credits, warnings = read_graph_with_credits(
-            graph, credit, config, edge_credit, role_credit
+            graph, CreditOptions(credit, config, edge_credit, role_credit)
         )
         options = ProveOptions(
             credit=credit,
@@ -567,7 +568,7 @@ def synth(
     started = time.perf_counter()
     try:
         flow_graph, credit, read_credits = credits_in_effect(
-            load_graph(graph), credit, config, edge_credit, role_credit
+            load_graph(graph), CreditOptions(credit, config, edge_credit, role_credit)
         )
         with wall_clock(timeout_s):
             result = synthesize(

@@ -19,7 +19,7 @@ import click
 
 from creditflow.adapters.corpus_replay import resolve
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli.common import POSITIVE, Saver, console, fail
+from creditflow.conformance.cli.common import POSITIVE, Saver, console, fail, folder_option
 from creditflow.conformance.runtime import signals
 from creditflow.conformance.sweep.driver import failed_verdicts, plan_sweep, run_sweep
 from creditflow.conformance.sweep.engine import EngineError
@@ -126,11 +126,7 @@ def _plan_document(plan: Any, out: Path) -> dict[str, Any]:
 @click.command()
 @click.argument("sweepfile")
 @click.option("--master", help=MASTER_HELP)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (default: sweeps/NAME). A rerun resumes it.",
-)
+@folder_option("--out", "Output folder (default: sweeps/NAME). A rerun resumes it.")
 @click.option(
     "--batch-size",
     type=POSITIVE,
@@ -307,11 +303,7 @@ def sweep(
 
 @click.command()
 @click.argument("sweep_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Where to write the report (default: SWEEP_DIR/report).",
-)
+@folder_option("--out", "Where to write the report (default: SWEEP_DIR/report).")
 @click.option(
     "--top",
     type=POSITIVE,
@@ -418,13 +410,7 @@ def _print_report(data: Any) -> None:
     help="Which files under CORPUS are traces.",
 )
 @click.option("--master", help=MASTER_HELP)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("replay-results"),
-    show_default=True,
-    help="Folder for the Parquet rows (one per trace).",
-)
+@folder_option("--out", "Folder for the Parquet rows (one per trace).", Path("replay-results"))
 @click.option("--batch-size", type=POSITIVE, help="Traces per Spark task.")
 @click.option(
     "--ship-code/--no-ship-code",
