@@ -84,6 +84,39 @@ class Harness(ABC):
         return None
 
 
+#: AD-H2-POLICY: how most implementations treat a window below zero and an empty END_STREAM.
+TRACKED_NEGATIVE_WINDOW = "tracked: sends nothing flow-controlled until positive"
+EMPTY_END_STREAM = "sent with no window left; accepted with no window left"
+
+
+def flow_policy(
+    credit: dict[str, Any],
+    *,
+    reset_credit: str,
+    discard_credit: str,
+    split: str,
+    initial_window: int,
+    max_frame_size: int,
+    negative_window: str = TRACKED_NEGATIVE_WINDOW,
+    more: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """AD-H2-POLICY: the policy keys every implementation declares, in one order (the
+    initial SETTINGS it sends), then ``more`` of its own (``x-`` keys)."""
+    return {
+        "credit": credit,
+        "reset_credit": reset_credit,
+        "discard_credit": discard_credit,
+        "split": split,
+        "initial_settings": {
+            "SETTINGS_INITIAL_WINDOW_SIZE": initial_window,
+            "SETTINGS_MAX_FRAME_SIZE": max_frame_size,
+        },
+        "negative_window": negative_window,
+        "empty_end_stream": EMPTY_END_STREAM,
+        **(more or {}),
+    }
+
+
 def new_peer(role: str, peer_settings: dict[str, int]) -> Peer:
     """The peer for an implementation in ``role``, with the SETTINGS ``reset`` asked for."""
     # SETTINGS_MAX_CONCURRENT_STREAMS stated: some clients (httpcore) allow one stream
@@ -304,6 +337,42 @@ class Loopback:
     def close(self) -> None:
         self.selector.close()
         self.sock.close()
+
+
+class LoopbackHarness(Harness):
+    """A :class:`Harness` whose implementation speaks to our peer over a
+    :class:`Loopback` link (AD-H2-LOOPBACK)."""
+
+    link: Loopback | None = None
+
+    def pump(self) -> None:
+        """AD-H2-QUIESCE: the loopback link's octets until it rests."""
+        assert self.link is not None
+        self.link.pump()
+
+    def close_link(self) -> None:
+        """Close the loopback link, if there is one."""
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+
+    def peer_opens(self, sid: int) -> dict[str, Any]:
+        """AD-H2-OPS ``open`` against a server: our peer (the client) opens stream ``sid``,
+        which must be its next one (else :class:`Refused`)."""
+        if sid != self.peer.next_stream:
+            raise Refused(f"open: the next stream is {self.peer.next_stream}")
+        self.peer.open(sid)
+        self.pump()
+        return {}
+
+
+def app_octets(op: str, req: dict[str, Any]) -> int:
+    """AD-H2-OPS ``send``/``consume``: the request's ``octets`` (0 if absent), an integer
+    >= 0, or :class:`Refused`."""
+    octets = req.get("octets", 0)
+    if not isinstance(octets, int) or octets < 0:
+        raise Refused(f"{op}: octets must be an integer >= 0")
+    return octets
 
 
 class ChildFailed(Exception):
