@@ -19,7 +19,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from realsettings_bench import measured
+from realsettings_bench import measured_row, print_table
 from sides import add_side_options, old_tree
 
 CREDITS = ((2, 1), (1, 1), (2, 2), (3, 1))
@@ -58,18 +58,10 @@ def main() -> None:
         for credit in CREDITS:
             path = broker_file(folder, credit)
             for question, extra in (("--publishes 3", ["--publishes", "3"]), ("every", [])):
+                case = f"{{{credit[0]},{credit[1]}}} {question}"
                 for side, root in (("new", None), ("old", old)):
-                    row = measured(root, [path, *extra], args.limit, folder)
-                    row.update(case=f"{{{credit[0]},{credit[1]}}} {question}", side=side)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-    print()
-    print(f"{'case':22} {'side':5} {'s':>8} {'peak MB':>8} {'exit':>5}  claim")
-    for r in rows:
-        print(
-            f"{r['case']:22} {r['side']:5} {r['seconds'] or '-':>8} {r['peak_mb']:>8} "
-            f"{r['exit'] if r['exit'] is not None else '-':>5}  {r['claim']}"
-        )
+                    rows.append(measured_row(root, [path, *extra], args.limit, folder, case, side))
+    print_table(rows, case_width=22, side_width=5, lengths=False)
 
 
 if __name__ == "__main__":
