@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from creditflow.adapters import json_lines
 from creditflow.adapters.http2 import frames as fr
 from creditflow.adapters.http2.peer import Peer
 
@@ -247,14 +248,7 @@ class Server:
         except (ChildFailed, OSError) as exc:
             self.fail("adapter", exc)
         try:
-            for line in sys.stdin:
-                if not line.strip():
-                    continue
-                try:
-                    req = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-                    continue
+            for req in json_lines.requests(sys.stdin):
                 if not isinstance(req, dict):
                     print(json.dumps({"ok": False, "error": "not an object"}), flush=True)
                     continue
@@ -263,10 +257,7 @@ class Server:
                 except (ChildFailed, fr.FrameError, OSError) as exc:
                     # AD-H2-FAILURE: the implementation's process or link broke
                     self.fail(self.sample.library, exc)
-                if "id" in req:
-                    resp["id"] = req["id"]
-                sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-                sys.stdout.flush()
+                json_lines.write_answer(req, resp)
         finally:
             if self.harness is not None:
                 self.harness.close()
