@@ -13,14 +13,13 @@ subprocesses (peak RSS by ``wait4``; stopped after ``--limit`` seconds).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import tempfile
 from pathlib import Path
 
-from realsettings_bench import measured_row, print_table
-from sides import add_side_options, old_tree
+from realsettings_bench import measured_options, measured_row, print_table
+from sides import old_tree
 
 CREDITS = ((2, 1), (1, 1), (2, 2), (3, 1))
 
@@ -47,10 +46,7 @@ def broker_file(folder: Path, credit: tuple[int, int]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_side_options(parser)
-    parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
-    args = parser.parse_args()
+    args = measured_options(__doc__)
     old = old_tree(args.old)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

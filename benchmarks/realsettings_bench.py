@@ -142,11 +142,17 @@ def _old_claim(report: dict) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def measured_options(doc: str) -> argparse.Namespace:
+    """The command line of a benchmark of :func:`measured` runs: the side options and
+    ``--limit`` (seconds per run); ``doc``'s first line describes it."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     add_side_options(parser)
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = measured_options(__doc__)
     old = old_tree(args.old)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
