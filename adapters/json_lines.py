@@ -13,9 +13,7 @@ from typing import Any
 def requests(lines: Iterable[str]) -> Iterator[Any]:
     """The JSON value of every line that is not blank; a line that is not JSON is
     answered ``not JSON`` on stdout at once and skipped."""
-    for line in lines:
-        if not line.strip():
-            continue
+    for line in filter(str.strip, lines):
         try:
             req = json.loads(line)
         except json.JSONDecodeError as exc:
