@@ -18,10 +18,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from creditflow.conformance.exit_codes import ADAPTER_FAILURE
 from creditflow.conformance.runtime import children
 
 #: AD-VERSION: a release name (no path, no shell syntax).
@@ -48,6 +50,31 @@ def _say(line: str) -> None:
 
 class InstallFailed(Exception):
     """A release that cannot be installed; ``str()`` is one line."""
+
+
+@dataclass(frozen=True)
+class AdapterCommand:
+    """How to start one adapter: its library and release, argv and the environment it
+    needs."""
+
+    library: str
+    version: str
+    argv: tuple[str, ...]
+    env: dict[str, str]
+
+
+def install_each(names: Sequence[str], install_one: Callable[[str], str]) -> int:
+    """A family's ``install NAME…``: ``install_one(name)`` for each, printing
+    ``NAME: what``; the first that cannot be had is one line on stderr and exit 3
+    (ADAPTER_FAILURE), else 0."""
+    for name in names:
+        try:
+            what = install_one(name)
+        except InstallFailed as exc:
+            print(f"adapter {name}: {exc}", file=sys.stderr)
+            return ADAPTER_FAILURE
+        print(f"{name}: {what}")
+    return 0
 
 
 def cache_root(family: str) -> Path:

@@ -13,14 +13,13 @@ subprocesses (peak RSS by ``wait4``; stopped after ``--limit`` seconds).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import tempfile
 from pathlib import Path
 
-from realsettings_bench import measured
-from sides import add_side_options, old_tree
+from realsettings_bench import measured_options, measured_row, print_table
+from sides import old_tree
 
 CREDITS = ((2, 1), (1, 1), (2, 2), (3, 1))
 
@@ -47,10 +46,7 @@ def broker_file(folder: Path, credit: tuple[int, int]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_side_options(parser)
-    parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
-    args = parser.parse_args()
+    args = measured_options(__doc__)
     old = old_tree(args.old)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,18 +54,10 @@ def main() -> None:
         for credit in CREDITS:
             path = broker_file(folder, credit)
             for question, extra in (("--publishes 3", ["--publishes", "3"]), ("every", [])):
+                case = f"{{{credit[0]},{credit[1]}}} {question}"
                 for side, root in (("new", None), ("old", old)):
-                    row = measured(root, [path, *extra], args.limit, folder)
-                    row.update(case=f"{{{credit[0]},{credit[1]}}} {question}", side=side)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-    print()
-    print(f"{'case':22} {'side':5} {'s':>8} {'peak MB':>8} {'exit':>5}  claim")
-    for r in rows:
-        print(
-            f"{r['case']:22} {r['side']:5} {r['seconds'] or '-':>8} {r['peak_mb']:>8} "
-            f"{r['exit'] if r['exit'] is not None else '-':>5}  {r['claim']}"
-        )
+                    rows.append(measured_row(root, [path, *extra], args.limit, folder, case, side))
+    print_table(rows, case_width=22, side_width=5, lengths=False)
 
 
 if __name__ == "__main__":

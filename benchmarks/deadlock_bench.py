@@ -15,14 +15,13 @@ verdicts and lengths and prints the end-to-end time ratio.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, emit_row, old_tree, ran_as_worker, run_side, use_tree  # noqa: E402
 
 
 def random_cyclic_graph(rng: random.Random, name: str, faithful: bool = False):
@@ -74,20 +73,17 @@ def worker(args: argparse.Namespace) -> None:
         row = row.to_json() if hasattr(row, "to_json") else row  # an old side: a dict
         seconds = time.perf_counter() - started
         total += seconds
-        print(
-            json.dumps(
-                {
-                    "graph": g.graph["name"],
-                    "exit_code": row["exit_code"],
-                    "kind": row["deadlock_kind"],
-                    "blocked_forever": row["blocked_forever"],
-                    "length": row["shortest_counterexample_length"],
-                    "states": row["states"],
-                    "complete": row["complete"],
-                    "seconds": seconds,
-                }
-            ),
-            flush=True,
+        emit_row(
+            {
+                "graph": g.graph["name"],
+                "exit_code": row["exit_code"],
+                "kind": row["deadlock_kind"],
+                "blocked_forever": row["blocked_forever"],
+                "length": row["shortest_counterexample_length"],
+                "states": row["states"],
+                "complete": row["complete"],
+                "seconds": seconds,
+            }
         )
 
 
@@ -98,8 +94,7 @@ def main() -> None:
     parser.add_argument("--max-states", type=int, default=300_000)
     add_side_options(parser)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     common = [
         "--graphs",

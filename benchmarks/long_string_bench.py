@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, old_tree, ran_as_worker, run_side, use_tree  # noqa: E402
 
 OLD_SIZES_MB = (0.25, 1.0)
 NEW_ONLY_SIZES_MB = (30.0,)
@@ -76,8 +76,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="only the smallest old size")
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     root = old_tree(args.old)
     old_sizes = OLD_SIZES_MB[:1] if args.quick else OLD_SIZES_MB

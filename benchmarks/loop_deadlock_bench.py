@@ -14,7 +14,6 @@ resident size is that side's own.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import resource
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, emit_row, old_tree, ran_as_worker, run_side, use_tree  # noqa: E402
 
 if TYPE_CHECKING:
     from creditflow.model.network.graph import FlowGraph
@@ -59,23 +58,20 @@ def worker(args: argparse.Namespace) -> None:
     row = row.to_json() if hasattr(row, "to_json") else row  # an old side: a dict
     seconds = time.perf_counter() - started
     deadlock = result.deadlock
-    print(
-        json.dumps(
-            {
-                "kind": row["deadlock_kind"],
-                "length": row["shortest_counterexample_length"],
-                # the old side has no shortest_certified: its "not proven shortest" note
-                "certified": row.get(
-                    "shortest_certified",
-                    deadlock is not None and "not proven shortest" not in deadlock.detail,
-                ),
-                "blocked_forever": row["blocked_forever"],
-                "states": row["states"],
-                "seconds": seconds,
-                "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
-            }
-        ),
-        flush=True,
+    emit_row(
+        {
+            "kind": row["deadlock_kind"],
+            "length": row["shortest_counterexample_length"],
+            # the old side has no shortest_certified: its "not proven shortest" note
+            "certified": row.get(
+                "shortest_certified",
+                deadlock is not None and "not proven shortest" not in deadlock.detail,
+            ),
+            "blocked_forever": row["blocked_forever"],
+            "states": row["states"],
+            "seconds": seconds,
+            "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+        }
     )
 
 
@@ -84,8 +80,7 @@ def main() -> None:
     parser.add_argument("--max-states", type=int, default=5_000_000)
     add_side_options(parser)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     common = ["--max-states", str(args.max_states)]
     rows = {

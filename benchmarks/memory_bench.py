@@ -16,7 +16,6 @@ with symmetry, cut at a budget, the wide-state case the default budget is sized 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import statistics
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scaling_bench import build  # noqa: E402
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import emit_row, old_tree, ran_as_worker, run_side, side_parser, use_tree  # noqa: E402
 
 #: the base commit of issue 21's work
 DEFAULT_OLD = "2ed868b"
@@ -70,36 +69,28 @@ def worker(args: argparse.Namespace) -> None:
     )
     seconds = time.perf_counter() - started
     verdict = "holds" if not result.findings else ",".join(sorted(result.findings))
-    print(
-        json.dumps(
-            {
-                "case": label,
-                "states": result.n_states,
-                "transitions": result.transitions,
-                "complete": result.complete,
-                "verdict": verdict,
-                "lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
-                "seconds": seconds,
-                "peak": _peak_bytes(),
-                "base": base,
-            }
-        ),
-        flush=True,
+    emit_row(
+        {
+            "case": label,
+            "states": result.n_states,
+            "transitions": result.transitions,
+            "complete": result.complete,
+            "verdict": verdict,
+            "lengths": {pid: f.length for pid, f in sorted(result.findings.items())},
+            "seconds": seconds,
+            "peak": _peak_bytes(),
+            "base": base,
+        }
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_side_options(parser)
-    parser.set_defaults(old=DEFAULT_OLD)
+    parser = side_parser(__doc__, old=DEFAULT_OLD)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="the small fanout case only")
     parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     cases = [k for k in range(len(CASES)) if not args.quick or k in QUICK]
     old = old_tree(args.old)

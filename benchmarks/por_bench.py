@@ -17,7 +17,6 @@ EXP-POR for its shortest run, so there the new side costs more).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scaling_bench import build  # noqa: E402
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import emit_row, old_tree, ran_as_worker, run_side, side_parser, use_tree  # noqa: E402
 
 #: the base commit of this change
 DEFAULT_OLD = "1cf0631"
@@ -64,34 +63,26 @@ def worker(args: argparse.Namespace) -> None:
         ),
     )
     seconds = time.perf_counter() - started
-    print(
-        json.dumps(
-            {
-                "case": label,
-                "states": result.n_states,
-                "complete": result.complete or result.stopped_at_deadlock,
-                "verdict": ",".join(sorted(result.findings)) or "holds",
-                "lengths": {pid: [f.kind, f.length] for pid, f in sorted(result.findings.items())},
-                "seconds": seconds,
-            }
-        ),
-        flush=True,
+    emit_row(
+        {
+            "case": label,
+            "states": result.n_states,
+            "complete": result.complete or result.stopped_at_deadlock,
+            "verdict": ",".join(sorted(result.findings)) or "holds",
+            "lengths": {pid: [f.kind, f.length] for pid, f in sorted(result.findings.items())},
+            "seconds": seconds,
+        }
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_side_options(parser)
-    parser.set_defaults(old=DEFAULT_OLD)
+    parser = side_parser(__doc__, old=DEFAULT_OLD)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--big", action="store_true", help="add the issue's mirrored broker")
     parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--por", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     cases = [k for k in range(len(CASES)) if args.big or k not in BIG]
     old = old_tree(args.old)

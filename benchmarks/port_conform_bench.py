@@ -16,7 +16,6 @@ stretches the wall clock, not the CPU time).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import emit_row, old_tree, ran_as_worker, run_side, side_parser, use_tree  # noqa: E402
 
 #: the base commit of issue 21's point 5 (fast port conformance)
 DEFAULT_OLD = "1cf0631"
@@ -64,33 +63,25 @@ def worker(args: argparse.Namespace) -> None:
         alone, phase_driver, phase_adapter = conform((name,))
         phases[name]["cpu"] = max(phase_driver, phase_adapter)
         phases[name]["cpu_ops"] = alone.ops
-    print(
-        json.dumps(
-            {
-                "verdict": result.verdict,
-                "ops": result.ops,
-                "seconds": result.seconds,
-                "driver_cpu": driver,
-                "adapter_cpu": adapter,
-                "phases": phases,
-            }
-        ),
-        flush=True,
+    emit_row(
+        {
+            "verdict": result.verdict,
+            "ops": result.ops,
+            "seconds": result.seconds,
+            "driver_cpu": driver,
+            "adapter_cpu": adapter,
+            "phases": phases,
+        }
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_side_options(parser)
-    parser.set_defaults(old=DEFAULT_OLD)
+    parser = side_parser(__doc__, old=DEFAULT_OLD)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-examples", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     old = old_tree(args.old)
     options = ["--max-examples", str(args.max_examples), "--seed", str(args.seed)]

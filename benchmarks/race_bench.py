@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import networkx as nx
-from realsettings_bench import REPO, run_check
+from realsettings_bench import REPO, run_check, run_stopped_after
 from sides import old_tree
 
 
@@ -64,26 +60,14 @@ def run_prove(args: list[str], limit: float, folder: Path) -> dict:
     """One ``creditflow prove`` in its own process group: seconds, exit code, result."""
     trace = ["--trace-out", str(folder / "p.itf.json")]
     command = [sys.executable, "-m", "creditflow.conformance.cli", "prove", *args, "--json", *trace]
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-        cwd=tempfile.gettempdir(),
-    )
-    try:
-        stdout, _ = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    run = run_stopped_after(command, limit, cwd=tempfile.gettempdir())
+    if run.stdout is None:
         return {"seconds": None, "exit": None, "claim": f"no answer within {limit:g} s"}
-    report = json.loads(stdout) if stdout.strip().startswith("{") else {}
+    report = json.loads(run.stdout) if run.stdout.strip().startswith("{") else {}
     cex = report.get("counterexample") or {}
     return {
-        "seconds": round(time.perf_counter() - started, 2),
-        "exit": proc.returncode,
+        "seconds": round(run.seconds, 2),
+        "exit": run.exit,
         "claim": report.get("claim") or report.get("result"),
         "length": cex.get("length") if isinstance(cex, dict) else None,
     }

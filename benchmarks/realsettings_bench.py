@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from sides import REPO, add_side_options, old_tree
@@ -63,6 +64,37 @@ def cases(folder: Path) -> list[tuple[str, list[str], int]]:
     ]
 
 
+@dataclass(frozen=True)
+class StoppedRun:
+    """What :func:`run_stopped_after` saw of one process."""
+
+    stdout: str | None  #: ``None``: stopped at the limit
+    exit: int | None
+    seconds: float
+    stopped_peak_kb: int  #: the peak RSS of a stopped process (0 for one that ended)
+
+
+def run_stopped_after(command: list[str], limit: float, cwd: str | None = None) -> StoppedRun:
+    """Run ``command`` in its own process group (stdout read, stderr dropped); after
+    ``limit`` seconds the group is killed and the process reaped with ``wait4``."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        cwd=cwd,
+    )
+    try:
+        stdout, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, _status, usage = os.wait4(proc.pid, 0)
+        return StoppedRun(None, None, time.perf_counter() - started, usage.ru_maxrss)
+    return StoppedRun(stdout, proc.returncode, time.perf_counter() - started, 0)
+
+
 def run_check(root: Path | None, args: list[str], limit: float, out: Path) -> dict:
     """One ``creditflow check`` in a subprocess: seconds, peak RSS, exit code, claim."""
     prelude = (
@@ -80,31 +112,19 @@ def run_check(root: Path | None, args: list[str], limit: float, out: Path) -> di
         "--trace-out",
         str(out / "t.itf.json"),
     ]
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, _ = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, status, usage = os.wait4(proc.pid, 0)
+    run = run_stopped_after(command, limit)
+    if run.stdout is None:
         return {
             "seconds": None,
-            "peak_mb": round(usage.ru_maxrss / 1024),
+            "peak_mb": round(run.stopped_peak_kb / 1024),
             "exit": None,
             "claim": f"no answer within {limit:g} s",
         }
-    seconds = time.perf_counter() - started
     # communicate() reaped the child: its peak RSS is in the children's usage
-    report = json.loads(stdout) if stdout.strip().startswith("{") else {}
+    report = json.loads(run.stdout) if run.stdout.strip().startswith("{") else {}
     return {
-        "seconds": round(seconds, 2),
-        "exit": proc.returncode,
+        "seconds": round(run.seconds, 2),
+        "exit": run.exit,
         "claim": report.get("claim") or _old_claim(report),
         "length": report.get("shortest_counterexample_length"),
     }
@@ -122,11 +142,17 @@ def _old_claim(report: dict) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def measured_options(doc: str) -> argparse.Namespace:
+    """The command line of a benchmark of :func:`measured` runs: the side options and
+    ``--limit`` (seconds per run); ``doc``'s first line describes it."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     add_side_options(parser)
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = measured_options(__doc__)
     old = old_tree(args.old)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -139,17 +165,35 @@ def main() -> None:
             if reveal:
                 runs["old (--publishes I+1)"] = (old, [*check_args, "--publishes", str(reveal)])
             for side, (root, cargs) in runs.items():
-                row = measured(root, cargs, args.limit, folder)
-                row.update(case=label, side=side)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                rows.append(measured_row(root, cargs, args.limit, folder, label, side))
+    print_table(rows, case_width=32, side_width=24, lengths=True)
+
+
+def measured_row(
+    root: Path | None, cargs: list[str], limit: float, folder: Path, case: str, side: str
+) -> dict:
+    """:func:`measured`, labelled with its case and side, printed as a JSON line."""
+    row = measured(root, cargs, limit, folder)
+    row.update(case=case, side=side)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def print_table(rows: list[dict], case_width: int, side_width: int, lengths: bool) -> None:
+    """The measured rows as a table after a blank line; ``lengths``: with the shortest
+    counterexample's length."""
+    head = f" {'len':>8}" if lengths else ""
     print()
-    print(f"{'case':32} {'side':24} {'s':>8} {'peak MB':>8} {'exit':>5} {'len':>8}  claim")
+    print(
+        f"{'case':{case_width}} {'side':{side_width}} {'s':>8} {'peak MB':>8} {'exit':>5}"
+        f"{head}  claim"
+    )
     for r in rows:
+        exit_code = r["exit"] if r["exit"] is not None else "-"
+        length = f" {r.get('length') or '':>8}" if lengths else ""
         print(
-            f"{r['case']:32} {r['side']:24} {r['seconds'] or '-':>8} {r['peak_mb']:>8} "
-            f"{r['exit'] if r['exit'] is not None else '-':>5} {r.get('length') or '':>8}  "
-            f"{r['claim']}"
+            f"{r['case']:{case_width}} {r['side']:{side_width}} {r['seconds'] or '-':>8} "
+            f"{r['peak_mb']:>8} {exit_code:>5}{length}  {r['claim']}"
         )
 
 

@@ -14,14 +14,13 @@ budget-bound case with Z3 as ``check`` does (EXP-SETTLE); its verdict then says 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sides import add_side_options, old_tree, run_side, use_tree  # noqa: E402
+from sides import add_side_options, emit_row, old_tree, ran_as_worker, run_side, use_tree  # noqa: E402
 
 #: (label, builder args) — builders below; the last broker case is the issue's topology
 CASES = [
@@ -100,19 +99,16 @@ def worker(args: argparse.Namespace) -> None:
         )
         if row.get("settled", {}).get("proved"):
             verdict += " (proved, EXP-SETTLE)"
-        print(
-            json.dumps(
-                {
-                    "case": label,
-                    "nodes": len(graph.nodes),
-                    "edges": len(graph.edges),
-                    "states": row["states"],
-                    "seconds": seconds,
-                    "verdict": verdict,
-                    "length": row["shortest_counterexample_length"],
-                }
-            ),
-            flush=True,
+        emit_row(
+            {
+                "case": label,
+                "nodes": len(graph.nodes),
+                "edges": len(graph.edges),
+                "states": row["states"],
+                "seconds": seconds,
+                "verdict": verdict,
+                "length": row["shortest_counterexample_length"],
+            }
         )
 
 
@@ -122,8 +118,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the small cases only")
     add_side_options(parser)
     args = parser.parse_args()
-    if args.worker:
-        worker(args)
+    if ran_as_worker(args, worker):
         return
     common = ["--max-states", str(args.max_states)] + (["--quick"] if args.quick else [])
     rows = {

@@ -17,7 +17,9 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("spec", "model", "conformance", "adapters")
@@ -63,3 +65,26 @@ def add_side_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--old", default=DEFAULT_OLD, help="the baseline commit")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
+
+
+def side_parser(doc: str | None, old: str) -> argparse.ArgumentParser:
+    """A side-by-side benchmark's parser: ``doc`` shown as written, the side options with
+    ``old`` as the baseline commit."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_side_options(parser)
+    parser.set_defaults(old=old)
+    return parser
+
+
+def ran_as_worker(args: argparse.Namespace, worker: Callable[[argparse.Namespace], None]) -> bool:
+    """``worker(args)`` if this process is a side (``--worker``); whether it was."""
+    if args.worker:
+        worker(args)
+    return bool(args.worker)
+
+
+def emit_row(row: dict[str, Any]) -> None:
+    """One result of a side's worker: a JSON line, flushed (what :func:`run_side` reads)."""
+    print(json.dumps(row), flush=True)

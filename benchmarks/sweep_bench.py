@@ -22,8 +22,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ENGINES = ("serial", "spark-local[1]", "spark-local[2]", "pool(2)")
@@ -48,14 +49,9 @@ class SerialRunner:
 
 def run_one(engine: str, sweep_file: str, out: str) -> dict:
     """Runs in a child process: start the engine, sweep, report figures as JSON."""
-    from creditflow.conformance.sweep.driver import plan_sweep, run_sweep
-    from creditflow.conformance.sweep.store import SweepStore
-    from creditflow.conformance.sweep.sweepfile import load_sweep
+    from creditflow.conformance.sweep.driver import run_sweep
 
-    spec = load_sweep(sweep_file)
-    store = SweepStore(out)
-    store.prepare(spec.text)
-    plan = plan_sweep(spec, store)
+    plan, store = planned(sweep_file, out)
     started = time.perf_counter()
     handle = None
     if engine.startswith("spark"):
@@ -89,37 +85,54 @@ def run_one(engine: str, sweep_file: str, out: str) -> dict:
     }
 
 
-def verdicts_of(out: str) -> dict[str, str]:
+def planned(sweep_file: str, out: str) -> tuple[Any, Any]:
+    """In a child: the sweep of ``sweep_file`` planned into a fresh store at ``out``; the
+    plan and the store."""
+    from creditflow.conformance.sweep.driver import plan_sweep
+    from creditflow.conformance.sweep.store import SweepStore
+    from creditflow.conformance.sweep.sweepfile import load_sweep
+
+    spec = load_sweep(sweep_file)
+    store = SweepStore(out)
+    store.prepare(spec.text)
+    return plan_sweep(spec, store), store
+
+
+def read_results(out: str) -> tuple[dict[str, str], float]:
+    """Every case's verdict in the store at ``out``, and the sum of the cases' own
+    (wall-clock) seconds."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
-    return dict(
+    verdicts = dict(
         zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(), strict=True)
     )
+    return verdicts, float(sum(s for s in table.column("seconds").to_pylist() if s))
 
 
-def case_seconds(out: str) -> float:
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(Path(out) / "results", columns=["seconds"])
-    return float(sum(s for s in table.column("seconds").to_pylist() if s))
+def child_result(
+    script: str, sweep: str, child: str, out: str, what: str, env: dict[str, str] | None = None
+) -> dict:
+    """Run ``script --sweep SWEEP --child CHILD OUT`` and read its JSON figures; exits
+    with ``what failed`` and its stderr's end when it fails."""
+    proc = subprocess.run(
+        [sys.executable, script, "--sweep", sweep, "--child", child, out],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"{what} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def run_engine(engine: str, sweep: str, tmp: str, label: str) -> tuple[dict, dict[str, str]]:
     out = str(Path(tmp) / label)
     load = os.getloadavg()[0]
-    proc = subprocess.run(
-        [sys.executable, __file__, "--sweep", sweep, "--child", engine, out],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        sys.exit(f"{engine} failed:\n{proc.stderr[-3000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    result["case_seconds"] = case_seconds(out)
+    result = child_result(__file__, sweep, engine, out, engine)
+    verdicts, result["case_seconds"] = read_results(out)
     result["load"] = (load, os.getloadavg()[0])
-    verdicts = verdicts_of(out)
     shutil.rmtree(out)
     return result, verdicts
 
@@ -153,32 +166,70 @@ def interleaved(
     return runs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def sweep_parser(doc: str | None, child: str) -> argparse.ArgumentParser:
+    """A sweep benchmark's parser: ``--sweep FILE`` (``sweep10k.toml``) and the hidden
+    ``--child CHILD OUT`` its child processes run with."""
+    parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
-    parser.add_argument(
-        "--engines", default=",".join(ENGINES), help=f"comma-separated, from {', '.join(ENGINES)}"
-    )
+    parser.add_argument("--child", nargs=2, metavar=(child, "OUT"), help=argparse.SUPPRESS)
+    return parser
+
+
+def ran_as_child(args: argparse.Namespace, run_child: Callable[[str, str, str], dict]) -> bool:
+    """With ``--child CHILD OUT``: print ``run_child(CHILD, sweep, OUT)`` as JSON; whether
+    this process is such a child."""
+    if args.child:
+        print(json.dumps(run_child(args.child[0], args.sweep, args.child[1])))
+    return bool(args.child)
+
+
+def print_verdicts(runs: dict[str, list[dict]]) -> None:
+    """The header line of the results: the cases and their verdicts (the same on every
+    run, :func:`interleaved`)."""
+    print_verdicts(runs)
+
+
+def add_rounds_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--rounds N``: how many times every ``what`` runs, interleaved."""
     parser.add_argument(
         "--rounds",
         type=int,
         default=1,
-        help="run every engine this many times, interleaved; medians are "
+        help=f"run every {what} this many times, interleaved; medians are "
         "compared (a shared machine's load varies)",
     )
-    parser.add_argument("--child", nargs=2, metavar=("ENGINE", "OUT"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(run_one(args.child[0], args.sweep, args.child[1])))
-        return
-    engines = [e for e in args.engines.split(",") if e]
-    unknown = set(engines) - set(ENGINES)
+
+
+def chosen(listed: str, known: Sequence[str], what: str) -> list[str]:
+    """The comma-separated names of ``listed``; exits naming those not in ``known``."""
+    names = [n for n in listed.split(",") if n]
+    unknown = set(names) - set(known)
     if unknown:
-        sys.exit(f"unknown engines: {', '.join(sorted(unknown))}")
-    print(
+        sys.exit(f"unknown {what}: {', '.join(sorted(unknown))}")
+    return names
+
+
+def machine_line() -> str:
+    """The start of a benchmark's header: ``# Python release, CPUs, date and time``."""
+    return (
         f"# {platform.python_implementation()} {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; "
-        f"{args.rounds} round(s); load average (1 min) shown before/after each run"
+        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
+
+
+def main() -> None:
+    parser = sweep_parser(__doc__, "ENGINE")
+    parser.add_argument(
+        "--engines", default=",".join(ENGINES), help=f"comma-separated, from {', '.join(ENGINES)}"
+    )
+    add_rounds_option(parser, "engine")
+    args = parser.parse_args()
+    if ran_as_child(args, run_one):
+        return
+    engines = chosen(args.engines, ENGINES, "engines")
+    print(
+        f"{machine_line()}; {args.rounds} round(s); load average (1 min) shown before/after "
+        "each run"
     )
 
     def show(engine: str, result: dict) -> None:

@@ -23,35 +23,38 @@ give every case the same verdict (checked).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from sweep_bench import interleaved, median  # the same driver as the local sweep benchmark
+# the same driver as the local sweep benchmark
+from sweep_bench import (
+    add_rounds_option,
+    child_result,
+    chosen,
+    interleaved,
+    machine_line,
+    median,
+    planned,
+    print_verdicts,
+    ran_as_child,
+    read_results,
+    sweep_parser,
+)
 
-HERE = Path(__file__).resolve().parent
 SETUPS = ("cluster-1-worker", "cluster-2-workers", "local[2]")
 
 
 def run_child(master: str, sweep_file: str, out: str) -> dict:
     """In a fresh process: start the driver, warm up, sweep; figures as JSON."""
-    from creditflow.conformance.sweep.driver import plan_sweep, run_sweep
+    from creditflow.conformance.sweep.driver import run_sweep
     from creditflow.conformance.sweep.runners import SparkRunner
     from creditflow.conformance.sweep.spark import start_spark
-    from creditflow.conformance.sweep.store import SweepStore
-    from creditflow.conformance.sweep.sweepfile import load_sweep
 
-    spec = load_sweep(sweep_file)
-    store = SweepStore(out)
-    store.prepare(spec.text)
-    plan = plan_sweep(spec, store)
+    plan, store = planned(sweep_file, out)
     started = time.perf_counter()
     handle = start_spark(master, app_name="creditflow cluster bench")
     runner = SparkRunner(handle.sc)
@@ -69,28 +72,8 @@ def run_child(master: str, sweep_file: str, out: str) -> dict:
     }
 
 
-def verdicts_of(out: str) -> tuple[dict[str, str], float]:
-    """Every case's verdict, and the sum of the cases' own (wall-clock) seconds."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(Path(out) / "results", columns=["case_id", "verdict", "seconds"])
-    verdicts = dict(
-        zip(table.column("case_id").to_pylist(), table.column("verdict").to_pylist(), strict=True)
-    )
-    return verdicts, float(sum(s for s in table.column("seconds").to_pylist() if s))
-
-
 def driver(master: str, sweep: str, out: str, env: dict[str, str]) -> dict:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--sweep", sweep, "--child", master, out],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    if proc.returncode != 0:
-        sys.exit(f"driver on {master} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return child_result(__file__, sweep, master, out, f"driver on {master}", env)
 
 
 def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict[str, str]]:
@@ -114,37 +97,24 @@ def run_setup(setup: str, sweep: str, tmp: Path, label: str) -> tuple[dict, dict
             sys.exit(f"{setup}: processes {cluster.running()} survived the cluster's stop")
         shutil.rmtree(tmp / f"{label}-cluster", ignore_errors=True)
     result["load"] = (load, os.getloadavg()[0])
-    verdicts, result["case_seconds"] = verdicts_of(out)
+    verdicts, result["case_seconds"] = read_results(out)
     shutil.rmtree(out)
     return result, verdicts
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sweep", default=str(HERE / "sweep10k.toml"))
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=1,
-        help="run every set-up this many times, interleaved; medians are "
-        "compared (a shared machine's load varies)",
-    )
+    parser = sweep_parser(__doc__, "MASTER")
+    add_rounds_option(parser, "set-up")
     parser.add_argument(
         "--setups", default=",".join(SETUPS), help=f"comma-separated, from {', '.join(SETUPS)}"
     )
-    parser.add_argument("--child", nargs=2, metavar=("MASTER", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(run_child(args.child[0], args.sweep, args.child[1])))
+    if ran_as_child(args, run_child):
         return
-    setups = [s for s in args.setups.split(",") if s]
-    unknown = set(setups) - set(SETUPS)
-    if unknown:
-        sys.exit(f"unknown set-ups: {', '.join(sorted(unknown))}")
+    setups = chosen(args.setups, SETUPS, "set-ups")
     print(
-        f"# {platform.python_implementation()} {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}; {args.rounds} "
-        f"round(s); workers of 1 core and 1 GiB; load average (1 min) before/after"
+        f"{machine_line()}; {args.rounds} round(s); workers of 1 core and 1 GiB; load average "
+        "(1 min) before/after"
     )
 
     def show(setup: str, result: dict) -> None:
@@ -167,11 +137,7 @@ def main() -> None:
             return run_setup(setup, args.sweep, Path(tmp), label)
 
         runs = interleaved(setups, args.rounds, run, show)
-    some = next(iter(runs.values()))[0]
-    print(
-        f"# {some['cases']:,} cases, identical verdicts on every run: "
-        f"{dict(sorted(some['verdicts'].items()))}"
-    )
+    print_verdicts(runs)
     rates = {s: median([r["cases"] / r["sweep_seconds"] for r in rs]) for s, rs in runs.items()}
 
     def ratio(a: str, b: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.erlang_half import ErlangHalf
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.adapters.amqp.serving import Refused
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
 from creditflow.conformance.families.amqp.protocol import OPS, AmqpAdapter
@@ -150,7 +150,10 @@ class Pair:
 
     def __init__(self, erl: Erlang, listener: socket.socket, settings: dict[str, int]) -> None:
         # deferred: proton only in the adapter process (the registry imports this module)
-        from proton import Collector, Connection, Transport
+        from proton import Transport
+
+        # deferred: proton_end imports proton too
+        from creditflow.adapters.amqp.proton_end import traced_connection
 
         self.erl, self.settings = erl, settings
         receives = bool(settings["client_receives"])
@@ -161,15 +164,9 @@ class Pair:
         self.erl_frames: list[dict[str, Any]] = []
         self.erl_state: dict[str, Any] = {}
         self.channels: dict[tuple[str, int], int] = {}
-        self.conn = Connection()
-        self.transport = Transport(Transport.SERVER)
-        if settings["max_frame_size"]:
-            self.transport.max_frame_size = settings["max_frame_size"]
-        self.transport.trace(Transport.TRACE_FRM)
-        self.transport.tracer = self._trace
-        self.collector = Collector()
-        self.conn.collect(self.collector)
-        self.transport.bind(self.conn)
+        self.conn, self.transport, self.collector = traced_connection(
+            Transport.SERVER, settings["max_frame_size"], self._trace
+        )
         self.sessions: dict[str, int] = {}
         self.links: dict[str, Any] = {}  # name -> the proton end's link
         self.held: dict[str, list[Any]] = {}  # proton receiver: read, not yet settled
@@ -247,40 +244,18 @@ class Pair:
         client opens, its receiver reads every complete delivery and keeps it unsettled
         until ``settle``, its sender settles what the client settled."""
         # deferred: proton only in the adapter process (the registry imports this module)
-        from proton import Endpoint, Event
+        from creditflow.adapters.amqp.proton_end import react
 
-        acted = False
-        while self.collector.peek():
-            ev: Any = self.collector.peek()
-            t = ev.type
-            if t == Event.CONNECTION_REMOTE_OPEN and ev.connection.state & Endpoint.LOCAL_UNINIT:
-                ev.connection.open()
-            elif t == Event.SESSION_REMOTE_OPEN and ev.session.state & Endpoint.LOCAL_UNINIT:
-                if self.settings["incoming_capacity"]:
-                    ev.session.incoming_capacity = self.settings["incoming_capacity"]
-                ev.session.open()
-            elif t == Event.LINK_REMOTE_OPEN and ev.link.state & Endpoint.LOCAL_UNINIT:
-                ev.link.source.copy(ev.link.remote_source)
-                ev.link.target.copy(ev.link.remote_target)
-                ev.link.open()
-                self.links[ev.link.name] = ev.link
-            elif t == Event.LINK_REMOTE_CLOSE and not ev.link.state & Endpoint.LOCAL_CLOSED:
-                ev.link.close()
-            elif t == Event.SESSION_REMOTE_CLOSE and not ev.session.state & Endpoint.LOCAL_CLOSED:
-                ev.session.close()
-            elif t == Event.DELIVERY:
-                dlv = ev.delivery
-                lk = dlv.link
-                if lk.is_receiver and dlv.readable and not dlv.partial and not dlv.settled:
-                    if lk.current == dlv:
-                        lk.recv(dlv.pending)
-                        lk.advance()
-                        self.held.setdefault(lk.name, []).append(dlv)
-                elif lk.is_sender and dlv.remote_state and not dlv.settled:
-                    dlv.settle()
-            self.collector.pop()
-            acted = True
-        return acted
+        return react(
+            self.collector,
+            self.settings["incoming_capacity"],
+            self._peer_link_opened,
+            lambda dlv: self.held.setdefault(dlv.link.name, []).append(dlv),
+            lambda dlv: bool(dlv.remote_state and not dlv.settled),
+        )
+
+    def _peer_link_opened(self, link: Any) -> None:
+        self.links[link.name] = link
 
     def wait(self, until: float) -> None:
         """Block until the socket is readable or ``until``; then pump."""
@@ -331,8 +306,7 @@ class Pair:
             raise Refused(str(resp.get("error")))
 
     def begin(self, name: str) -> None:
-        if name in self.sessions:
-            raise Refused(f"session {name!r} exists")
+        serving.new_session(self.sessions, name)
         self._erl({"op": "begin", "session": name})
         self.sessions[name] = len(self.sessions)
         self.quiesce()
@@ -407,13 +381,9 @@ class Pair:
             self._erl({"op": "settle", "link": name, "count": count, "keep": keep})
         else:
             # deferred: proton only in the adapter process (the registry imports this module)
-            from proton import Delivery
+            from creditflow.adapters.amqp.proton_end import accept_and_settle
 
-            held = self.held.get(name, [])
-            for dlv in settled_slice(name, held, count, keep):
-                dlv.update(Delivery.ACCEPTED)
-                dlv.settle()
-            del held[keep : keep + count]
+            accept_and_settle(name, self.held.get(name, []), count, keep)
         self.quiesce()
 
     def detach(self, name: str) -> None:
@@ -421,8 +391,7 @@ class Pair:
         self.quiesce()
 
     def end(self, name: str) -> None:
-        if name not in self.sessions:
-            raise Refused(f"no session {name!r}")
+        serving.known_session(self.sessions, name)
         self._erl({"op": "end", "session": name})
         self.quiesce()
 
@@ -434,6 +403,9 @@ class Pair:
     def state(self) -> dict[str, Any]:
         """AD-AMQ-10-STATE: the client's own view (from its session process) and the
         proton end's, per link end and session end."""
+        # deferred: proton only in the adapter process (the registry imports this module)
+        from creditflow.adapters.amqp.proton_end import sender_state
+
         client_links = dict(self.erl_state.get("links") or {})
         links: dict[str, Any] = {}
         for name, own in client_links.items():
@@ -441,12 +413,7 @@ class Pair:
             if self.settings["client_receives"]:
                 entry: dict[str, Any] = {"receiver": own}
                 if peer is not None:
-                    entry["sender"] = {
-                        "credit": peer.credit,
-                        "queued": peer.queued,
-                        "unsettled": peer.unsettled,
-                        "drain": peer.drain_mode,
-                    }
+                    entry["sender"] = sender_state(peer)
             else:
                 entry = {"sender": own}
                 if peer is not None:
@@ -561,26 +528,16 @@ class Server:
             return {"ok": False, "error": f"{op} before reset"}
         extra: dict[str, Any] = {}
         try:
-            if op == "begin":
-                pair.begin(str(req["session"]))
-            elif op == "attach":
-                pair.attach(str(req["session"]), str(req["link"]))
-            elif op in ("flow", "drain"):
+            if op in ("flow", "drain"):
                 pair.grant(str(req["link"]), int(req.get("credit", 0)), op == "drain")
-            elif op == "transfer":
-                pair.transfer(str(req["link"]))
             elif op == "offered":
                 raise Refused("amqp10_client has no offered (available) API")
             elif op == "drained":
                 extra["drained"] = pair.drained(str(req["link"]))
-            elif op == "settle":
-                pair.settle(str(req["link"]), int(req.get("count", 1)), int(req.get("keep", 0)))
-            elif op == "detach":
-                pair.detach(str(req["link"]))
-            elif op == "end":
-                pair.end(str(req["session"]))
             elif op == "state":
                 pair.quiesce()
+            else:
+                serving.run_link_op(pair, op, req)
         except (Refused, KeyError, ValueError, TypeError) as exc:
             return {"ok": False, "error": f"{op}: {exc}"}
         return {"ok": True, **extra, "frames": pair.take_frames(), "state": pair.state()}

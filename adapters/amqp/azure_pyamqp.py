@@ -184,9 +184,7 @@ class Pair:
                 on_transfer=on_transfer,
             )
             rcv.attach()
-            for entry in self.links.values():
-                if entry[0].name == name and entry[1] is None:
-                    entry[1] = rcv
+            serving.pair_receiver(self.links, rcv, name)
         return False
 
     def _move(self) -> bool:
@@ -234,8 +232,7 @@ class Pair:
     # -- ops (AD-AMQ-OPS) ------------------------------------------------------------------
 
     def begin(self, name: str) -> None:
-        if name in self.sessions:
-            raise Refused(f"session {name!r} exists")
+        serving.new_session(self.sessions, name)
         ssn = self.conns["client"].create_session(
             incoming_window=self.settings["incoming_window"],
             outgoing_window=self.settings["incoming_window"],
@@ -245,11 +242,7 @@ class Pair:
         self.pump()
 
     def attach(self, session: str, name: str) -> None:
-        if session not in self.sessions:
-            raise Refused(f"no session {session!r}")
-        if name in self.links:
-            raise Refused(f"link {name!r} exists")
-        snd = self.sessions[session].create_sender_link(
+        snd = serving.new_link(self.sessions, self.links, session, name).create_sender_link(
             target_address=name,
             source_address=name,
             name=name,
@@ -299,9 +292,7 @@ class Pair:
         self.pump()
 
     def end(self, name: str) -> None:
-        if name not in self.sessions:
-            raise Refused(f"no session {name!r}")
-        self.sessions[name].end()
+        serving.known_session(self.sessions, name).end()
         self.pump()
 
     def state(self) -> dict[str, Any]:
@@ -378,57 +369,39 @@ def version() -> str:
     return metadata.version("azure-servicebus")
 
 
+def hello() -> dict[str, Any]:
+    """AD-AMQ-HELLO."""
+    return serving.hello_answer(
+        f"azure-servicebus _pyamqp {version()}", version(), AZURE_OPS, SETTINGS, policy
+    )
+
+
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
-    op = req.get("op")
-    if op == "hello":
-        name = f"azure-servicebus _pyamqp {version()}"
-        return pair, serving.hello_answer(name, version(), AZURE_OPS, SETTINGS, policy)
-    if op not in AZURE_OPS:
-        return pair, {"ok": False, "error": f"unknown op {op!r}"}
-    if op == "reset":  # AD-AMQ-RESET
-        try:
-            settings = serving.reset_settings(req, SETTINGS)
-        except serving.SettingsRefused as exc:
-            return pair, {"ok": False, "error": str(exc)}
-        if settings["max_frame_size"] < 512:
-            return pair, {"ok": False, "error": "max_frame_size below 512 (AMQP 1.0 §2.7.1)"}
-        pair = Pair(settings)
-        out = {"ok": True, "policy": policy(settings), "frames": pair.frames, "state": pair.state()}
-        pair.frames = []
-        return pair, out
-    if pair is None:
-        return pair, {"ok": False, "error": f"{op} before reset"}
-    try:
-        if op == "begin":
-            pair.begin(str(req["session"]))
-        elif op == "attach":
-            pair.attach(str(req["session"]), str(req["link"]))
-        elif op in ("flow", "drain"):
-            pair.flow(str(req["link"]), int(req.get("credit", 0)), drain=op == "drain")
-        elif op == "transfer":
-            pair.transfer(str(req["link"]))
-        elif op == "settle":
-            pair.settle(str(req["link"]), int(req.get("count", 1)), int(req.get("keep", 0)))
-        elif op == "detach":
-            pair.detach(str(req["link"]))
-        elif op == "end":
-            pair.end(str(req["session"]))
-    except (Refused, KeyError, ValueError, TypeError) as exc:
-        return pair, {"ok": False, "error": f"{op}: {exc}"}
-    frames, pair.frames = pair.frames, []
-    return pair, {"ok": True, "frames": frames, "state": pair.state()}
+    """One request (AD-AMQ-AZURE-OPS); the pair after it and the answer."""
+    return serving.answer_pair_request(
+        pair, req, hello, AZURE_OPS, SETTINGS, policy, new_pair, run_op
+    )
+
+
+def new_pair(settings: dict[str, int]) -> Pair:
+    """AD-AMQ-RESET: a fresh pair; a frame size below AMQP's least is refused."""
+    if settings["max_frame_size"] < 512:
+        raise serving.SettingsRefused("max_frame_size below 512 (AMQP 1.0 §2.7.1)")
+    return Pair(settings)
+
+
+def run_op(pair: Pair, op: str, req: dict[str, Any]) -> dict[str, Any]:
+    """An op after ``reset`` (AD-AMQ-AZURE-OPS); no extra answer members."""
+    if op in ("flow", "drain"):
+        pair.flow(str(req["link"]), int(req.get("credit", 0)), drain=op == "drain")
+    else:
+        serving.run_link_op(pair, op, req)
+    return {}
 
 
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
-    pair: Pair | None = None
-
-    def answer(req: dict[str, Any]) -> dict[str, Any]:
-        nonlocal pair
-        pair, resp = handle(pair, req)
-        return resp
-
-    serving.serve(answer, default=_jsonable)
+    serving.serve_pair(handle, default=_jsonable)
 
 
 def _jsonable(value: Any) -> Any:

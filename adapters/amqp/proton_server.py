@@ -17,11 +17,18 @@ import re
 from typing import Any
 
 import proton
-from proton import Collector, Connection, Delivery, Endpoint, Event, Transport
+from proton import Collector, Connection, Delivery, Transport
 
 from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
-from creditflow.adapters.amqp.serving import Refused, settled_slice
+from creditflow.adapters.amqp.proton_end import (
+    accept_and_settle,
+    react,
+    receiver_state,
+    sender_state,
+    traced_connection,
+)
+from creditflow.adapters.amqp.serving import Refused
 from creditflow.conformance.families.amqp.protocol import OPS  # AD-AMQ-OPS
 
 #: AD-AMQ-SETTINGS: what ``reset`` accepts, with proton's defaults.
@@ -62,16 +69,10 @@ class Pair:
         self.frames: list[dict[str, Any]] = []
         self.ends: dict[str, tuple[Connection, Transport, Collector]] = {}
         for side in ("client", "server"):
-            conn = Connection()
-            transport = Transport(Transport.SERVER if side == "server" else Transport.CLIENT)
-            if settings["max_frame_size"]:
-                transport.max_frame_size = settings["max_frame_size"]
-            transport.trace(Transport.TRACE_FRM)
-            transport.tracer = self._tracer(side)
-            collector = Collector()
-            conn.collect(collector)
-            transport.bind(conn)
-            self.ends[side] = (conn, transport, collector)
+            mode = Transport.SERVER if side == "server" else Transport.CLIENT
+            self.ends[side] = traced_connection(
+                mode, settings["max_frame_size"], self._tracer(side)
+            )
         self.sessions: dict[str, Any] = {}  # name -> (client session, server session)
         self.links: dict[str, Any] = {}  # name -> [sender, receiver or None, session name]
         self.received: dict[str, list[Delivery]] = {}  # link -> read, not yet settled
@@ -108,48 +109,18 @@ class Pair:
         sessions get the configured incoming capacity); the receiving application reads
         every complete delivery (keeping it unsettled until ``settle``); the sending
         application settles what the receiver settled."""
-        collector = self.ends[side][2]
-        acted = False
-        while collector.peek():
-            # Any: proton types every member Optional; the event type says which is set
-            ev: Any = collector.peek()
-            t = ev.type
-            if t == Event.CONNECTION_REMOTE_OPEN and ev.connection.state & Endpoint.LOCAL_UNINIT:
-                ev.connection.open()
-            elif t == Event.SESSION_REMOTE_OPEN and ev.session.state & Endpoint.LOCAL_UNINIT:
-                if self.settings["incoming_capacity"]:
-                    ev.session.incoming_capacity = self.settings["incoming_capacity"]
-                ev.session.open()
-            elif t == Event.LINK_REMOTE_OPEN and ev.link.state & Endpoint.LOCAL_UNINIT:
-                ev.link.source.copy(ev.link.remote_source)
-                ev.link.target.copy(ev.link.remote_target)
-                ev.link.open()
-                for entry in self.links.values():
-                    if entry[0].name == ev.link.name and entry[1] is None:
-                        entry[1] = ev.link
-            elif t in (Event.LINK_REMOTE_CLOSE,) and not ev.link.state & Endpoint.LOCAL_CLOSED:
-                ev.link.close()
-            elif t == Event.SESSION_REMOTE_CLOSE and not ev.session.state & Endpoint.LOCAL_CLOSED:
-                ev.session.close()
-            elif t == Event.DELIVERY:
-                dlv = ev.delivery
-                link = dlv.link
-                if link.is_receiver and dlv.readable and not dlv.partial and not dlv.settled:
-                    if link.current == dlv:
-                        link.recv(dlv.pending)
-                        link.advance()
-                        self.received.setdefault(link.name, []).append(dlv)
-                elif link.is_sender and dlv.settled:  # proton: settled = settled by the peer
-                    dlv.settle()
-            collector.pop()
-            acted = True
-        return acted
+        return react(
+            self.ends[side][2],
+            self.settings["incoming_capacity"],
+            lambda link: serving.pair_receiver(self.links, link, link.name),
+            lambda dlv: self.received.setdefault(dlv.link.name, []).append(dlv),
+            lambda dlv: bool(dlv.settled),  # proton: settled = settled by the peer
+        )
 
     # -- ops (AD-AMQ-OPS) ------------------------------------------------------------------
 
     def begin(self, name: str) -> None:
-        if name in self.sessions:
-            raise Refused(f"session {name!r} exists")
+        serving.new_session(self.sessions, name)
         ssn = self.ends["client"][0].session()
         if self.settings["incoming_capacity"]:
             ssn.incoming_capacity = self.settings["incoming_capacity"]
@@ -158,11 +129,7 @@ class Pair:
         self.pump()
 
     def attach(self, session: str, name: str) -> None:
-        if session not in self.sessions:
-            raise Refused(f"no session {session!r}")
-        if name in self.links:
-            raise Refused(f"link {name!r} exists")
-        snd = self.sessions[session].sender(name)
+        snd = serving.new_link(self.sessions, self.links, session, name).sender(name)
         snd.target.address = name
         snd.open()
         self.links[name] = [snd, None, session]
@@ -202,11 +169,7 @@ class Pair:
     def settle(self, name: str, count: int, keep: int) -> None:
         """The receiving application settles ``count`` deliveries after its ``keep``
         oldest unsettled ones (AD-AMQ-OPS)."""
-        held = self.received.get(name, [])
-        for dlv in settled_slice(name, held, count, keep):
-            dlv.update(Delivery.ACCEPTED)
-            dlv.settle()
-        del held[keep : keep + count]
+        accept_and_settle(name, self.received.get(name, []), count, keep)
         self.pump()
 
     def detach(self, name: str) -> None:
@@ -214,31 +177,16 @@ class Pair:
         self.pump()
 
     def end(self, name: str) -> None:
-        if name not in self.sessions:
-            raise Refused(f"no session {name!r}")
-        self.sessions[name].close()
+        serving.known_session(self.sessions, name).close()
         self.pump()
 
     def state(self) -> dict[str, Any]:
         """AD-AMQ-STATE: what proton's API shows of each end."""
         links: dict[str, Any] = {}
         for name, (snd, rcv, _ssn) in self.links.items():
-            entry: dict[str, Any] = {
-                "sender": {
-                    "credit": snd.credit,
-                    "queued": snd.queued,
-                    "unsettled": snd.unsettled,
-                    "drain": snd.drain_mode,
-                }
-            }
+            entry: dict[str, Any] = {"sender": sender_state(snd)}
             if rcv is not None:
-                entry["receiver"] = {
-                    "credit": rcv.credit,
-                    "queued": rcv.queued,
-                    "unsettled": len(self.received.get(name, [])),
-                    "drain": rcv.drain_mode,
-                    "available": rcv.available,
-                }
+                entry["receiver"] = receiver_state(rcv, len(self.received.get(name, [])))
             links[name] = entry
         sessions: dict[str, Any] = {}
         for name, ssn in self.sessions.items():
@@ -285,62 +233,34 @@ def version() -> str:
     return ".".join(str(p) for p in proton.VERSION)
 
 
+def hello() -> dict[str, Any]:
+    """AD-AMQ-HELLO."""
+    return serving.hello_answer(f"python-qpid-proton {version()}", version(), OPS, SETTINGS, policy)
+
+
 def handle(pair: Pair | None, req: dict[str, Any]) -> tuple[Pair | None, dict[str, Any]]:
-    op = req.get("op")
-    if op == "hello":
-        name = f"python-qpid-proton {version()}"
-        return pair, serving.hello_answer(name, version(), OPS, SETTINGS, policy)
-    if op not in OPS:
-        return pair, {"ok": False, "error": f"unknown op {op!r}"}
-    if op == "reset":  # AD-AMQ-RESET
-        try:
-            settings = serving.reset_settings(req, SETTINGS)
-        except serving.SettingsRefused as exc:
-            return pair, {"ok": False, "error": str(exc)}
-        pair = Pair(settings)
-        out = {"ok": True, "policy": policy(settings), "frames": pair.frames, "state": pair.state()}
-        pair.frames = []
-        return pair, out
-    if pair is None:
-        return pair, {"ok": False, "error": f"{op} before reset"}
-    extra: dict[str, Any] = {}
-    try:
-        if op == "begin":
-            pair.begin(str(req["session"]))
-        elif op == "attach":
-            pair.attach(str(req["session"]), str(req["link"]))
-        elif op == "flow":
-            pair.flow(str(req["link"]), int(req["credit"]))
-        elif op == "drain":
-            pair.drain(str(req["link"]), int(req.get("credit", 0)))
-        elif op == "transfer":
-            pair.transfer(str(req["link"]))
-        elif op == "offered":
-            pair.offered(str(req["link"]), int(req["available"]))
-        elif op == "drained":
-            extra["drained"] = pair.drained(str(req["link"]))
-        elif op == "settle":
-            pair.settle(str(req["link"]), int(req.get("count", 1)), int(req.get("keep", 0)))
-        elif op == "detach":
-            pair.detach(str(req["link"]))
-        elif op == "end":
-            pair.end(str(req["session"]))
-    except (Refused, KeyError, ValueError, TypeError) as exc:
-        return pair, {"ok": False, "error": f"{op}: {exc}"}
-    frames, pair.frames = pair.frames, []
-    return pair, {"ok": True, **extra, "frames": frames, "state": pair.state()}
+    """One request (AD-AMQ-OPS); the pair after it and the answer."""
+    return serving.answer_pair_request(pair, req, hello, OPS, SETTINGS, policy, Pair, run_op)
+
+
+def run_op(pair: Pair, op: str, req: dict[str, Any]) -> dict[str, Any]:
+    """An op after ``reset`` (AD-AMQ-OPS); the answer's extra members."""
+    if op == "flow":
+        pair.flow(str(req["link"]), int(req["credit"]))
+    elif op == "drain":
+        pair.drain(str(req["link"]), int(req.get("credit", 0)))
+    elif op == "offered":
+        pair.offered(str(req["link"]), int(req["available"]))
+    elif op == "drained":
+        return {"drained": pair.drained(str(req["link"]))}
+    else:
+        serving.run_link_op(pair, op, req)
+    return {}
 
 
 def main() -> None:
     """AD-TRANSPORT: one JSON request per line in, one response per line out."""
-    pair: Pair | None = None
-
-    def answer(req: dict[str, Any]) -> dict[str, Any]:
-        nonlocal pair
-        pair, resp = handle(pair, req)
-        return resp
-
-    serving.serve(answer)
+    serving.serve_pair(handle)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from proton import Collector, Connection, Delivery, Endpoint, Event, Message, Tr
 
 from creditflow.adapters.amqp import serving
 from creditflow.adapters.amqp.frames import frame_record
+from creditflow.adapters.amqp.proton_end import receiver_state
 from creditflow.adapters.amqp.proton_server import parse_trace
 from creditflow.adapters.amqp.rabbitmq_policy import SETTINGS, broker_policy
 from creditflow.adapters.amqp.serving import Refused, settled_slice
@@ -211,20 +212,16 @@ class BrokerRun:
         self.wire.pump(lambda: self.wire.conn.state & Endpoint.REMOTE_ACTIVE, quiet=SETTLE)
 
     def begin(self, name: str) -> None:
-        if name in self.sessions:
-            raise Refused(f"session {name!r} exists")
+        serving.new_session(self.sessions, name)
         ssn = self.wire.conn.session()
         ssn.open()
         self.sessions[name] = ssn
         self.wire.pump(lambda: ssn.state & Endpoint.REMOTE_ACTIVE, quiet=SETTLE)
 
     def attach(self, session: str, name: str) -> None:
-        if session not in self.sessions:
-            raise Refused(f"no session {session!r}")
-        if name in self.links:
-            raise Refused(f"link {name!r} exists")
+        ssn = serving.new_link(self.sessions, self.links, session, name)
         address = self._declare(f"{self.queue}-{name}")
-        rcv = self.sessions[session].receiver(name)
+        rcv = ssn.receiver(name)
         rcv.source.address = address
         rcv.open()
         self.links[name] = (rcv, session)
@@ -300,9 +297,7 @@ class BrokerRun:
         self.wire.pump()
 
     def end(self, name: str) -> None:
-        if name not in self.sessions:
-            raise Refused(f"no session {name!r}")
-        self.sessions[name].close()
+        serving.known_session(self.sessions, name).close()
         self.wire.pump()
 
     def state(self) -> dict[str, Any]:
@@ -310,13 +305,7 @@ class BrokerRun:
         on the wire)."""
         links = {
             name: {
-                "receiver": {
-                    "credit": rcv.credit,
-                    "queued": rcv.queued,
-                    "unsettled": sum(1 for d in self.wire.received if d.link == rcv),
-                    "drain": rcv.drain_mode,
-                    "available": rcv.available,
-                }
+                "receiver": receiver_state(rcv, sum(1 for d in self.wire.received if d.link == rcv))
             }
             for name, (rcv, _s) in self.links.items()
         }
@@ -378,25 +367,15 @@ class Adapter:
         if run.ended is not None:
             return {"ok": False, "error": f"{op}: the broker ended the run: {run.ended}"}
         try:
-            if op == "begin":
-                run.begin(str(req["session"]))
-            elif op == "attach":
-                run.attach(str(req["session"]), str(req["link"]))
-            elif op == "flow":
+            if op == "flow":
                 run.flow(str(req["link"]), int(req["credit"]))
             elif op == "drain":
                 run.drain(str(req["link"]), int(req.get("credit", 0)))
-            elif op == "transfer":
-                run.transfer(str(req["link"]))
             elif op == "drained":
                 run._rcv(str(req["link"]))  # AD-AMQ-RMQ-OPS: the broker answers by itself
                 run.wire.pump()
-            elif op == "settle":
-                run.settle(str(req["link"]), int(req.get("count", 1)), int(req.get("keep", 0)))
-            elif op == "detach":
-                run.detach(str(req["link"]))
-            elif op == "end":
-                run.end(str(req["session"]))
+            else:
+                serving.run_link_op(run, op, req)
         except BrokerEnded as exc:
             run.ended = str(exc)
             frames, run.frames[:] = list(run.frames), []

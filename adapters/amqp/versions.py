@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from creditflow.adapters import versions as shared
-from creditflow.adapters.versions import InstallFailed, split_name
-from creditflow.conformance.exit_codes import ADAPTER_FAILURE
+from creditflow.adapters.versions import AdapterCommand, InstallFailed, split_name
 
 __all__ = ["InstallFailed", "split_name"]
 
@@ -39,16 +37,6 @@ PY_MODULES = {
 FAMILY = "amqp"
 _HERE = Path(__file__).resolve().parent
 INSTALL_TIMEOUT = 900.0
-
-
-@dataclass(frozen=True)
-class AmqpCommand:
-    """How to start one AMQP adapter: its argv and the environment it needs."""
-
-    library: str
-    version: str
-    argv: tuple[str, ...]
-    env: dict[str, str]
 
 
 def cache_root() -> Path:
@@ -93,7 +81,7 @@ def cached_releases(library: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def command(name: str) -> AmqpCommand:
+def command(name: str) -> AdapterCommand:
     """AD-AMQ-VERSION: the command of adapter ``name`` (``proton``, ``rhea``, with an
     optional ``@VERSION``), installing the release first if needed."""
     library, version = split_name(name)
@@ -106,10 +94,10 @@ def command(name: str) -> AmqpCommand:
         env = dict(shared.python_path_env(None))
         env["NODE_PATH"] = str(folder / "node_modules")
         argv: tuple[str, ...] = (node, str(_HERE / "rhea_server.js"))
-        return AmqpCommand(library, version or PINNED[library], argv, env)
+        return AdapterCommand(library, version or PINNED[library], argv, env)
     env = shared.python_path_env(folder)
     argv = (sys.executable, "-m", PY_MODULES[library])
-    return AmqpCommand(library, version or PINNED[library], argv, env)
+    return AdapterCommand(library, version or PINNED[library], argv, env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,14 +114,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    for name in args[1:]:
-        try:
-            folder = install(*split_name(name))
-        except InstallFailed as exc:
-            print(f"adapter {name}: {exc}", file=sys.stderr)
-            return ADAPTER_FAILURE
-        print(f"{name}: {folder or 'the project environment'}")
-    return 0
+    return shared.install_each(args[1:], _install_named)
+
+
+def _install_named(name: str) -> str:
+    """``install NAME``'s line: where the release is."""
+    return str(install(*split_name(name)) or "the project environment")
 
 
 if __name__ == "__main__":

@@ -50,22 +50,18 @@ class H2Harness(Harness):
 
     def policy(self) -> dict[str, Any]:
         local = self.conn.local_settings
-        return {
+        return serving.flow_policy(
             # h2's WindowManager: a WINDOW_UPDATE once the application has processed
             # at least half of the window's maximum size (the whole of it at once)
-            "credit": {"policy": "consume", "threshold": "half", "returns": "processed"},
+            {"policy": "consume", "threshold": "half", "returns": "processed"},
             # the connection window of DATA on a closed or reset stream is credited back
             # by the library itself (H2Connection auto-acknowledges such frames)
-            "reset_credit": "connection",
-            "discard_credit": "connection",
-            "split": "min(queued, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
-            "initial_settings": {
-                "SETTINGS_INITIAL_WINDOW_SIZE": local.initial_window_size,
-                "SETTINGS_MAX_FRAME_SIZE": local.max_frame_size,
-            },
-            "negative_window": "tracked: sends nothing flow-controlled until positive",
-            "empty_end_stream": "sent with no window left; accepted with no window left",
-        }
+            reset_credit="connection",
+            discard_credit="connection",
+            split="min(queued, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
+            initial_window=local.initial_window_size,
+            max_frame_size=local.max_frame_size,
+        )
 
     def start(self, peer_settings: dict[str, int]) -> None:
         self.peer = serving.new_peer(self.role, peer_settings)

@@ -28,7 +28,7 @@ import httpcore
 
 from creditflow.adapters.http2 import serving
 from creditflow.adapters.http2.peer import Peer
-from creditflow.adapters.http2.serving import Harness, Loopback, Refused
+from creditflow.adapters.http2.serving import Loopback, LoopbackHarness, Refused
 
 #: AD-H2-QUIESCE: how long a request thread may take to reach the wire or to stop.
 THREAD_TIMEOUT = 5.0
@@ -62,7 +62,7 @@ class Request:
                 return
 
 
-class HttpcoreHarness(Harness):
+class HttpcoreHarness(LoopbackHarness):
     """AD-H2-HTTPCORE: an httpcore client against our peer (the server)."""
 
     library = "httpcore"
@@ -77,30 +77,29 @@ class HttpcoreHarness(Harness):
         self.requests: dict[int, Request] = {}
 
     def policy(self) -> dict[str, Any]:
-        return {
+        return serving.flow_policy(
             # httpcore acknowledges each DATA frame as the application reads its chunk
             # (h2's WindowManager then sends WINDOW_UPDATE at half the window); it opens
             # its receive windows by 2^24 at once (connection and every stream)
-            "credit": {
+            {
                 "policy": "consume",
                 "threshold": "half",
                 "returns": "read",
                 "window": 65_535 + (1 << 24),
             },
             # with receive windows of 2^24 + 65,535 a run of one window cannot tell
-            "reset_credit": "x-large-window",
-            "discard_credit": "x-large-window",
-            "split": "min(chunk, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
-            "initial_settings": {
-                "SETTINGS_INITIAL_WINDOW_SIZE": 65_535,
-                "SETTINGS_MAX_FRAME_SIZE": 16_384,
+            reset_credit="x-large-window",
+            discard_credit="x-large-window",
+            split="min(chunk, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
+            initial_window=65_535,
+            max_frame_size=16_384,
+            negative_window="x-unknown",
+            more={
+                "x-connects": "on open",
+                "x-reads-after-body": True,
+                "x-receive-window-increment": 1 << 24,
             },
-            "negative_window": "x-unknown",
-            "empty_end_stream": "sent with no window left; accepted with no window left",
-            "x-connects": "on open",
-            "x-reads-after-body": True,
-            "x-receive-window-increment": 1 << 24,
-        }
+        )
 
     def start(self, peer_settings: dict[str, int]) -> None:
         self.peer = serving.new_peer(self.role, peer_settings)
@@ -113,6 +112,7 @@ class HttpcoreHarness(Harness):
         self.pool = httpcore.ConnectionPool(http1=False, http2=True, retries=0)
 
     def pump(self) -> None:
+        """AD-H2-QUIESCE: the loopback link, once the client has connected."""
         if self.link is not None:
             self.link.pump()
 
@@ -170,9 +170,7 @@ class HttpcoreHarness(Harness):
         held = self.requests.get(sid)
         if held is None:
             raise Refused(f"{op}: no request on stream {sid}")
-        octets = req.get("octets", 0)
-        if not isinstance(octets, int) or octets < 0:
-            raise Refused(f"{op}: octets must be an integer >= 0")
+        octets = serving.app_octets(op, req)
         if op == "send":
             if held.body_ended:
                 raise Refused(f"send: the body of stream {sid} has ended")
@@ -213,9 +211,7 @@ class HttpcoreHarness(Harness):
                 request.closing = True
                 request.cond.notify_all()
             request.body.put((0, True))
-        if self.link is not None:
-            self.link.close()
-            self.link = None
+        self.close_link()
         if self.pool is not None:
             self.pool.close()
         for request in self.requests.values():

@@ -27,7 +27,7 @@ from hypercorn.config import Config
 
 from creditflow.adapters.http2 import serving
 from creditflow.adapters.http2.peer import Peer
-from creditflow.adapters.http2.serving import Harness, Loopback, Refused
+from creditflow.adapters.http2.serving import Loopback, LoopbackHarness, Refused
 
 #: AD-H2-QUIESCE: how long the adapter waits for the application's loop to take a command.
 COMMAND_TIMEOUT = 5.0
@@ -46,7 +46,7 @@ class AppStream:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class HypercornHarness(Harness):
+class HypercornHarness(LoopbackHarness):
     """AD-H2-HYPERCORN: hypercorn against our peer (the client)."""
 
     library = "hypercorn"
@@ -64,23 +64,19 @@ class HypercornHarness(Harness):
         self.stop: asyncio.Event | None = None
 
     def policy(self) -> dict[str, Any]:
-        return {
+        return serving.flow_policy(
             # hypercorn acknowledges each DATA frame once it has queued it for the
             # application (h2's WindowManager: a WINDOW_UPDATE at half the window); its
             # application queue holds max_app_queue_size messages
-            "credit": {"policy": "receipt", "threshold": "half", "returns": "queued"},
-            "reset_credit": "x-untested",
-            "discard_credit": "connection",
-            "split": "h2 through hypercorn: min(queued, stream window, connection window, "
+            {"policy": "receipt", "threshold": "half", "returns": "queued"},
+            reset_credit="x-untested",
+            discard_credit="connection",
+            split="h2 through hypercorn: min(queued, stream window, connection window, "
             "SETTINGS_MAX_FRAME_SIZE)",
-            "initial_settings": {
-                "SETTINGS_INITIAL_WINDOW_SIZE": 65_535,
-                "SETTINGS_MAX_FRAME_SIZE": self.config.h2_max_inbound_frame_size,
-            },
-            "negative_window": "tracked: sends nothing flow-controlled until positive",
-            "empty_end_stream": "sent with no window left; accepted with no window left",
-            "x-app-queue": self.config.max_app_queue_size,
-        }
+            initial_window=65_535,
+            max_frame_size=self.config.h2_max_inbound_frame_size,
+            more={"x-app-queue": self.config.max_app_queue_size},
+        )
 
     async def asgi(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """The ASGI application (see the module's docstring)."""
@@ -149,10 +145,6 @@ class HypercornHarness(Harness):
         self.link = Loopback.connect(self.peer, port)
         self.pump()
 
-    def pump(self) -> None:
-        assert self.link is not None
-        self.link.pump()
-
     def _call(self, fn: Any) -> None:
         """Run ``fn`` on hypercorn's loop and wait for it."""
         assert self.loop is not None
@@ -171,17 +163,11 @@ class HypercornHarness(Harness):
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
         sid = serving.stream_id(op, req)
         if op == "open":
-            if sid != self.peer.next_stream:
-                raise Refused(f"open: the next stream is {self.peer.next_stream}")
-            self.peer.open(sid)
-            self.pump()
-            return {}
+            return self.peer_opens(sid)
         entry = self.streams.get(sid)
         if entry is None or entry.outbox is None:
             raise Refused(f"{op}: the application has no request on stream {sid}")
-        octets = req.get("octets", 0)
-        if not isinstance(octets, int) or octets < 0:
-            raise Refused(f"{op}: octets must be an integer >= 0")
+        octets = serving.app_octets(op, req)
         if op == "send":
             if entry.ended:
                 raise Refused(f"send: stream {sid} has ended")
@@ -209,9 +195,7 @@ class HypercornHarness(Harness):
         }
 
     def close(self) -> None:
-        if self.link is not None:
-            self.link.close()
-            self.link = None
+        self.close_link()
         if self.loop is not None and self.stop is not None and self.thread is not None:
             stop = self.stop
             self.loop.call_soon_threadsafe(stop.set)

@@ -26,7 +26,7 @@ from typing import Any
 
 from creditflow.adapters.http2 import serving
 from creditflow.adapters.http2.peer import Peer
-from creditflow.adapters.http2.serving import ChildFailed, Harness, Loopback, Refused
+from creditflow.adapters.http2.serving import ChildFailed, Loopback, LoopbackHarness, Refused
 
 START_TIMEOUT = 10.0
 _RELEASE = re.compile(r"(\d+\.\d+\.\d+)")
@@ -57,7 +57,7 @@ def listening_port(pid: int) -> int | None:
     return None
 
 
-class NghttpdHarness(Harness):
+class NghttpdHarness(LoopbackHarness):
     """AD-H2-NGHTTPD: nghttpd against our peer (the client)."""
 
     library = "nghttp2"
@@ -83,22 +83,18 @@ class NghttpdHarness(Harness):
         return found.group(1) if found else "unknown"
 
     def policy(self) -> dict[str, Any]:
-        return {
+        return serving.flow_policy(
             # nghttp2's automatic WINDOW_UPDATE: nghttpd consumes DATA as it reads it and
             # the library returns the credit once half of the window is consumed
-            "credit": {"policy": "receipt", "threshold": "half", "returns": "consumed"},
-            "reset_credit": "x-untested",
-            "discard_credit": "connection",
-            "split": "nghttp2: min(file left, stream window, connection window, "
+            {"policy": "receipt", "threshold": "half", "returns": "consumed"},
+            reset_credit="x-untested",
+            discard_credit="connection",
+            split="nghttp2: min(file left, stream window, connection window, "
             "SETTINGS_MAX_FRAME_SIZE)",
-            "initial_settings": {
-                "SETTINGS_INITIAL_WINDOW_SIZE": 65_535,
-                "SETTINGS_MAX_FRAME_SIZE": 16_384,
-            },
-            "negative_window": "tracked: sends nothing flow-controlled until positive",
-            "empty_end_stream": "sent with no window left; accepted with no window left",
-            "x-send": "request",
-        }
+            initial_window=65_535,
+            max_frame_size=16_384,
+            more={"x-send": "request"},
+        )
 
     def start(self, peer_settings: dict[str, int]) -> None:
         self.peer = serving.new_peer(self.role, peer_settings)
@@ -127,10 +123,6 @@ class NghttpdHarness(Harness):
         self.link = Loopback.connect(self.peer, port)
         self.pump()
 
-    def pump(self) -> None:
-        assert self.link is not None
-        self.link.pump()
-
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
         sid = serving.stream_id(op, req)
         if sid != self.peer.next_stream:
@@ -152,9 +144,7 @@ class NghttpdHarness(Harness):
         return {}
 
     def close(self) -> None:
-        if self.link is not None:
-            self.link.close()
-            self.link = None
+        self.close_link()
         if self.proc is not None:
             if self.proc.poll() is None:
                 self.proc.kill()

@@ -20,7 +20,7 @@ from typing import Any
 
 from creditflow.adapters.http2 import serving
 from creditflow.adapters.http2.peer import Peer
-from creditflow.adapters.http2.serving import Child, Harness, Loopback, Refused
+from creditflow.adapters.http2.serving import Child, Loopback, LoopbackHarness, Refused
 
 SCRIPT = Path(__file__).resolve().parent / "node_http2_server.js"
 
@@ -29,7 +29,7 @@ def node_program() -> str:
     return os.environ.get("CREDITFLOW_H2_PROGRAM") or shutil.which("node") or "node"
 
 
-class NodeHarness(Harness):
+class NodeHarness(LoopbackHarness):
     """AD-H2-NODE: Node's http2 server against our peer (the client)."""
 
     library = "node"
@@ -53,47 +53,31 @@ class NodeHarness(Harness):
         self.defaults = dict(self.child.ask({"cmd": "settings"})["settings"])
 
     def policy(self) -> dict[str, Any]:
-        return {
+        return serving.flow_policy(
             # Node consumes (nghttp2_session_consume) what its JS stream has read; nghttp2
             # sends a WINDOW_UPDATE once half of the window is consumed
-            "credit": {"policy": "consume", "threshold": "half", "returns": "consumed"},
-            "reset_credit": "connection",
-            "discard_credit": "connection",
-            "split": "nghttp2: min(queued, stream window, connection window, "
-            "SETTINGS_MAX_FRAME_SIZE)",
-            "initial_settings": {
-                "SETTINGS_INITIAL_WINDOW_SIZE": self.defaults.get("initialWindowSize", 65_535),
-                "SETTINGS_MAX_FRAME_SIZE": self.defaults.get("maxFrameSize", 16_384),
-            },
-            "negative_window": "tracked: sends nothing flow-controlled until positive",
-            "empty_end_stream": "sent with no window left; accepted with no window left",
-            "x-nghttp2": self.nghttp2,
-        }
+            {"policy": "consume", "threshold": "half", "returns": "consumed"},
+            reset_credit="connection",
+            discard_credit="connection",
+            split="nghttp2: min(queued, stream window, connection window, SETTINGS_MAX_FRAME_SIZE)",
+            initial_window=self.defaults.get("initialWindowSize", 65_535),
+            max_frame_size=self.defaults.get("maxFrameSize", 16_384),
+            more={"x-nghttp2": self.nghttp2},
+        )
 
     def start(self, peer_settings: dict[str, int]) -> None:
         self.peer = serving.new_peer(self.role, peer_settings)
         self.link = Loopback.connect(self.peer, self.port)
         self.pump()
 
-    def pump(self) -> None:
-        assert self.link is not None
-        self.link.pump()
-
     def app(self, op: str, req: dict[str, Any]) -> dict[str, Any]:
         sid = serving.stream_id(op, req)
         if op == "open":
-            if sid != self.peer.next_stream:
-                raise Refused(f"open: the next stream is {self.peer.next_stream}")
-            self.peer.open(sid)
-            self.pump()
-            return {}
+            return self.peer_opens(sid)
         assert self.child is not None
         command: dict[str, Any] = {"cmd": op, "stream": sid}
         if op in ("send", "consume"):
-            octets = req.get("octets", 0)
-            if not isinstance(octets, int) or octets < 0:
-                raise Refused(f"{op}: octets must be an integer >= 0")
-            command["octets"] = octets
+            command["octets"] = serving.app_octets(op, req)
             command["end_stream"] = bool(req.get("end_stream"))
         got = self.child.ask(command)
         if got.get("ok") is not True:
@@ -108,9 +92,7 @@ class NodeHarness(Harness):
         return dict(self.child.ask({"cmd": "state"})["state"])
 
     def close(self) -> None:
-        if self.link is not None:
-            self.link.close()
-            self.link = None
+        self.close_link()
         if self.child is not None:
             self.child.close()
             self.child = None

@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from creditflow.adapters import json_lines
 from creditflow.adapters.http2 import frames as fr
 from creditflow.adapters.http2.peer import Peer
 
@@ -82,6 +83,39 @@ class Harness(ABC):
     def close(self) -> None:
         """Tear the connection (and any process or thread of it) down."""
         return None
+
+
+#: AD-H2-POLICY: how most implementations treat a window below zero and an empty END_STREAM.
+TRACKED_NEGATIVE_WINDOW = "tracked: sends nothing flow-controlled until positive"
+EMPTY_END_STREAM = "sent with no window left; accepted with no window left"
+
+
+def flow_policy(
+    credit: dict[str, Any],
+    *,
+    reset_credit: str,
+    discard_credit: str,
+    split: str,
+    initial_window: int,
+    max_frame_size: int,
+    negative_window: str = TRACKED_NEGATIVE_WINDOW,
+    more: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """AD-H2-POLICY: the policy keys every implementation declares, in one order (the
+    initial SETTINGS it sends), then ``more`` of its own (``x-`` keys)."""
+    return {
+        "credit": credit,
+        "reset_credit": reset_credit,
+        "discard_credit": discard_credit,
+        "split": split,
+        "initial_settings": {
+            "SETTINGS_INITIAL_WINDOW_SIZE": initial_window,
+            "SETTINGS_MAX_FRAME_SIZE": max_frame_size,
+        },
+        "negative_window": negative_window,
+        "empty_end_stream": EMPTY_END_STREAM,
+        **(more or {}),
+    }
 
 
 def new_peer(role: str, peer_settings: dict[str, int]) -> Peer:
@@ -214,14 +248,7 @@ class Server:
         except (ChildFailed, OSError) as exc:
             self.fail("adapter", exc)
         try:
-            for line in sys.stdin:
-                if not line.strip():
-                    continue
-                try:
-                    req = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    print(json.dumps({"ok": False, "error": f"not JSON: {exc}"}), flush=True)
-                    continue
+            for req in json_lines.requests(sys.stdin):
                 if not isinstance(req, dict):
                     print(json.dumps({"ok": False, "error": "not an object"}), flush=True)
                     continue
@@ -230,10 +257,7 @@ class Server:
                 except (ChildFailed, fr.FrameError, OSError) as exc:
                     # AD-H2-FAILURE: the implementation's process or link broke
                     self.fail(self.sample.library, exc)
-                if "id" in req:
-                    resp["id"] = req["id"]
-                sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
-                sys.stdout.flush()
+                json_lines.write_answer(req, resp)
         finally:
             if self.harness is not None:
                 self.harness.close()
@@ -304,6 +328,42 @@ class Loopback:
     def close(self) -> None:
         self.selector.close()
         self.sock.close()
+
+
+class LoopbackHarness(Harness):
+    """A :class:`Harness` whose implementation speaks to our peer over a
+    :class:`Loopback` link (AD-H2-LOOPBACK)."""
+
+    link: Loopback | None = None
+
+    def pump(self) -> None:
+        """AD-H2-QUIESCE: the loopback link's octets until it rests."""
+        assert self.link is not None
+        self.link.pump()
+
+    def close_link(self) -> None:
+        """Close the loopback link, if there is one."""
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+
+    def peer_opens(self, sid: int) -> dict[str, Any]:
+        """AD-H2-OPS ``open`` against a server: our peer (the client) opens stream ``sid``,
+        which must be its next one (else :class:`Refused`)."""
+        if sid != self.peer.next_stream:
+            raise Refused(f"open: the next stream is {self.peer.next_stream}")
+        self.peer.open(sid)
+        self.pump()
+        return {}
+
+
+def app_octets(op: str, req: dict[str, Any]) -> int:
+    """AD-H2-OPS ``send``/``consume``: the request's ``octets`` (0 if absent), an integer
+    >= 0, or :class:`Refused`."""
+    octets = req.get("octets", 0)
+    if not isinstance(octets, int) or octets < 0:
+        raise Refused(f"{op}: octets must be an integer >= 0")
+    return octets
 
 
 class ChildFailed(Exception):

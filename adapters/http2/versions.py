@@ -20,16 +20,14 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 from creditflow.adapters import versions as shared
 from creditflow.adapters.http2.driver import Http2Adapter
-from creditflow.adapters.versions import InstallFailed, split_name
+from creditflow.adapters.versions import AdapterCommand, InstallFailed, split_name
 from creditflow.conformance.differential.adapter import CRASH, AdapterFailure
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT
-from creditflow.conformance.exit_codes import ADAPTER_FAILURE
 
 FAMILY = "http2"
 #: AD-H2-VERSION: the releases the project pins (also pyproject's ``http2`` extra).
@@ -47,16 +45,6 @@ MODULES = {
 PROGRAMS = {"node": ("node", "nodejs"), "nghttp2": ("nghttpd",)}
 _RELEASE = re.compile(r"(\d+\.\d+\.\d+)")
 PROBE_TIMEOUT = 10.0
-
-
-@dataclass(frozen=True)
-class Http2Command:
-    """How to start one HTTP/2 adapter: its argv and the environment it needs."""
-
-    library: str
-    version: str
-    argv: tuple[str, ...]
-    env: dict[str, str]
 
 
 def program(library: str) -> str:
@@ -127,7 +115,7 @@ def install(library: str, version: str | None) -> Path | None:
     return shared.install(FAMILY, library, version, REQUIREMENTS[library].format(version))
 
 
-def command(name: str) -> Http2Command:
+def command(name: str) -> AdapterCommand:
     """AD-H2-VERSION: the command of adapter ``name`` (``h2``, ``h2@4.1.0``, …),
     installing the release first if needed."""
     library, version = split_name(name)
@@ -141,7 +129,7 @@ def command(name: str) -> Http2Command:
         release = version or program_release(library)
     else:
         release = version or PINNED[library]
-    return Http2Command(library, release, (sys.executable, "-m", MODULES[library]), env)
+    return AdapterCommand(library, release, (sys.executable, "-m", MODULES[library]), env)
 
 
 def start_adapter(name: str, timeout: float = DEFAULT_TIMEOUT) -> Http2Adapter:
@@ -166,14 +154,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    for name in args[1:]:
-        try:
-            cmd = command(name)
-        except InstallFailed as exc:
-            print(f"adapter {name}: {exc}", file=sys.stderr)
-            return ADAPTER_FAILURE
-        print(f"{name}: {cmd.library} {cmd.version}")
-    return 0
+    return shared.install_each(args[1:], _install_named)
+
+
+def _install_named(name: str) -> str:
+    """``install NAME``'s line: the library and release it runs."""
+    cmd = command(name)
+    return f"{cmd.library} {cmd.version}"
 
 
 if __name__ == "__main__":

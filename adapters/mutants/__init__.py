@@ -11,6 +11,8 @@ import importlib
 import sys
 from dataclasses import dataclass
 
+from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+
 MODULES = (
     "block_off_by_one",
     "grants_not_deferred",
@@ -47,3 +49,14 @@ def mutants() -> dict[str, Mutant]:
         fault = " ".join(fault.split()).rstrip(".")
         out[module.replace("_", "-")] = Mutant(module.replace("_", "-"), full, fault)
     return out
+
+
+def serve_mutant(mutant: str, faulty: type[CreditFlowProcess]) -> None:
+    """Run the template's protocol loop with ``faulty`` as every process; hello names it
+    ``mutant MUTANT``."""
+
+    class MutantAdapter(Adapter):
+        name = f"mutant {mutant}"
+        process_class = faulty
+
+    main(MutantAdapter)

@@ -3,7 +3,8 @@ instead of 1, CF-ACK)."""
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -16,10 +17,5 @@ class Process(CreditFlowProcess):
             self.credit_to[peer] = left - 1
 
 
-class MutantAdapter(Adapter):
-    name = "mutant ack-off-by-one"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("ack-off-by-one", Process)

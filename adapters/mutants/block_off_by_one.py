@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -14,10 +15,5 @@ class Process(CreditFlowProcess):
         self.credit_from[peer] = credit - 1
 
 
-class MutantAdapter(Adapter):
-    name = "mutant block-off-by-one"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("block-off-by-one", Process)

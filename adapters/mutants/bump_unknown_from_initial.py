@@ -3,7 +3,8 @@ instead of 0 (CF-BUMP-UNKNOWN)."""
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -13,10 +14,5 @@ class Process(CreditFlowProcess):
         super().handle_bump(peer, amount)
 
 
-class MutantAdapter(Adapter):
-    name = "mutant bump-unknown-from-initial"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("bump-unknown-from-initial", Process)

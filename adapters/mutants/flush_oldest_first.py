@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -15,10 +16,5 @@ class Process(CreditFlowProcess):
             self.deferred = []
 
 
-class MutantAdapter(Adapter):
-    name = "mutant flush-oldest-first"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("flush-oldest-first", Process)

@@ -3,7 +3,8 @@ blockers remain (CF-FLUSH)."""
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -14,10 +15,5 @@ class Process(CreditFlowProcess):
         self.deferred = []
 
 
-class MutantAdapter(Adapter):
-    name = "mutant flush-while-blocked"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("flush-while-blocked", Process)

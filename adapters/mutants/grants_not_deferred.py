@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -11,10 +12,5 @@ class Process(CreditFlowProcess):
         self.outbox.append((peer, amount))
 
 
-class MutantAdapter(Adapter):
-    name = "mutant grants-not-deferred"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("grants-not-deferred", Process)

@@ -3,7 +3,8 @@ CF4 regression (CF-PEER-DOWN)."""
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -12,10 +13,5 @@ class Process(CreditFlowProcess):
         self.credit_to.pop(peer, None)
 
 
-class MutantAdapter(Adapter):
-    name = "mutant peer-down-no-unblock"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("peer-down-no-unblock", Process)

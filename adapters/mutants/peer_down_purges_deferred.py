@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from creditflow.adapters.python_template import Adapter, CreditFlowProcess, main
+from creditflow.adapters.mutants import serve_mutant
+from creditflow.adapters.python_template import CreditFlowProcess
 
 
 class Process(CreditFlowProcess):
@@ -12,10 +13,5 @@ class Process(CreditFlowProcess):
         super().peer_down(peer)
 
 
-class MutantAdapter(Adapter):
-    name = "mutant peer-down-purges-deferred"
-    process_class = Process
-
-
 if __name__ == "__main__":
-    main(MutantAdapter)
+    serve_mutant("peer-down-purges-deferred", Process)

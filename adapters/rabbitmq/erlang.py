@@ -57,6 +57,51 @@ Loop().
 """
 
 
+def start_hidden_node(
+    erl: str,
+    name_args: list[str],
+    program: str,
+    env: dict[str, str],
+    cwd: str,
+    lines: queue.Queue[str | None],
+) -> subprocess.Popen[str]:
+    """An Erlang VM in its own process group (tracked, SIG-CHILDREN), ``-noshell`` and
+    ``-hidden``, named by ``name_args``, distribution on loopback only, evaluating
+    ``program``; a daemon thread puts every line it prints on ``lines`` (stderr
+    included), then ``None`` once its output ends."""
+    proc = children.track(
+        subprocess.Popen(  # SIG-CHILDREN
+            [
+                erl,
+                "-noshell",
+                "-hidden",
+                *name_args,
+                "-kernel",
+                "inet_dist_use_interface",
+                "{127,0,0,1}",
+                "-eval",
+                program,
+            ],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+    )
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return proc
+
+
 class ErlangSession:
     """Evaluate Erlang expressions on a broker through one hidden node (see module doc)."""
 
@@ -74,30 +119,9 @@ class ErlangSession:
         env["CF_BROKER_NODE"] = self.broker.node
         name = f"cfsession{secrets.token_hex(3)}@localhost"
         loop = _LOOP.replace("@TIMEOUT@", str(int(self.timeout * 1000)))
-        self._proc = children.track(
-            subprocess.Popen(  # SIG-CHILDREN
-                [
-                    erl,
-                    "-noshell",
-                    "-hidden",
-                    "-sname",
-                    name,
-                    "-kernel",
-                    "inet_dist_use_interface",
-                    "{127,0,0,1}",
-                    "-eval",
-                    loop,
-                ],
-                env=env,
-                cwd=self.broker.workdir,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
+        self._proc = start_hidden_node(
+            erl, ["-sname", name], loop, env, str(self.broker.workdir), self._lines
         )
-        threading.Thread(target=self._pump, daemon=True).start()
         first = self._next_line(30.0)
         while first is not None and READY not in first:
             if "@@CF-FAILED@@" in first:
@@ -107,12 +131,6 @@ class ErlangSession:
             self.close()
             raise BrokerError(f"erlang session could not reach {self.broker.node}: {first!r}")
         return self
-
-    def _pump(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
 
     def _next_line(self, timeout: float) -> str | None:
         try:

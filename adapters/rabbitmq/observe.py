@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from creditflow.adapters.rabbitmq.broker import INSTALL_HINT, PrivateBroker
+from creditflow.adapters.rabbitmq.erlang import start_hidden_node
 from creditflow.conformance.outputs import write_atomic
 from creditflow.conformance.runtime import children
 
@@ -134,32 +135,8 @@ class ObserveAgent:
             }
         )
         me = f"cfobserve{secrets.token_hex(3)}@{host}"
-        self._proc = children.track(
-            subprocess.Popen(  # SIG-CHILDREN
-                [
-                    erl,
-                    "-noshell",
-                    "-hidden",
-                    name_flag,
-                    me,
-                    "-setcookie",
-                    "cf_placeholder",
-                    "-kernel",
-                    "inet_dist_use_interface",
-                    "{127,0,0,1}",
-                    "-eval",
-                    _BOOT,
-                ],
-                env=env,
-                cwd=self._home,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-        )
-        threading.Thread(target=self._pump, daemon=True).start()
+        name_args = [name_flag, me, "-setcookie", "cf_placeholder"]
+        self._proc = start_hidden_node(erl, name_args, _BOOT, env, self._home, self._lines)
         self._answer(60.0, "connect")
         self.info = json.loads(self.request("info"))
         version = str(self.info.get("rabbit_version", ""))
@@ -170,12 +147,6 @@ class ObserveAgent:
                 f"observe supports {', '.join(v + 'x' for v in SUPPORTED_VERSIONS)}"
             )
         return self
-
-    def _pump(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
 
     def _answer(self, timeout: float, what: str) -> str:
         deadline = time.monotonic() + timeout
