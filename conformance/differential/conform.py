@@ -31,7 +31,6 @@ from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import FlakyFailure, FlakyStrategyDefinition
 from hypothesis.stateful import get_state_machine_test
 
-from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
 from creditflow.conformance.differential.batched import run_batched
 from creditflow.conformance.differential.expected import (
@@ -42,6 +41,7 @@ from creditflow.conformance.differential.expected import (
     known_divergence,
     resolve,
 )
+from creditflow.conformance.differential.findings import VERDICT_EXIT_CODES
 from creditflow.conformance.differential.hypothesis_home import private_hypothesis_storage
 from creditflow.conformance.differential.machines import (
     AdapterAbort,
@@ -216,12 +216,7 @@ class ConformResult:
 
     @property
     def exit_code(self) -> int:
-        return {
-            "conformant": exit_codes.OK,
-            "divergence": exit_codes.DIVERGENCE,
-            "unexpected-pass": exit_codes.DIVERGENCE,
-            "adapter-failure": exit_codes.ADAPTER_FAILURE,
-        }[self.verdict]
+        return VERDICT_EXIT_CODES[self.verdict]
 
     @property
     def ops(self) -> int:

@@ -16,11 +16,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from creditflow.conformance import exit_codes
+
 #: FIND-CLASS: the classes, strongest first.
 FindingClass = Literal["must", "should", "contract", "policy"]
 CLASSES: tuple[FindingClass, ...] = ("must", "should", "contract", "policy")
 #: FIND-EXIT: the classes that fail a run without ``--strict``.
 FAILING: frozenset[str] = frozenset({"must", "contract"})
+#: FIND-EXIT: the exit code of each verdict a conform driver gives (a divergence and an
+#: unexpected pass fail the run; a property violated with the model agreeing, AMQP's)
+VERDICT_EXIT_CODES: dict[str, int] = {
+    "conformant": exit_codes.OK,
+    "divergence": exit_codes.DIVERGENCE,
+    "unexpected-pass": exit_codes.DIVERGENCE,
+    "adapter-failure": exit_codes.ADAPTER_FAILURE,
+    "property-violated": exit_codes.VIOLATION,
+}
 
 
 @dataclass(frozen=True)

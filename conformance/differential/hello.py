@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from creditflow.conformance.differential.adapter import PROTOCOL, REFUSED, AdapterFailure
+from creditflow.conformance.differential.adapter import PROTOCOL, AdapterFailure
 from creditflow.conformance.differential.transport import DEFAULT_TIMEOUT, JsonLinesProcess
 
 
@@ -16,11 +16,7 @@ class HelloProbe(JsonLinesProcess):
     (the family's own driver checks the rest of ``hello`` when it starts it)."""
 
     def _hello(self, start_timeout: float) -> dict[str, Any]:
-        resp = self.request({"op": "hello"}, timeout=start_timeout)
-        if resp.get("ok") is not True:
-            self._fail(REFUSED, f"hello refused: {resp.get('error', resp)!r}")
-        if not isinstance(resp.get("name"), str):
-            self._fail(PROTOCOL, 'hello response lacks a "name" string')
+        resp = self._named_hello(start_timeout)
         families = resp.get("families")
         if not isinstance(families, list) or not all(isinstance(f, str) for f in families):
             self._fail(PROTOCOL, f'hello response lacks a "families" list: {families!r}')

@@ -35,9 +35,45 @@ class OpModel(Protocol):
     def possible(self, op: Any) -> bool: ...
 
 
+class SteppedModel(OpModel, Protocol):
+    """A model that takes the ops it finds possible."""
+
+    def apply(self, op: Any) -> Any: ...
+
+
 C = TypeVar("C")
 Op = TypeVar("Op")
 R = TypeVar("R", bound=FailingRun)
+M = TypeVar("M", bound=OpModel)
+
+
+def allows_in_order(model: SteppedModel, seq: Sequence[Any]) -> bool:
+    """Whether ``model`` allows every op of ``seq`` in order, applying each (no run
+    skips an op); decided on the model alone."""
+    for op in seq:
+        if not model.possible(op):
+            return False
+        model.apply(op)
+    return True
+
+
+def ops_in_turn(
+    model: M, ops: Sequence[Op] | Callable[[M, int], Op | None], steps: int
+) -> Iterator[Op]:
+    """The ops of one run, each asked for after ``model`` took the one before: a fixed
+    sequence with every op ``model`` does not allow at its turn skipped, or drawn by
+    ``ops(model, i)`` for ``i`` below ``steps`` until it gives ``None``."""
+    if callable(ops):
+        for i in range(steps):
+            op = ops(model, i)
+            if op is None:
+                return
+            yield op
+        return
+    for op in list(ops):
+        if model.possible(op):
+            yield op
+
 
 #: A known failure masked (AD-AMQ-EXPECTATIONS-MASK): the choice, the ops, the failing
 #: run -> the run to report (not failed when the failure is a known one).

@@ -7,10 +7,10 @@ pytest plugin render them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, Protocol, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import Adapter, AdapterFailure
@@ -38,6 +38,40 @@ NOT_OFFERED: Final = "not-offered"
 
 #: How one replayed trace ended (``counts`` lists every one)
 ReplayStatus = Literal["pass", "diverged", "xfail", "xpass", "adapter-failure", "not-offered"]
+
+
+class _ListedPasses(Protocol):
+    @property
+    def unexpected_passes(self) -> Iterable[str]: ...
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _Outcome(Protocol):
+    @property
+    def trace(self) -> _Named: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+def unexpected_passes_among(
+    expectations: _ListedPasses | None, outcomes: Iterable[_Outcome]
+) -> tuple[str, ...]:
+    """AD-EXPECTATIONS-MATCH: the listed traces that pass and were not among the traces
+    replayed (those are ``xpass`` outcomes)."""
+    if expectations is None:
+        return ()
+    replayed = {o.trace.name for o in outcomes}
+    return tuple(n for n in expectations.unexpected_passes if n not in replayed)
+
+
+def status_counts(statuses: Iterable[str], outcomes: Sequence[_Outcome]) -> dict[str, int]:
+    """How many traces ended with each of ``statuses``, every status listed."""
+    return {s: sum(1 for o in outcomes if o.status == s) for s in statuses}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +111,7 @@ class ReplayReport:
     def unexpected_passes(self) -> tuple[str, ...]:
         """Listed traces that pass and were not among the traces replayed (those are
         ``xpass`` outcomes)."""
-        if self.expectations is None:
-            return ()
-        replayed = {o.trace.name for o in self.outcomes}
-        return tuple(n for n in self.expectations.unexpected_passes if n not in replayed)
+        return unexpected_passes_among(self.expectations, self.outcomes)
 
     @property
     def exit_code(self) -> int:

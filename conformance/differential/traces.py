@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +32,13 @@ from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
     decoded_states,
+    malformed_trace,
     pick_value,
     picks_record,
     read_document,
     trace_document,
+    trace_meta,
+    trace_model,
     write_document,
 )
 from creditflow.conformance.traces.network import (
@@ -110,15 +112,10 @@ def process_trace_document(
                 PICKS_VAR: _picks(op, op.spec),
             }
         )
-    info: dict[str, Any] = {
-        "model": PROCESS_MODEL,
-        "version": PROCESS_VERSION,
-        "spec": [trace.spec.initial, trace.spec.more_after],
-        "length": len(trace.steps),
-    }
-    if created:
-        info["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    meta = {"source": source, "description": description, "creditflow": {**info, **(extra or {})}}
+    spec = {"spec": [trace.spec.initial, trace.spec.more_after]}
+    meta = trace_meta(
+        source, description, PROCESS_MODEL, PROCESS_VERSION, spec, len(trace.steps), extra, created
+    )
     return trace_document(PROCESS_VARS, states, meta)
 
 
@@ -141,14 +138,12 @@ def write_process_trace(
 # -- reading -----------------------------------------------------------------------------
 
 
-@dataclass
-class LoadedTrace:
-    """A trace ready to replay: its ops, with the expected answer of each."""
+class TraceFile:
+    """What a trace file read is called: its file name without the ITF suffix, and the
+    description its ``#meta`` gives."""
 
     path: Path
-    kind: str  #: ``process`` or ``network``
-    trace: ProcessTrace
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any]
 
     @property
     def name(self) -> str:
@@ -157,6 +152,16 @@ class LoadedTrace:
     @property
     def description(self) -> str:
         return str(self.meta.get("description", ""))
+
+
+@dataclass
+class LoadedTrace(TraceFile):
+    """A trace ready to replay: its ops, with the expected answer of each."""
+
+    path: Path
+    kind: str  #: ``process`` or ``network``
+    trace: ProcessTrace
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def _pick(picks: Mapping[str, Any], key: str) -> Any:
@@ -284,19 +289,12 @@ def load_trace(path: str | Path) -> LoadedTrace:
     path = Path(path)
     doc = read_document(path)  # IN-SCHEMA: shape and values checked
     meta = doc.get("#meta", {})
-    model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
-    try:
+    model = trace_model(doc)
+    with malformed_trace(path):
         if model == PROCESS_MODEL:
             return LoadedTrace(path, "process", process_trace_from_document(doc, str(path)), meta)
         if model == NETWORK_MODEL:
             return LoadedTrace(path, "network", project_network_document(doc, str(path)), meta)
-    except TraceFormatError:
-        raise
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        # IN-ONE-LINE: a value of a type the schema allows but the trace's meaning does not
-        raise TraceFormatError(
-            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
-        ) from None
     raise TraceFormatError(
         f"{path}: not a creditflow trace (#meta.creditflow.model is {model!r}; expected "
         f"{PROCESS_MODEL!r} or {NETWORK_MODEL!r})"

@@ -188,13 +188,18 @@ class JsonLinesProcess:
 
     # -- session -------------------------------------------------------------------------
 
-    def _hello(self, start_timeout: float) -> dict[str, Any]:
-        """AD-HELLO: the adapter names itself and lists its families."""
+    def _named_hello(self, start_timeout: float) -> dict[str, Any]:
+        """AD-HELLO: ``hello``'s answer; refused, or without a name, is a failure."""
         resp = self.request({"op": "hello"}, timeout=start_timeout)
         if resp.get("ok") is not True:
             self._fail(REFUSED, f"hello refused: {resp.get('error', resp)!r}")
         if not isinstance(resp.get("name"), str):
             self._fail(PROTOCOL, 'hello response lacks a "name" string')
+        return resp
+
+    def _hello(self, start_timeout: float) -> dict[str, Any]:
+        """AD-HELLO: the adapter names itself and lists its families."""
+        resp = self._named_hello(start_timeout)
         families = resp.get("families")
         if not isinstance(families, list) or self.family not in families:
             self._fail(

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from creditflow.conformance.inputs.reading import InputError, checked_name, load_json
+from creditflow.conformance.inputs.reading import (
+    InputError,
+    checked_name,
+    json_file_data,
+    load_json,
+)
 from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.policies import (
     CreditPolicy,
@@ -580,12 +585,7 @@ def find_amqp_input(graph: str, config: CreditSettings | None = None) -> AmqpInp
     left to the NET reader, which reports it."""
     path = Path(graph)
     if path.is_file():
-        if path.suffix.lower() != ".json":
-            return None
-        try:
-            data = load_json(path)
-        except InputError:
-            return None
+        data = json_file_data(path)
         return _read(data, str(path), "file", config) if is_amqp_document(data) else None
     if not path.suffix and "/" not in graph and graph in amqp_preset_names():
         return read_amqp_preset(graph, config)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -185,6 +187,45 @@ def trace_document(
     if loop is not None:
         doc["loop"] = loop
     return doc
+
+
+def trace_meta(
+    source: str,
+    description: str,
+    model: str,
+    version: int,
+    fields: Mapping[str, Any],
+    length: int,
+    extra: Mapping[str, Any] | None = None,
+    created: bool = True,
+) -> dict[str, Any]:
+    """A creditflow trace's ``#meta``: its source and description, and ``creditflow``:
+    the trace's ``model`` and ``version``, its own ``fields``, its ``length``, when it
+    was made (unless not ``created``), then ``extra``."""
+    info: dict[str, Any] = {"model": model, "version": version, **fields, "length": length}
+    if created:
+        info["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"source": source, "description": description, "creditflow": {**info, **(extra or {})}}
+
+
+def trace_model(doc: Mapping[str, Any]) -> Any:
+    """``#meta.creditflow.model`` of a document (``None`` without a ``#meta`` object)."""
+    meta = doc.get("#meta", {})
+    return meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
+
+
+@contextmanager
+def malformed_trace(path: str | Path) -> Iterator[None]:
+    """IN-ONE-LINE: a value of a type the schema allows but the trace's meaning does not
+    is a :class:`TraceFormatError` naming ``path`` (one line, not a traceback)."""
+    try:
+        yield
+    except TraceFormatError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise TraceFormatError(
+            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def write_document(doc: Mapping[str, Any], path: str | Path) -> Path:

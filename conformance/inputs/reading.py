@@ -266,6 +266,18 @@ def load_json(path: str | Path, where: str | None = None) -> Any:
     return parse_json(read_text(path, where), where)
 
 
+def json_file_data(path: Path) -> Any:
+    """What a ``.json`` file holds, for a reader asking whether the file is its input:
+    ``None`` for another suffix or a file that is not readable JSON (left to the reader
+    it belongs to, which reports it); a JSON ``null`` is no reader's input either."""
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        return load_json(path)
+    except InputError:
+        return None
+
+
 # -- TOML ------------------------------------------------------------------------------------
 
 

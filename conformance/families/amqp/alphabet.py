@@ -40,27 +40,19 @@ QUEUE_OPS = ("reset", *dict.fromkeys(o.op for o in QUEUE_OPS_DRAWN), "state")
 
 
 @dataclass(frozen=True)
-class LinkAlphabet:
-    """FAM-ALPHABET, the link end (AD-AMQ-CONFORM)."""
+class _AmqpEnd:
+    """FAM-ALPHABET: what both ends of the AMQP family share (the family, the examples,
+    the policy ``hello`` declares, the adapter's command)."""
 
     family: str = FAMILY
-    ops: Sequence[str] = OPS
-    phases: Sequence[str] = AMQP_PHASES
+    ops: Sequence[str] = ()
+    phases: Sequence[str] = ()
     default_examples: int = DEFAULT_AMQP_EXAMPLES
     default_steps: int = DEFAULT_AMQP_STEPS
-
-    def model_side(self, declared: Mapping[str, Any]) -> Any:
-        """AD-AMQ-POLICY: the model's policies for the declared ``policy`` and the run's
-        ``settings`` (``declared = {"policy": …, "settings": …}``)."""
-        return model_policy(declared.get("policy") or {}, declared.get("settings") or {})
 
     def policies(self, info: Mapping[str, Any]) -> Mapping[str, Any]:
         """AD-AMQ-HELLO: the ``policy`` object of ``hello``."""
         return dict(info.get("policy") or {})
-
-    def runs(self, info: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
-        """AD-AMQ-CONFORM-SIZES: the settings runs choose among."""
-        return settings_choices(info)
 
     def open_command(self, argv: Sequence[str], timeout: float) -> AmqpAdapter:
         """AD-CMD for the ``amqp`` family: the command, driven as an AMQP adapter
@@ -69,28 +61,37 @@ class LinkAlphabet:
 
 
 @dataclass(frozen=True)
-class QueueAlphabet:
+class LinkAlphabet(_AmqpEnd):
+    """FAM-ALPHABET, the link end (AD-AMQ-CONFORM)."""
+
+    ops: Sequence[str] = OPS
+    phases: Sequence[str] = AMQP_PHASES
+
+    def model_side(self, declared: Mapping[str, Any]) -> Any:
+        """AD-AMQ-POLICY: the model's policies for the declared ``policy`` and the run's
+        ``settings`` (``declared = {"policy": …, "settings": …}``)."""
+        return model_policy(declared.get("policy") or {}, declared.get("settings") or {})
+
+    def runs(self, info: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+        """AD-AMQ-CONFORM-SIZES: the settings runs choose among."""
+        return settings_choices(info)
+
+
+@dataclass(frozen=True)
+class QueueAlphabet(_AmqpEnd):
     """FAM-ALPHABET, the quorum-queue end (AD-AMQ-FIFO-CONFORM)."""
 
-    family: str = FAMILY
     ops: Sequence[str] = QUEUE_OPS
     phases: Sequence[str] = QUEUE_PHASES
-    default_examples: int = DEFAULT_AMQP_EXAMPLES
     default_steps: int = DEFAULT_QUEUE_STEPS
 
     def model_side(self, declared: Mapping[str, Any]) -> Any:
         """The model's queue end under the sizes of the run (AD-AMQ-FIFO-CONFORM)."""
         return QueueModel.start(dict(declared.get("settings") or QUEUE_SIZES[0]))
 
-    def policies(self, info: Mapping[str, Any]) -> Mapping[str, Any]:
-        return dict(info.get("policy") or {})
-
     def runs(self, info: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
         """AD-AMQ-FIFO-CONFORM: the consumer modes and queue sizes."""
         return [dict(s) for s in QUEUE_SIZES]
-
-    def open_command(self, argv: Sequence[str], timeout: float) -> AmqpAdapter:
-        return AmqpAdapter(argv, timeout=timeout)
 
 
 ALPHABET = LinkAlphabet()

@@ -22,6 +22,7 @@ from creditflow.conformance.inputs.itf import Record, TraceFormatError, encode, 
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.traces.network import ACTION_VAR, TraceReplayError
 from creditflow.model.amqp import system
+from creditflow.model.amqp.link import LinkEnd
 from creditflow.model.amqp.system import Action, ConsumeState, LinkState, PublishState, State
 from creditflow.model.amqp.topology import Topology
 
@@ -389,6 +390,18 @@ def _session_label(name: str, s: Any) -> str:
     )
 
 
+def _link_edge(
+    tail: str, head: str, sender: str, dc: int, credit: int, receiver: LinkEnd
+) -> tuple[str, str, str, int]:
+    """EXP-PICTURE: the link from ``tail`` to ``head`` with the sending end's (named
+    ``sender``) delivery-count and credit and the receiver's, and the lower credit."""
+    label = (
+        f"link: {sender} dc={dc} credit={credit}\n"
+        f"receiver dc={receiver.delivery_count} credit={receiver.credit}"
+    )
+    return tail, head, label, min(credit, receiver.credit)
+
+
 def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: str) -> str:
     """AMQ-PICTURE: the chain of ``doc`` at ``state``: endpoints with their link end
     (delivery-count, credit), sessions with their windows, the queue and the relay; the
@@ -408,13 +421,7 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
         wire = (ss, rs, len(state.fwd), len(state.back))
         labels[rcv] = f"{rcv} (receiver)\nunsettled={len(r.unsettled)}"
         bad[ss], bad[rs] = s.session.remote_incoming_window, r.session.incoming_window
-        link_edge = (
-            snd,
-            rcv,
-            f"link: sender dc={s.link.delivery_count} credit={s.link.credit}\n"
-            f"receiver dc={r.link.delivery_count} credit={r.link.credit}",
-            min(s.link.credit, r.link.credit),
-        )
+        link_edge = _link_edge(snd, rcv, "sender", s.link.delivery_count, s.link.credit, r.link)
     elif isinstance(state, PublishState):
         snd, ss, bs, q = ids
         pub, brk = state.sender, state.broker
@@ -427,12 +434,8 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
             f"enqueuer {state.enqueuer.status} pending={len(state.enqueuer.pending)}"
         )
         bad[ss], bad[bs] = pub.session.remote_incoming_window, brk.session.incoming_window
-        link_edge = (
-            snd,
-            bs,
-            f"link: sender dc={pub.link.delivery_count} credit={pub.link.credit}\n"
-            f"receiver dc={brk.link.delivery_count} credit={brk.link.credit}",
-            min(pub.link.credit, brk.link.credit),
+        link_edge = _link_edge(
+            snd, bs, "sender", pub.link.delivery_count, pub.link.credit, brk.link
         )
     else:
         assert isinstance(state, ConsumeState)
@@ -451,13 +454,7 @@ def amqp_dot(topology: Topology, doc: Mapping[str, Any], state: State, title: st
         wire = (bs, cs, len(state.fwd), len(state.back))
         labels[rcv] = f"{rcv} (receiver)\nunsettled={len(cli.unsettled)}"
         bad[bs], bad[cs] = state.session.remote_incoming_window, cli.session.incoming_window
-        link_edge = (
-            rl,
-            rcv,
-            f"link: relay dc={rel.client_dc} credit={rel.client_credit}\n"
-            f"receiver dc={cli.link.delivery_count} credit={cli.link.credit}",
-            min(rel.client_credit, cli.link.credit),
-        )
+        link_edge = _link_edge(rl, rcv, "relay", rel.client_dc, rel.client_credit, cli.link)
     lines = [
         "digraph amqp {",
         f"  label={_q(title)};",

@@ -21,12 +21,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.findings import CLASSES, Finding, failing
+from creditflow.conformance.differential.findings import (
+    CLASSES,
+    VERDICT_EXIT_CODES,
+    Finding,
+    failing,
+)
 from creditflow.conformance.differential.op_search import (
+    allows_in_order,
     explore_all,
     hypothesis_search,
+    ops_in_turn,
 )
 from creditflow.conformance.families.amqp.protocol import (
     AMQP_PHASES,
@@ -397,6 +403,11 @@ class FieldDiff:
     implementation: int | None
 
 
+def diff_documents(diffs: Sequence[FieldDiff]) -> list[dict[str, Any]]:
+    """The ``diffs`` of a run's document (OUT-JSON-SCHEMA)."""
+    return [{"field": d.field, "model": d.model, "implementation": d.implementation} for d in diffs]
+
+
 @dataclass(frozen=True)
 class AmqpRun:
     """One run's verdict (AD-AMQ-CONFORM-VERDICT): ``diverged`` (the first op after which
@@ -428,10 +439,7 @@ class AmqpRun:
             "settings": self.settings,
             "ops": [str(o) for o in self.ops],
             "op_index": self.index,
-            "diffs": [
-                {"field": d.field, "model": d.model, "implementation": d.implementation}
-                for d in self.diffs
-            ],
+            "diffs": diff_documents(self.diffs),
             "violations": [{"rule": v.rule, "message": v.message} for v in self.violations],
             "model": self.model,
             "implementation": self.implementation,
@@ -478,25 +486,7 @@ def run_ops(
     start = {**ids, "sender_window": sender_window}
     compared = tuple(k for k in model.view() if k.split(".", 1)[1] not in pol.uncompared)
     done: list[AmqpOp] = []
-    fixed = None if callable(ops) else list(ops)
-    i = 0
-    while True:
-        if fixed is not None:
-            if i >= len(fixed):
-                break
-            op: AmqpOp | None = fixed[i]
-            i += 1
-            assert op is not None
-            if not model.possible(op):
-                continue
-        else:
-            if i >= steps:
-                break
-            assert callable(ops)  # no fixed list: ops draws the next op
-            op = ops(model, i)
-            i += 1
-            if op is None:
-                break
+    for op in ops_in_turn(model, ops, steps):
         done.append(op)
         got2 = adapter.try_step(op.request())
         if got2 is None:
@@ -671,13 +661,7 @@ class AmqpConformResult:
     def exit_code(self) -> int:
         """0 conformant and no property violated, 1 diverged, 3 adapter failed, 12 a
         property violated with the model agreeing (AD-AMQ-CONFORM-VERDICT)."""
-        return {
-            "conformant": exit_codes.OK,
-            "divergence": exit_codes.DIVERGENCE,
-            "unexpected-pass": exit_codes.DIVERGENCE,
-            "adapter-failure": exit_codes.ADAPTER_FAILURE,
-            "property-violated": exit_codes.VIOLATION,
-        }[self.verdict]
+        return VERDICT_EXIT_CODES[self.verdict]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -766,12 +750,7 @@ def model_allows(pol: ModelPolicy, seq: Sequence[AmqpOp]) -> bool:
     decided on the model alone."""
     window = session.initial_window(pol.window)
     zero = {"delivery_count": 0, "client_next_outgoing_id": 0, "server_next_outgoing_id": 0}
-    model = ModelLink.start(pol, zero, window)
-    for op in seq:
-        if not model.possible(op):
-            return False
-        model.apply(op)
-    return True
+    return allows_in_order(ModelLink.start(pol, zero, window), seq)
 
 
 def _hypothesis(
@@ -904,23 +883,33 @@ def run_amqp_conform(
         adapter.close()
 
 
+def failing_run_head(
+    sizes: str, opening: str, ops: Sequence[object], index: int | None, diffs: Sequence[FieldDiff]
+) -> list[str]:
+    """How both AMQP conform drivers' failing run begins as text (no I/O): the sizes,
+    ``opening`` as op 0, the ops with the failing one (``index``) marked, then model vs
+    implementation at it."""
+    n = len(ops)
+    lines = [f"shortest failing trace: {n} op{'s' * (n != 1)} (sizes: {sizes})"]
+    lines.append(f"     0  {opening}")
+    for i, op in enumerate(ops, start=1):
+        marker = ">" if index is not None and i == index + 1 else " "
+        lines.append(f"  {marker}{i:3}  {op}")
+    if index is not None:
+        lines.append(f"after op {index + 1} ({ops[index]}):")
+    if diffs:
+        width = max(len(d.field) for d in diffs)
+        lines.append(f"    {'field':{width}}  model  implementation")
+        for d in diffs:
+            lines.append(f"    {d.field:{width}}  {d.model!s:5}  {d.implementation}")
+    return lines
+
+
 def run_lines(run: AmqpRun) -> list[str]:
     """The failing run as text (no I/O): the sizes, the ops up to the failure, then
     model vs implementation at that op and the properties the implementation broke."""
     sizes = ", ".join(f"{k} {v}" for k, v in run.settings.items()) or "defaults"
-    n = len(run.ops)
-    lines = [f"shortest failing trace: {n} op{'s' * (n != 1)} (sizes: {sizes})"]
-    lines.append("     0  reset, begin s, attach L")
-    for i, op in enumerate(run.ops, start=1):
-        marker = ">" if run.index is not None and i == run.index + 1 else " "
-        lines.append(f"  {marker}{i:3}  {op}")
-    if run.index is not None:
-        lines.append(f"after op {run.index + 1} ({run.ops[run.index]}):")
-    if run.diffs:
-        width = max(len(d.field) for d in run.diffs)
-        lines.append(f"    {'field':{width}}  model  implementation")
-        for d in run.diffs:
-            lines.append(f"    {d.field:{width}}  {d.model!s:5}  {d.implementation}")
+    lines = failing_run_head(sizes, "reset, begin s, attach L", run.ops, run.index, run.diffs)
     for v in run.violations:
         if v.rule == REFUSED_RULE:
             lines.append(f"    refused ({v.link}): {v.message}")

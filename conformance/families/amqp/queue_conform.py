@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.findings import (
+    VERDICT_EXIT_CODES,
     Finding,
     Rule,
     failing,
@@ -28,11 +28,19 @@ from creditflow.conformance.differential.findings import (
     signature_text,
 )
 from creditflow.conformance.differential.op_search import (
+    allows_in_order,
     executed_prefix,
     explore,
     hypothesis_search,
+    ops_in_turn,
 )
-from creditflow.conformance.families.amqp.conform import AmqpPhase, result_document
+from creditflow.conformance.families.amqp.conform import (
+    AmqpPhase,
+    FieldDiff,
+    diff_documents,
+    failing_run_head,
+    result_document,
+)
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp import queue
 from creditflow.model.amqp.frames import CreditRequest, Delivery
@@ -203,11 +211,8 @@ def _impl_view(reply: Any) -> dict[str, int | None]:
     }
 
 
-@dataclass(frozen=True)
-class QueueDiff:
-    field: str
-    model: int | None
-    implementation: int | None
+class QueueDiff(FieldDiff):
+    """One field of the queue's view where model and implementation differ."""
 
 
 @dataclass(frozen=True)
@@ -275,10 +280,7 @@ class QueueRun:
             "settings": self.sizes,
             "ops": [str(o) for o in self.ops],
             "op_index": self.index,
-            "diffs": [
-                {"field": d.field, "model": d.model, "implementation": d.implementation}
-                for d in self.diffs
-            ],
+            "diffs": diff_documents(self.diffs),
             "violations": [],
             "model": {},
             "implementation": {},
@@ -305,25 +307,7 @@ def run_queue_ops(
     adapter.step(checkout)
     model = QueueModel.start(sizes)
     done: list[QueueOp] = []
-    fixed = None if callable(ops) else list(ops)
-    i = 0
-    while True:
-        if fixed is not None:
-            if i >= len(fixed):
-                break
-            op: QueueOp | None = fixed[i]
-            i += 1
-            assert op is not None
-            if not model.possible(op):
-                continue
-        else:
-            if i >= steps:
-                break
-            assert callable(ops)
-            op = ops(model, i)
-            i += 1
-            if op is None:
-                break
+    for op in ops_in_turn(model, ops, steps):
         done.append(op)
         reply = adapter.try_step(_request(op, model))
         if reply is None:
@@ -376,12 +360,7 @@ class QueueConformResult:
 
     @property
     def exit_code(self) -> int:
-        return {
-            "conformant": exit_codes.OK,
-            "divergence": exit_codes.DIVERGENCE,
-            "unexpected-pass": exit_codes.DIVERGENCE,
-            "adapter-failure": exit_codes.ADAPTER_FAILURE,
-        }[self.verdict]
+        return VERDICT_EXIT_CODES[self.verdict]
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: the family's document, then ``findings`` (FIND-RECORD) and the
@@ -397,12 +376,7 @@ class QueueConformResult:
 
 
 def _allows(sizes: Mapping[str, Any], seq: Sequence[QueueOp]) -> bool:
-    model = QueueModel.start(sizes)
-    for op in seq:
-        if not model.possible(op):
-            return False
-        model.apply(op)
-    return True
+    return allows_in_order(QueueModel.start(sizes), seq)
 
 
 class QueueMasker:
@@ -564,17 +538,4 @@ class QueueExpectations:
 def queue_run_lines(run: QueueRun) -> list[str]:
     """The failing run as text (no I/O)."""
     sizes = ", ".join(f"{k} {v}" for k, v in run.sizes.items())
-    n = len(run.ops)
-    lines = [f"shortest failing trace: {n} op{'s' * (n != 1)} (sizes: {sizes})"]
-    lines.append("     0  reset, checkout c")
-    for i, op in enumerate(run.ops, start=1):
-        marker = ">" if run.index is not None and i == run.index + 1 else " "
-        lines.append(f"  {marker}{i:3}  {op}")
-    if run.index is not None:
-        lines.append(f"after op {run.index + 1} ({run.ops[run.index]}):")
-    if run.diffs:
-        width = max(len(d.field) for d in run.diffs)
-        lines.append(f"    {'field':{width}}  model  implementation")
-        for d in run.diffs:
-            lines.append(f"    {d.field:{width}}  {d.model!s:5}  {d.implementation}")
-    return lines
+    return failing_run_head(sizes, "reset, checkout c", run.ops, run.index, run.diffs)

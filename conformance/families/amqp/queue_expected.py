@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
 from creditflow.conformance.differential.expected import find_witness
+from creditflow.conformance.differential.replay import status_counts
 from creditflow.conformance.differential.traces import SUFFIX
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.conformance.families.amqp.queue_conform import (
@@ -110,9 +111,7 @@ class QueueReplayReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        return {
-            s: sum(1 for o in self.outcomes if o.status == s) for s in get_args(QueueReplayStatus)
-        }
+        return status_counts(get_args(QueueReplayStatus), self.outcomes)
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: ``replay --json``'s document for the queue end."""

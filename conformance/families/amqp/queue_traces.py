@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.differential.traces import TraceFile
 from creditflow.conformance.families.amqp.queue_conform import (
     COMPARED,
     QUEUE_ALPHABET,
@@ -27,14 +26,19 @@ from creditflow.conformance.families.amqp.queue_conform import (
     QueueOp,
     QueueRun,
 )
+from creditflow.conformance.families.amqp.run_traces import (
+    check_recorded_views,
+    read_run_trace,
+    view_states,
+)
 from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
     decoded_states,
     pick_value,
     picks_record,
-    read_document,
     trace_document,
+    trace_meta,
     write_document,
 )
 from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR
@@ -56,14 +60,12 @@ class QueueTrace:
 
 
 @dataclass(frozen=True)
-class LoadedQueueTrace:
+class LoadedQueueTrace(TraceFile):
+    """A queue-run trace file read (AD-AMQ-FIFO-TRACE)."""
+
     path: Path
     trace: QueueTrace
     meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.path.name.removesuffix(SUFFIX).removesuffix(".json")
 
 
 def queue_views(sizes: Mapping[str, Any], ops: Sequence[QueueOp]) -> tuple[dict[str, int], ...]:
@@ -90,28 +92,24 @@ def queue_trace_digest(trace: QueueTrace) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
+def _picks(op: QueueOp) -> Record:
+    """TRACE-OPTIONS: the op's credit, when it has one."""
+    return picks_record({"credit": op.credit if op.op in ("credit", "drain") else None})
+
+
 def queue_trace_document(
     trace: QueueTrace, description: str, source: str, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """AD-AMQ-FIFO-TRACE: state 0 is ``init`` (the model's view after ``checkout``),
     state ``i`` op ``i`` with the model's view after it."""
     first = QueueModel.start(trace.sizes).view(0)
-    states: list[dict[str, Any]] = [
-        {"model": Record(first), ACTION_VAR: "init", PICKS_VAR: Record({})}
-    ]
-    for op, view in zip(trace.ops, trace.views, strict=True):
-        picks = picks_record({"credit": op.credit if op.op in ("credit", "drain") else None})
-        states.append({"model": Record(view), ACTION_VAR: op.op, PICKS_VAR: picks})
-    info: dict[str, Any] = {
-        "model": QUEUE_RUN_MODEL,
-        "version": QUEUE_RUN_VERSION,
-        "sizes": dict(trace.sizes),
-        "compared": list(COMPARED),
-        "length": len(trace.ops),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(extra or {}),
-    }
-    meta = {"source": source, "description": description, "creditflow": info}
+    states = view_states(
+        first, ((op.op, view, _picks(op)) for op, view in zip(trace.ops, trace.views, strict=True))
+    )
+    fields = {"sizes": dict(trace.sizes), "compared": list(COMPARED)}
+    meta = trace_meta(
+        source, description, QUEUE_RUN_MODEL, QUEUE_RUN_VERSION, fields, len(trace.ops), extra
+    )
     return trace_document(QUEUE_RUN_VARS, states, meta)
 
 
@@ -163,47 +161,26 @@ def load_queue_trace(path: str | Path) -> LoadedQueueTrace:
     """AD-AMQ-FIFO-TRACE, TRACE-REPLAY: read a queue-run trace and follow the model again;
     :class:`TraceFormatError` names the file and the problem (another kind of trace
     included)."""
-    path = Path(path)
-    doc = read_document(path)  # IN-SCHEMA: shape and values checked
-    meta = doc.get("#meta", {})
-    if not is_queue_run_document(doc):
-        model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
-        raise TraceFormatError(
-            f"{path}: not a queue-run trace (#meta.creditflow.model is {model!r}; expected "
-            f"{QUEUE_RUN_MODEL!r}: replay it with an adapter of its family)"
-        )
-    where = str(path)
+    trace, meta = read_run_trace(path, QUEUE_RUN_MODEL, "a queue-run trace", _queue_trace)
+    return LoadedQueueTrace(Path(path), trace, meta)
+
+
+def _queue_trace(doc: Mapping[str, Any], where: str) -> QueueTrace:
+    """AD-AMQ-FIFO-TRACE: the run a queue-run document holds, checked against the model."""
+    missing = [v for v in QUEUE_RUN_VARS if v not in doc["vars"]]
+    if missing:
+        raise TraceFormatError(f"{where}: a queue-run trace needs vars {missing}")
+    sizes = _sizes(doc["#meta"]["creditflow"].get("sizes"), f"{where}: #meta.creditflow.sizes")
+    states = decoded_states(doc)
+    if states[0].get(ACTION_VAR) != "init":
+        raise TraceFormatError(f"{where}: states[0] must be the init state")
+    ops = tuple(
+        _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
+        for i, s in enumerate(states[1:], start=1)
+    )
     try:
-        missing = [v for v in QUEUE_RUN_VARS if v not in doc["vars"]]
-        if missing:
-            raise TraceFormatError(f"{where}: a queue-run trace needs vars {missing}")
-        sizes = _sizes(meta["creditflow"].get("sizes"), f"{where}: #meta.creditflow.sizes")
-        states = decoded_states(doc)
-        if states[0].get(ACTION_VAR) != "init":
-            raise TraceFormatError(f"{where}: states[0] must be the init state")
-        ops = tuple(
-            _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
-            for i, s in enumerate(states[1:], start=1)
-        )
-        try:
-            views = queue_views(sizes, ops)
-        except ValueError as exc:
-            raise TraceFormatError(f"{where}: the model cannot run it: {exc}") from None
-        for i, (view, s) in enumerate(zip(views, states[1:], strict=True), start=1):
-            recorded = s.get("model")
-            if not isinstance(recorded, Mapping):
-                raise TraceFormatError(f"{where}: states[{i}].model must be a record")
-            for key, value in view.items():
-                if recorded.get(key) != value:
-                    raise TraceFormatError(
-                        f"{where}: states[{i}] {ops[i - 1]}: the model gives {key} = "
-                        f"{value}, the trace records {recorded.get(key)!r} (a stale or "
-                        "edited trace)"
-                    )
-    except TraceFormatError:
-        raise
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        raise TraceFormatError(
-            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
-        ) from None
-    return LoadedQueueTrace(path, QueueTrace(sizes, ops, views), dict(meta))
+        views = queue_views(sizes, ops)
+    except ValueError as exc:
+        raise TraceFormatError(f"{where}: the model cannot run it: {exc}") from None
+    check_recorded_views(where, views, states, ops)
+    return QueueTrace(sizes, ops, views)

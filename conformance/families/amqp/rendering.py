@@ -21,24 +21,30 @@ from creditflow.model.amqp.system import PublishState as AmqpPublishState
 from creditflow.model.amqp.system import State as AmqpState
 
 
+def _sender_and_wire(state: AmqpLinkState | AmqpPublishState) -> str:
+    """The client sender's counts and the frames on the wire, the start of a state's line."""
+    snd = state.sender
+    return (
+        f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
+        f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
+        f"wire {len(state.fwd)}> <{len(state.back)} | "
+    )
+
+
 def describe_state(state: AmqpState) -> str:
     """One line per state: both ends' delivery-count and credit, the windows (rendering
     of AMQ-LINK-STATE and AMQ-SESSION-STATE)."""
     if isinstance(state, AmqpLinkState):
-        snd, rcv = state.sender, state.receiver
-        return (
-            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
-            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
-            f"wire {len(state.fwd)}> <{len(state.back)} | receiver dc={rcv.link.delivery_count} "
+        rcv = state.receiver
+        return _sender_and_wire(state) + (
+            f"receiver dc={rcv.link.delivery_count} "
             f"credit={rcv.link.credit} window={rcv.session.incoming_window} "
             f"unsettled={len(rcv.unsettled)}"
         )
     if isinstance(state, AmqpPublishState):
-        snd, b = state.sender, state.broker
-        return (
-            f"sender dc={snd.link.delivery_count} credit={snd.link.credit} "
-            f"supply={snd.supply} remote-window={snd.session.remote_incoming_window} | "
-            f"wire {len(state.fwd)}> <{len(state.back)} | session dc={b.link.delivery_count} "
+        b = state.broker
+        return _sender_and_wire(state) + (
+            f"session dc={b.link.delivery_count} "
             f"credit={b.link.credit} window={b.session.incoming_window} "
             f"unconfirmed={len(b.unconfirmed)} | enqueuer {state.enqueuer.status} "
             f"pending={len(state.enqueuer.pending)} | queue ready={state.ready} "

@@ -14,7 +14,15 @@ from typing import Any, Final, Literal, get_args
 
 from creditflow.conformance import exit_codes
 from creditflow.conformance.differential.adapter import AdapterFailure
-from creditflow.conformance.differential.replay import DIVERGED, FAILED, PASS, XFAIL, XPASS
+from creditflow.conformance.differential.replay import (
+    DIVERGED,
+    FAILED,
+    PASS,
+    XFAIL,
+    XPASS,
+    status_counts,
+    unexpected_passes_among,
+)
 from creditflow.conformance.families.amqp.conform import (
     AmqpConformOptions,
     AmqpConformResult,
@@ -100,10 +108,7 @@ class AmqpReplayReport:
     @property
     def unexpected_passes(self) -> tuple[str, ...]:
         """Listed traces that pass and were not among those replayed."""
-        if self.expectations is None:
-            return ()
-        replayed = {o.trace.name for o in self.outcomes}
-        return tuple(n for n in self.expectations.unexpected_passes if n not in replayed)
+        return unexpected_passes_among(self.expectations, self.outcomes)
 
     @property
     def exit_code(self) -> int:
@@ -123,9 +128,7 @@ class AmqpReplayReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        return {
-            s: sum(1 for o in self.outcomes if o.status == s) for s in get_args(AmqpReplayStatus)
-        }
+        return status_counts(get_args(AmqpReplayStatus), self.outcomes)
 
     def to_json(self) -> dict[str, Any]:
         """OUT-JSON-SCHEMA: ``replay --json`` for an AMQP adapter (``"family": "amqp"``)."""

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from creditflow.conformance.differential.traces import SUFFIX
+from creditflow.conformance.differential.traces import TraceFile
 from creditflow.conformance.families.amqp.conform import (
     ALPHABET,
     AmqpOp,
@@ -32,13 +31,18 @@ from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
     decoded_states,
+    malformed_trace,
     pick_value,
     picks_record,
     read_document,
     trace_document,
+    trace_meta,
+    trace_model,
     write_document,
 )
 from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR
+
+T = TypeVar("T")
 
 AMQP_RUN_MODEL = "amqp-run"
 AMQP_RUN_VERSION = 1
@@ -64,20 +68,12 @@ class AmqpTrace:
 
 
 @dataclass(frozen=True)
-class LoadedAmqpTrace:
+class LoadedAmqpTrace(TraceFile):
     """A trace file read (TRACE-AMQP-RUN)."""
 
     path: Path
     trace: AmqpTrace
     meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.path.name.removesuffix(SUFFIX).removesuffix(".json")
-
-    @property
-    def description(self) -> str:
-        return str(self.meta.get("description", ""))
 
 
 def model_views(
@@ -119,6 +115,41 @@ def _picks(op: AmqpOp) -> Record:
     )
 
 
+def view_states(
+    first: Mapping[str, int], steps: Iterable[tuple[str, Mapping[str, int], Record]]
+) -> list[dict[str, Any]]:
+    """The states of a run trace (TRACE-AMQP-RUN, AD-AMQ-FIFO-TRACE): state 0 the
+    model's view ``first`` (action ``init``), then per step its action, the model's view
+    after it and its picks."""
+    states: list[dict[str, Any]] = [
+        {"model": Record(first), ACTION_VAR: "init", PICKS_VAR: Record({})}
+    ]
+    for action, view, picks in steps:
+        states.append({"model": Record(view), ACTION_VAR: action, PICKS_VAR: picks})
+    return states
+
+
+def check_recorded_views(
+    where: str,
+    views: Sequence[Mapping[str, int]],
+    states: Sequence[Mapping[str, Any]],
+    ops: Sequence[object],
+) -> None:
+    """TRACE-REPLAY: every state after the first records the model's view after its op
+    (``views``); a view the model does not give is a :class:`TraceFormatError` naming
+    the state (a stale or edited trace)."""
+    for i, (view, s) in enumerate(zip(views, states[1:], strict=True), start=1):
+        recorded = s.get("model")
+        if not isinstance(recorded, Mapping):
+            raise TraceFormatError(f"{where}: states[{i}].model must be a record")
+        for key, value in view.items():
+            if recorded.get(key) != value:
+                raise TraceFormatError(
+                    f"{where}: states[{i}] {ops[i - 1]}: the model gives {key} = {value}, the "
+                    f"trace records {recorded.get(key)!r} (a stale or edited trace)"
+                )
+
+
 def amqp_trace_document(
     trace: AmqpTrace, description: str, source: str, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -127,22 +158,17 @@ def amqp_trace_document(
     pol = model_policy(trace.declared, trace.settings)
     ids = {k: int(trace.start[k]) for k in START_KEYS[:3]}
     first = ModelLink.start(pol, ids, int(trace.start["sender_window"])).view()
-    states: list[dict[str, Any]] = [
-        {"model": Record(first), ACTION_VAR: "init", PICKS_VAR: Record({})}
-    ]
-    for op, view in zip(trace.ops, trace.views, strict=True):
-        states.append({"model": Record(view), ACTION_VAR: op.op, PICKS_VAR: _picks(op)})
-    info: dict[str, Any] = {
-        "model": AMQP_RUN_MODEL,
-        "version": AMQP_RUN_VERSION,
+    states = view_states(
+        first, ((op.op, view, _picks(op)) for op, view in zip(trace.ops, trace.views, strict=True))
+    )
+    fields = {
         "settings": dict(trace.settings),
         "policy": dict(trace.declared),
         "start": dict(trace.start),
-        "length": len(trace.ops),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(extra or {}),
     }
-    meta = {"source": source, "description": description, "creditflow": info}
+    meta = trace_meta(
+        source, description, AMQP_RUN_MODEL, AMQP_RUN_VERSION, fields, len(trace.ops), extra
+    )
     return trace_document(AMQP_RUN_VARS, states, meta)
 
 
@@ -230,16 +256,7 @@ def amqp_trace_from_document(doc: Mapping[str, Any], where: str) -> AmqpTrace:
         views = model_views(declared, settings, start, ops)
     except (PolicyError, ValueError, KeyError, TypeError) as exc:
         raise TraceFormatError(f"{where}: the model cannot run it: {exc}") from None
-    for i, (view, s) in enumerate(zip(views, states[1:], strict=True), start=1):
-        recorded = s.get("model")
-        if not isinstance(recorded, Mapping):
-            raise TraceFormatError(f"{where}: states[{i}].model must be a record")
-        for key, value in view.items():
-            if recorded.get(key) != value:
-                raise TraceFormatError(
-                    f"{where}: states[{i}] {ops[i - 1]}: the model gives {key} = {value}, the "
-                    f"trace records {recorded.get(key)!r} (a stale or edited trace)"
-                )
+    check_recorded_views(where, views, states, ops)
     return AmqpTrace(settings, ops, dict(declared), start, views)
 
 
@@ -248,24 +265,27 @@ def is_amqp_run_document(doc: Mapping[str, Any]) -> bool:
     return isinstance(meta, Mapping) and meta.get("creditflow", {}).get("model") == AMQP_RUN_MODEL
 
 
+def read_run_trace(
+    path: str | Path, model: str, kind: str, read: Callable[[dict[str, Any], str], T]
+) -> tuple[T, dict[str, Any]]:
+    """Read a trace file of ``model`` (``kind``: what it is, in words) with
+    ``read(doc, where)``, and its ``#meta``; :class:`TraceFormatError` names the file and
+    the problem (another family's trace included: it needs an adapter of its family)."""
+    path = Path(path)
+    doc = read_document(path)  # IN-SCHEMA: shape and values checked
+    if trace_model(doc) != model:
+        raise TraceFormatError(
+            f"{path}: not {kind} (#meta.creditflow.model is {trace_model(doc)!r}; "
+            f"expected {model!r}: replay it with an adapter of its family)"
+        )
+    with malformed_trace(path):
+        return read(doc, str(path)), dict(doc.get("#meta", {}))
+
+
 def load_amqp_trace(path: str | Path) -> LoadedAmqpTrace:
     """Read an AMQP run trace; :class:`TraceFormatError` names the file and the problem
     (another family's trace included: it needs an adapter of its family)."""
-    path = Path(path)
-    doc = read_document(path)  # IN-SCHEMA: shape and values checked
-    meta = doc.get("#meta", {})
-    if not is_amqp_run_document(doc):
-        model = meta.get("creditflow", {}).get("model") if isinstance(meta, dict) else None
-        raise TraceFormatError(
-            f"{path}: not an AMQP run trace (#meta.creditflow.model is {model!r}; expected "
-            f"{AMQP_RUN_MODEL!r}: replay it with an adapter of its family)"
-        )
-    try:
-        trace = amqp_trace_from_document(doc, str(path))
-    except TraceFormatError:
-        raise
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        raise TraceFormatError(
-            f"{path}: malformed trace ({exc.__class__.__name__}: {str(exc)[:120]})"
-        ) from None
-    return LoadedAmqpTrace(path, trace, dict(meta))
+    trace, meta = read_run_trace(
+        path, AMQP_RUN_MODEL, "an AMQP run trace", amqp_trace_from_document
+    )
+    return LoadedAmqpTrace(Path(path), trace, meta)

@@ -30,13 +30,14 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import z3
 
 from creditflow.model.amqp import properties
+from creditflow.model.amqp.endpoints import Sender
 from creditflow.model.amqp.frames import (
     CreditReply,
     CreditRequest,
@@ -45,6 +46,7 @@ from creditflow.model.amqp.frames import (
     Flow,
     Settle,
     Transfer,
+    Wire,
 )
 from creditflow.model.amqp.policies import (
     CreditWindow,
@@ -162,13 +164,62 @@ def _sender_actions(v: Mapping[str, z3.ExprRef]) -> list[AbstractAction]:
     return out
 
 
+def _serial_counts(initial: int, near: int) -> tuple[Callable[[int], int], Callable[[int], int]]:
+    """``at(k)``: the serial number ``k`` transfers after ``initial``; ``unwrap(x)``: the
+    count whose serial number is ``x``, taken within 2^31 of ``near`` (AMQ-SERIAL)."""
+
+    def at(k: int) -> int:
+        return (initial + k) % SERIAL_SPACE
+
+    def unwrap(x: int) -> int:
+        return near + diff(x, at(near))
+
+    return at, unwrap
+
+
+def _client_sender(snd: Sender, n: int, F: int, at: Callable[[int], int]) -> dict[str, Value]:
+    """A client sender's abstract variables with ``n`` transfers sent and ``F`` on the
+    wire (Z3-AMQ-ABSTRACTION); :class:`AbstractionError` when its counts are not ``n``."""
+    if snd.link.delivery_count != at(n) or snd.session.next_outgoing_id != at(n):
+        raise AbstractionError("the sender's counts are not its transfers sent")
+    return {
+        "S": snd.supply,
+        "n": n,
+        "F": F,
+        "sLl": n + snd.link.credit,
+        "sLs": n + snd.session.remote_incoming_window,
+        "ov": snd.overrun,
+    }
+
+
+def _flows_toward_sender(
+    a: dict[str, Value], back: Wire, unwrap: Callable[[int], int], link: str
+) -> None:
+    """Set ``a``'s ``ne``, ``wLs``, ``hasL`` and ``wLl`` from the FLOWs in flight to a
+    client sender (nothing in flight: the sender's own limits), Z3-AMQ-ABSTRACTION;
+    :class:`AbstractionError` for a FLOW outside it (``link`` names the link)."""
+    a["ne"], a["hasL"] = bool(back), False
+    a["wLs"], a["wLl"] = a["sLs"], a["sLl"]
+    for f in back:
+        if not isinstance(f, Flow) or f.session is None:
+            raise AbstractionError("a FLOW without session fields toward the sender")
+        a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
+        if f.link is not None:
+            if f.link.drain or f.link.echo:
+                raise AbstractionError(f"drain or echo on {link}")
+            a["hasL"] = True
+            a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+
+
 def _sender_lemmas(
-    v: Mapping[str, z3.ExprRef], count: str, window: str, credit: str
+    v: Mapping[str, z3.ExprRef], nonneg: tuple[str, ...], count: str, window: str, credit: str
 ) -> dict[str, z3.BoolRef]:
-    """Candidate lemmas relating the sender's limits, the FLOWs in flight and the
-    receiving end's ``count`` (taken), ``window`` and ``credit`` (Z3-AMQ-INVARIANT)."""
+    """Candidate lemmas: the counts ``nonneg`` are not negative, and the sender's limits,
+    the FLOWs in flight and the receiving end's ``count`` (taken), ``window`` and
+    ``credit`` are related (Z3-AMQ-INVARIANT)."""
     lim_s, lim_l = v[count] + v[window], v[count] + v[credit]
     return {
+        **{f"{k} >= 0": v[k] >= 0 for k in nonneg},
         "no overrun": z3.Not(v["ov"]),
         "n <= sLl": v["n"] <= v["sLl"],
         "n <= sLs": v["n"] <= v["sLs"],
@@ -206,7 +257,119 @@ def _serial_defined(v: Mapping[str, z3.ExprRef], largest: int) -> z3.BoolRef:
     return z3.And(*_serial_parts(v, largest).values())
 
 
-class PublishEncoding:
+class _CounterEncoding:
+    """What every shape's Z3-AMQ-ABSTRACTION shares: one z3 variable per name in
+    ``INTS`` and ``BOOLS``, the abstract actions, and the questions asked of them."""
+
+    INTS: tuple[str, ...]
+    BOOLS: tuple[str, ...]
+    v: dict[str, z3.ExprRef]
+    actions: list[AbstractAction]
+
+    def _credit_window_receiver(self, t: Topology, shape: str) -> None:
+        """The numbers of ``t``'s client receiver (``t`` of ``shape``): its session window
+        renewed to ``W`` at ``T`` (AMQ-POL-WINDOW-*), its credit window ``C`` renewed at
+        ``Tc`` (AMQ-POL-CREDIT-WINDOW) and the ``K`` deliveries it holds."""
+        pol = t.receiver.credit
+        renewal = _renewal(t.receiver.window)
+        assert t.shape == shape and isinstance(pol, CreditWindow) and renewal is not None
+        self.topology = t
+        self.W, self.T, self.renews = renewal
+        self.W0 = initial_window(t.receiver.window)
+        self.C, self.Tc = pol.window, pol.threshold
+        self.since_grant = pol.count == "since_grant"
+        self.delta = pol.encoding == "delta"
+        self.K = t.receiver.holds
+
+    def _declare(self) -> None:
+        """The variables, then the actions over them (call last in ``__init__``)."""
+        self.v = {n: z3.Int(n) for n in self.INTS}
+        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
+        self.actions = self._actions()
+
+    def _actions(self) -> list[AbstractAction]:
+        raise NotImplementedError
+
+    def complete(self) -> z3.BoolRef:
+        """Every message reached its end (PROP-AMQ-NO-STALL's ``complete``)."""
+        raise NotImplementedError
+
+    def enabled(self, name: str) -> z3.BoolRef:
+        """Whether the model's action ``name`` is enabled (its guard without choices)."""
+        guards = [a.guard for a in self.actions if a.name == name]
+        return z3.Or(*guards) if guards else z3.BoolVal(False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.name for a in self.actions))
+
+    def no_stall(self) -> z3.BoolRef:
+        """PROP-AMQ-NO-STALL: something is enabled or everything has arrived."""
+        return z3.Or(self.complete(), *(self.enabled(name) for name in self.names))
+
+    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
+        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved."""
+        return ""
+
+
+class _ClientSenderEncoding(_CounterEncoding):
+    """The shapes whose sender is a client (publish, link): the receiving end's
+    ``count`` (taken), ``window`` and ``credit`` variables are named by the shape."""
+
+    W: int
+    W0: int
+    C: int
+    sender_window0: int
+
+    def _sender_init(self, zeros: tuple[str, ...], window: str, credit: str) -> z3.BoolRef:
+        """After BEGIN and ATTACH (AMQ-BEGIN-ATTACH): ``zeros`` at 0, the receiving
+        end's first grant in flight, any supply ``N0 ≥ 0``."""
+        v = self.v
+        return z3.And(
+            v["N0"] >= 0,
+            v["S"] == v["N0"],
+            *(v[k] == 0 for k in zeros),
+            v["sLs"] == self.W0,
+            v[window] == self.W0,
+            v[credit] == self.C,
+            z3.Not(v["ov"]),
+            v["ne"],
+            v["hasL"],
+            v["wLs"] == max(0, self.W0),
+            v["wLl"] == self.C,
+        )
+
+    def _sender_nonneg(self, window: str) -> z3.BoolRef:
+        """PROP-AMQ-NONNEG: the sender's credit and windows and the receiving window."""
+        v = self.v
+        return z3.And(
+            v["sLl"] - v["n"] >= 0,
+            v["sLs"] - v["n"] >= 0,
+            v[window] >= 0,
+            z3.BoolVal(self.sender_window0 >= 0),
+        )
+
+    def _sender_agree(self, count: str, credit: str) -> z3.BoolRef:
+        """PROP-AMQ-AGREE: with nothing in flight the two ends agree on the count and
+        the credit."""
+        v = self.v
+        return z3.Implies(
+            z3.And(v["F"] == 0, z3.Not(v["hasL"])),
+            z3.And(v["n"] == v[count], v["sLl"] - v["n"] == _max(v[credit], 0)),
+        )
+
+    def serial_defined(self) -> z3.BoolRef:
+        """AMQ-SERIAL: every serial addition and distance the model computes is defined
+        (the FLOW's limits within 2^31 − 1 of the sender's counts, the windows and
+        credits added below 2^31)."""
+        return _serial_defined(self.v, max(self.W, self.W0, self.C))
+
+    def serial_parts(self) -> dict[str, z3.BoolRef]:
+        """AMQ-SERIAL by parts, named in words."""
+        return _serial_parts(self.v, max(self.W, self.W0, self.C))
+
+
+class PublishEncoding(_ClientSenderEncoding):
     """Z3-AMQ-ABSTRACTION for the ``publish`` shape (a client sender, RabbitMQ 4's session
     with its inbound link credit, a quorum queue without a length limit).
 
@@ -220,11 +383,11 @@ class PublishEncoding:
     last one, ``hasL`` (one carries link fields) and ``wLl`` the link limit of the last
     such. ``N0`` is the supply (symbolic)."""
 
-    INTS: Final = (
+    INTS = (
         *("S", "n", "F", "sLl", "sLs", "bn", "biw", "bc"),
         *("P", "U", "R", "K", "wLs", "wLl", "N0"),
     )
-    BOOLS: Final = ("ov", "ne", "hasL")
+    BOOLS = ("ov", "ne", "hasL")
 
     def __init__(self, t: Topology) -> None:
         assert t.shape == "publish" and t.broker_window is not None
@@ -237,9 +400,7 @@ class PublishEncoding:
         self.C = t.broker_credit.max_link_credit
         self.sender_window0 = initial_window(t.sender_window)
         self.consumes = t.queue.consumes
-        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
-        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
-        self.actions = self._actions()
+        self._declare()
 
     # -- the abstraction function (Python, for the tests) --------------------------------
 
@@ -257,25 +418,16 @@ class PublishEncoding:
         n, F = s.sender.sent, len(s.fwd)
         bn = n - F
 
-        def at(k: int) -> int:
-            return (i + k) % SERIAL_SPACE
-
-        def unwrap(x: int) -> int:
-            return bn + diff(x, at(bn))
+        at, unwrap = _serial_counts(i, bn)
 
         snd, b = s.sender, s.broker
-        if snd.link.delivery_count != at(n) or snd.session.next_outgoing_id != at(n):
-            raise AbstractionError("the sender's counts are not its transfers sent")
+        sender = _client_sender(snd, n, F, at)
         if b.link.delivery_count != at(bn) or b.session.next_incoming_id != at(bn):
             raise AbstractionError("the broker's counts are not its transfers taken")
         if snd.link.drain or snd.link.echo:
             raise AbstractionError("drain or echo on the publish link")
         a: dict[str, Value] = {
-            "S": snd.supply,
-            "n": n,
-            "F": F,
-            "sLl": n + snd.link.credit,
-            "sLs": n + snd.session.remote_incoming_window,
+            **sender,
             "bn": bn,
             "biw": b.session.incoming_window,
             "bc": b.link.credit,
@@ -284,20 +436,8 @@ class PublishEncoding:
             "R": s.ready,
             "K": s.consumed,
             "N0": t.supply,
-            "ov": snd.overrun,
-            "ne": bool(s.back),
-            "hasL": False,
         }
-        a["wLs"], a["wLl"] = a["sLs"], a["sLl"]  # nothing in flight: the sender's own
-        for f in s.back:
-            if not isinstance(f, Flow) or f.session is None:
-                raise AbstractionError("a FLOW without session fields toward the sender")
-            a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
-            if f.link is not None:
-                if f.link.drain or f.link.echo:
-                    raise AbstractionError("drain or echo on the publish link")
-                a["hasL"] = True
-                a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+        _flows_toward_sender(a, s.back, unwrap, "the publish link")
         return a
 
     # -- the abstract transition system ---------------------------------------------------
@@ -352,29 +492,7 @@ class PublishEncoding:
 
     def init(self) -> z3.BoolRef:
         """The state after BEGIN and ATTACH (AMQ-BEGIN-ATTACH), any supply ``N0 ≥ 0``."""
-        v, C = self.v, self.C
-        return z3.And(
-            v["N0"] >= 0,
-            v["S"] == v["N0"],
-            *(v[k] == 0 for k in ("n", "F", "bn", "P", "U", "R", "K", "sLl")),
-            v["sLs"] == self.W0,
-            v["biw"] == self.W0,
-            v["bc"] == C,
-            z3.Not(v["ov"]),
-            v["ne"],
-            v["hasL"],
-            v["wLs"] == max(0, self.W0),
-            v["wLl"] == C,
-        )
-
-    def enabled(self, name: str) -> z3.BoolRef:
-        """Whether the model's action ``name`` is enabled (its guard without choices)."""
-        guards = [a.guard for a in self.actions if a.name == name]
-        return z3.Or(*guards) if guards else z3.BoolVal(False)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(a.name for a in self.actions))
+        return self._sender_init(("n", "F", "bn", "P", "U", "R", "K", "sLl"), "biw", "bc")
 
     def complete(self) -> z3.BoolRef:
         """Every message reached its end (PROP-AMQ-NO-STALL's ``complete``)."""
@@ -388,52 +506,23 @@ class PublishEncoding:
         queue never leaves ``go`` (the abstraction refuses a state where it did)."""
         v, C = self.v, self.C
         tru = z3.BoolVal(True)
-        nonneg = z3.And(
-            v["sLl"] - v["n"] >= 0,
-            v["sLs"] - v["n"] >= 0,
-            v["biw"] >= 0,
-            z3.BoolVal(self.sender_window0 >= 0),
-        )
-        agree = z3.Implies(
-            z3.And(v["F"] == 0, z3.Not(v["hasL"])),
-            z3.And(v["n"] == v["bn"], v["sLl"] - v["n"] == _max(v["bc"], 0)),
-        )
         return {
             "PROP-AMQ-CREDIT": z3.Not(v["ov"]),
-            "PROP-AMQ-NONNEG": nonneg,
-            "PROP-AMQ-AGREE": agree,
+            "PROP-AMQ-NONNEG": self._sender_nonneg("biw"),
+            "PROP-AMQ-AGREE": self._sender_agree("bn", "bc"),
             "PROP-AMQ-DRAIN": tru,
-            "PROP-AMQ-NO-STALL": z3.Or(
-                self.complete(), *(self.enabled(name) for name in self.names)
-            ),
+            "PROP-AMQ-NO-STALL": self.no_stall(),
             "PROP-AMQ-PUBLISHER-GO": tru,
             "PROP-AMQ-BOUNDS": v["U"] <= properties.max_unconfirmed(C),
             "PROP-AMQ-CONSERVATION": v["S"] + v["F"] + v["P"] + v["R"] + v["K"] == v["N0"],
             "PROP-AMQ-RESEND": tru,  # no relay, no leader change on a publish queue
         }
 
-    def serial_defined(self) -> z3.BoolRef:
-        """AMQ-SERIAL: every serial addition and distance the model computes is defined
-        (the FLOW's limits within 2^31 − 1 of the sender's counts, the windows and
-        credits added below 2^31)."""
-        return _serial_defined(self.v, max(self.W, self.W0, self.C))
-
-    def serial_parts(self) -> dict[str, z3.BoolRef]:
-        """AMQ-SERIAL by parts, named in words."""
-        return _serial_parts(self.v, max(self.W, self.W0, self.C))
-
-    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
-        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved."""
-        return ""
-
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT); the ones that are not
         inductive are dropped, so a wrong candidate costs strength, never soundness."""
         v, C, W, T = self.v, self.C, self.W, self.T
-        cands: dict[str, z3.BoolRef] = {
-            f"{k} >= 0": v[k] >= 0 for k in ("S", "n", "F", "bn", "P", "U", "R", "K")
-        }
-        cands.update(_sender_lemmas(v, "bn", "biw", "bc"))
+        cands = _sender_lemmas(v, ("S", "n", "F", "bn", "P", "U", "R", "K"), "bn", "biw", "bc")
         cands.update(
             {
                 "n = bn + F": v["n"] == v["bn"] + v["F"],
@@ -454,7 +543,7 @@ class PublishEncoding:
         return cands
 
 
-class LinkEncoding:
+class LinkEncoding(_ClientSenderEncoding):
     """Z3-AMQ-ABSTRACTION for the ``link`` shape (a client sender, a client receiver whose
     credit window renews on arrival, counted by credit or since its grant, sent absolute
     or as a delta; no hand grants, no drains; a receiving session window fixed,
@@ -465,27 +554,16 @@ class LinkEncoding:
     incoming window, ``rc`` its link credit, ``sg`` arrivals since its last grant,
     ``Uh``/``Uf`` unsettled held / not held, ``Z`` settled."""
 
-    INTS: Final = (
+    INTS = (
         *("S", "n", "F", "sLl", "sLs", "rn", "riw", "rc", "sg"),
         *("Uh", "Uf", "Z", "wLs", "wLl", "N0"),
     )
-    BOOLS: Final = ("ov", "ne", "hasL")
+    BOOLS = ("ov", "ne", "hasL")
 
     def __init__(self, t: Topology) -> None:
-        pol = t.receiver.credit
-        renewal = _renewal(t.receiver.window)
-        assert t.shape == "link" and isinstance(pol, CreditWindow) and renewal is not None
-        self.topology = t
-        self.W, self.T, self.renews = renewal
-        self.W0 = initial_window(t.receiver.window)
-        self.C, self.Tc = pol.window, pol.threshold
-        self.since_grant = pol.count == "since_grant"
-        self.delta = pol.encoding == "delta"
-        self.K = t.receiver.holds
+        self._credit_window_receiver(t, "link")
         self.sender_window0 = initial_window(t.sender_window)
-        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
-        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
-        self.actions = self._actions()
+        self._declare()
 
     def alpha(self, s: State) -> dict[str, Value]:
         """The abstract state of a concrete one (Z3-AMQ-ABSTRACTION)."""
@@ -499,25 +577,16 @@ class LinkEncoding:
         rn = n - F
         i = t.initial
 
-        def at(k: int) -> int:
-            return (i + k) % SERIAL_SPACE
+        at, unwrap = _serial_counts(i, rn)
 
-        def unwrap(x: int) -> int:
-            return rn + diff(x, at(rn))
-
-        if snd.link.delivery_count != at(n) or snd.session.next_outgoing_id != at(n):
-            raise AbstractionError("the sender's counts are not its transfers sent")
+        sender = _client_sender(snd, n, F, at)
         if r.link.delivery_count != at(rn) or r.session.next_incoming_id != at(rn):
             raise AbstractionError("the receiver's counts are not its arrivals")
         if r.arrivals != rn or snd.link.drain or snd.link.echo or r.link.drain or r.drained:
             raise AbstractionError("arrivals, drain or echo outside the abstraction")
         held = sum(1 for _, _, h in r.unsettled if h)
         a: dict[str, Value] = {
-            "S": snd.supply,
-            "n": n,
-            "F": F,
-            "sLl": n + snd.link.credit,
-            "sLs": n + snd.session.remote_incoming_window,
+            **sender,
             "rn": rn,
             "riw": r.session.incoming_window,
             "rc": r.link.credit,
@@ -526,20 +595,8 @@ class LinkEncoding:
             "Uf": len(r.unsettled) - held,
             "Z": r.settled,
             "N0": t.supply,
-            "ov": snd.overrun,
-            "ne": bool(s.back),
-            "hasL": False,
         }
-        a["wLs"], a["wLl"] = a["sLs"], a["sLl"]
-        for f in s.back:
-            if not isinstance(f, Flow) or f.session is None:
-                raise AbstractionError("a FLOW without session fields toward the sender")
-            a["wLs"] = unwrap(f.session.next_incoming_id) + f.session.incoming_window
-            if f.link is not None:
-                if f.link.drain or f.link.echo:
-                    raise AbstractionError("drain or echo on the link")
-                a["hasL"] = True
-                a["wLl"] = unwrap(f.link.delivery_count) + f.link.credit
+        _flows_toward_sender(a, s.back, unwrap, "the link")
         return a
 
     def _actions(self) -> list[AbstractAction]:
@@ -578,28 +635,7 @@ class LinkEncoding:
 
     def init(self) -> z3.BoolRef:
         """After BEGIN and ATTACH: the receiver's first grant in flight (AMQ-BEGIN-ATTACH)."""
-        v = self.v
-        return z3.And(
-            v["N0"] >= 0,
-            v["S"] == v["N0"],
-            *(v[k] == 0 for k in ("n", "F", "rn", "sg", "Uh", "Uf", "Z", "sLl")),
-            v["sLs"] == self.W0,
-            v["riw"] == self.W0,
-            v["rc"] == self.C,
-            z3.Not(v["ov"]),
-            v["ne"],
-            v["hasL"],
-            v["wLs"] == max(0, self.W0),
-            v["wLl"] == self.C,
-        )
-
-    def enabled(self, name: str) -> z3.BoolRef:
-        guards = [a.guard for a in self.actions if a.name == name]
-        return z3.Or(*guards) if guards else z3.BoolVal(False)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(a.name for a in self.actions))
+        return self._sender_init(("n", "F", "rn", "sg", "Uh", "Uf", "Z", "sLl"), "riw", "rc")
 
     def complete(self) -> z3.BoolRef:
         v = self.v
@@ -613,20 +649,10 @@ class LinkEncoding:
         tru = z3.BoolVal(True)
         return {
             "PROP-AMQ-CREDIT": z3.Not(v["ov"]),
-            "PROP-AMQ-NONNEG": z3.And(
-                v["sLl"] - v["n"] >= 0,
-                v["sLs"] - v["n"] >= 0,
-                v["riw"] >= 0,
-                z3.BoolVal(self.sender_window0 >= 0),
-            ),
-            "PROP-AMQ-AGREE": z3.Implies(
-                z3.And(v["F"] == 0, z3.Not(v["hasL"])),
-                z3.And(v["n"] == v["rn"], v["sLl"] - v["n"] == _max(v["rc"], 0)),
-            ),
+            "PROP-AMQ-NONNEG": self._sender_nonneg("riw"),
+            "PROP-AMQ-AGREE": self._sender_agree("rn", "rc"),
             "PROP-AMQ-DRAIN": tru,
-            "PROP-AMQ-NO-STALL": z3.Or(
-                self.complete(), *(self.enabled(name) for name in self.names)
-            ),
+            "PROP-AMQ-NO-STALL": self.no_stall(),
             "PROP-AMQ-PUBLISHER-GO": tru,
             "PROP-AMQ-BOUNDS": tru,
             "PROP-AMQ-CONSERVATION": z3.And(
@@ -636,25 +662,11 @@ class LinkEncoding:
             "PROP-AMQ-RESEND": tru,  # no queue on a link
         }
 
-    def serial_defined(self) -> z3.BoolRef:
-        """AMQ-SERIAL, as :meth:`PublishEncoding.serial_defined`."""
-        return _serial_defined(self.v, max(self.W, self.W0, self.C))
-
-    def serial_parts(self) -> dict[str, z3.BoolRef]:
-        """AMQ-SERIAL by parts, named in words."""
-        return _serial_parts(self.v, max(self.W, self.W0, self.C))
-
-    def serial_hint(self, open_parts: tuple[str, ...]) -> str:
-        """What a user can do when ``open_parts`` of AMQ-SERIAL are not proved."""
-        return ""
-
     def lemmas(self) -> dict[str, z3.BoolRef]:
         """Candidate lemmas for Houdini (Z3-AMQ-INVARIANT)."""
         v, C, W, T, Tc, K = self.v, self.C, self.W, self.T, self.Tc, self.K
-        cands: dict[str, z3.BoolRef] = {
-            f"{k} >= 0": v[k] >= 0 for k in ("S", "n", "F", "rn", "sg", "Uh", "Uf", "Z")
-        }
-        cands.update(_sender_lemmas(v, "rn", "riw", "rc"))
+        nonneg = ("S", "n", "F", "rn", "sg", "Uh", "Uf", "Z")
+        cands = _sender_lemmas(v, nonneg, "rn", "riw", "rc")
         cands.update(
             {
                 "n = rn + F": v["n"] == v["rn"] + v["F"],
@@ -674,7 +686,7 @@ class LinkEncoding:
         return cands
 
 
-class ConsumeEncoding:
+class ConsumeEncoding(_CounterEncoding):
     """Z3-AMQ-ABSTRACTION for the ``consume`` shape (a quorum queue's credited consumer,
     RabbitMQ 4's relay and session, a client receiver whose credit window renews on
     arrival and that may drain at most once (AMQ-LINK-DRAIN); no hand grants; a
@@ -701,36 +713,25 @@ class ConsumeEncoding:
     Credit sent absolute only: the limits FLOWs carry never decrease, so the oldest link
     FLOW's is a lower bound of the others' (and of the drain FLOW's after it)."""
 
-    INTS: Final = (
+    INTS = (
         *("R", "q", "qdc", "ccr", "CO", "Ss", "rqdc", "rqcr", "D", "rpdc", "rpcr"),
         *("rcd", "rcc", "rqd", "rqc", "stl", "sn", "bLs", "F", "Fa", "fadc"),
         *("rn", "rdc", "riw", "rc", "sg", "Uh", "Uf", "Z", "du", "Dd"),
         *("wLs", "wLl", "wLo", "bdl", "N0"),
     )
-    BOOLS: Final = (
+    BOOLS = (
         *("rq", "rqx", "rp", "rpx", "inf", "qdr", "cdr", "st", "stx", "fc", "fa"),
         *("rdr", "rdd", "ne", "hasL", "bdr", "oD", "lD"),
     )
 
     def __init__(self, t: Topology) -> None:
-        pol = t.receiver.credit
-        renewal = _renewal(t.receiver.window)
-        assert t.shape == "consume" and isinstance(pol, CreditWindow) and renewal is not None
         assert t.relay is not None and t.broker_window is not None
         assert t.receiver.drains <= 1
-        self.topology = t
-        self.W, self.T, self.renews = renewal
-        self.W0 = initial_window(t.receiver.window)
-        self.C, self.Tc = pol.window, pol.threshold
-        self.since_grant = pol.count == "since_grant"
-        self.delta = pol.encoding == "delta"
-        self.K = t.receiver.holds
+        self._credit_window_receiver(t, "consume")
         self.Q = t.relay.max_queue_credit
         self.drains = t.receiver.drains
         self.broker0 = initial_window(t.broker_window)
-        self.v: dict[str, z3.ExprRef] = {n: z3.Int(n) for n in self.INTS}
-        self.v.update({n: z3.Bool(n) for n in self.BOOLS})
-        self.actions = self._actions()
+        self._declare()
 
     def alpha(self, s: State) -> dict[str, Value]:
         """The abstract state of a concrete one (Z3-AMQ-ABSTRACTION)."""
@@ -743,11 +744,7 @@ class ConsumeEncoding:
         q = t.supply - s.msgs.ready
         i = t.initial
 
-        def at(k: int) -> int:
-            return (i + k) % SERIAL_SPACE
-
-        def unwrap(x: int) -> int:
-            return m + diff(x, at(m))
+        at, unwrap = _serial_counts(i, m)
 
         if r.session.next_incoming_id != at(rn) or s.session.next_outgoing_id != at(m):
             raise AbstractionError("the sessions' counts are not the transfers")
@@ -1153,14 +1150,6 @@ class ConsumeEncoding:
             v["wLo"] == self.C,
         )
 
-    def enabled(self, name: str) -> z3.BoolRef:
-        guards = [a.guard for a in self.actions if a.name == name]
-        return z3.Or(*guards) if guards else z3.BoolVal(False)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(a.name for a in self.actions))
-
     def complete(self) -> z3.BoolRef:
         v = self.v
         return z3.And(v["R"] == 0, v["D"] == 0, v["F"] == 0)
@@ -1203,9 +1192,7 @@ class ConsumeEncoding:
                 z3.Or(queue_busy, z3.And(v["rqd"] == v["qdc"], v["rqc"] == v["ccr"])),
             ),
             "PROP-AMQ-DRAIN": drain,
-            "PROP-AMQ-NO-STALL": z3.Or(
-                self.complete(), *(self.enabled(name) for name in self.names)
-            ),
+            "PROP-AMQ-NO-STALL": self.no_stall(),
             "PROP-AMQ-PUBLISHER-GO": tru,
             "PROP-AMQ-BOUNDS": v["rqc"] <= self.Q,
             "PROP-AMQ-CONSERVATION": z3.And(

@@ -9,7 +9,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from creditflow.conformance.inputs.reading import InputError, checked_name, load_json
+from creditflow.conformance.inputs.reading import (
+    InputError,
+    checked_name,
+    json_file_data,
+    load_json,
+)
 from creditflow.model.http2.constants import (
     DEFAULT_MAX_FRAME_SIZE,
     MAX_MAX_FRAME_SIZE,
@@ -209,12 +214,7 @@ class Reader:
         is refused in one line (H2 topologies take no RabbitMQ settings)."""
         path = Path(source)
         if path.is_file():
-            if path.suffix.lower() != ".json":
-                return None
-            try:
-                data = load_json(path)
-            except InputError:
-                return None
+            data = json_file_data(path)
             if not self.recognises(data):
                 return None
             found = topology_from_document(data, str(path))
