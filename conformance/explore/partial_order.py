@@ -28,6 +28,7 @@ from creditflow.conformance.explore.encoding import (
     EDGE_FIELDS,
     READ,
     TAKE,
+    CreditNetwork,
     State,
 )
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -66,22 +67,8 @@ class StubbornSets:
         self.deferred = tuple(
             tuple(EDGE_FIELDS * g + DEFERRED for g in net.in_edges[n]) for n in range(net.n_nodes)
         )
-        self.fillers = tuple(
-            tuple(
-                (EDGE_FIELDS * e + DATA, net.edge_ends[e][0])
-                for e in net.in_edges[n]
-                if not net.stalled[net.edge_ends[e][0]]
-            )
-            for n in range(net.n_nodes)
-        )
-        self.granters = tuple(
-            tuple(
-                (EDGE_FIELDS * e + BUMPS, net.edge_ends[e][1])
-                for e in net.out_edges[n]
-                if not net.stalled[net.edge_ends[e][1]]
-            )
-            for n in range(net.n_nodes)
-        )
+        self.fillers = _producers(net, net.in_edges, DATA, 0)
+        self.granters = _producers(net, net.out_edges, BUMPS, 1)
 
     def _statically_visible(self, checked: CheckedNetwork) -> frozenset[int]:
         """Actions that may repair a violation of PROP-MAILBOX-BOUND, when it is checked:
@@ -209,3 +196,19 @@ class StubbornSets:
                 if len(best) == 1:
                     break
         return None if best is None else [steps[k] for k in best]
+
+
+def _producers(
+    net: CreditNetwork, edges: tuple[tuple[int, ...], ...], field: int, end: int
+) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Per process, a (FIFO slot, producer) pair for each of its ``edges`` (its
+    ``in_edges`` or ``out_edges``): the edge's slot ``field`` and the process at its
+    ``end`` (0: sender, 1: receiver), stalled producers left out (they never act)."""
+    return tuple(
+        tuple(
+            (EDGE_FIELDS * e + field, net.edge_ends[e][end])
+            for e in process_edges
+            if not net.stalled[net.edge_ends[e][end]]
+        )
+        for process_edges in edges
+    )

@@ -38,6 +38,7 @@ from creditflow.conformance.inputs.amqp_topologies import (
     topology_from_document,
 )
 from creditflow.conformance.sweep.checkers import CaseBudget, CheckerOutcome
+from creditflow.conformance.sweep.param_checks import word_or_count
 
 
 def amqp_codec() -> Any:
@@ -198,20 +199,8 @@ def check_topology_param(value: Any) -> str:
     return value
 
 
-def check_threshold_param(value: Any) -> int | str:
-    if value == "half":
-        return "half"
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise AmqpFamilyError(f'must be "half" or an integer >= 0, got {value!r}')
-    return value
-
-
-def check_holds_param(value: Any) -> int | str:
-    if value == "keep":
-        return "keep"
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise AmqpFamilyError(f'must be "keep" or an integer >= 0, got {value!r}')
-    return value
+check_threshold_param = word_or_count("half", 0, AmqpFamilyError)
+check_holds_param = word_or_count("keep", 0, AmqpFamilyError)
 
 
 def document_digest(doc: dict[str, Any]) -> str:

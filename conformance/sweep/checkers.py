@@ -17,7 +17,6 @@ there).
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.inputs.plugins import CHECKER_GROUP, installed
+from creditflow.conformance.sweep.named_functions import import_named_function
 from creditflow.conformance.symbolic.prove import ProveOptions, exit_code, prove_graph
 from creditflow.conformance.traces.network import network_trace
 from creditflow.model.network.graph import FlowGraph
@@ -207,13 +207,6 @@ def resolve_checker(name: str) -> Checker:
             f"unknown checker {name!r} (built in: {', '.join(BUILTIN)}; "
             "or name a function as package.module:function)"
         )
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        checker = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise CheckerError(f"checker {name!r}: cannot load {target} ({exc})") from None
-    if not callable(checker):
-        raise CheckerError(f"checker {name!r}: {target} is not callable")
+    checker = import_named_function(target, f"checker {name!r}", CheckerError)
     _registered[name] = checker
     return checker

@@ -29,6 +29,7 @@ import networkx as nx
 
 from creditflow.conformance.inputs.schemas import boolean
 from creditflow.conformance.sweep import amqp
+from creditflow.conformance.sweep.param_checks import word_or_count
 from creditflow.model.network.graph import MAX_NODES, ON_PEER_DOWN
 
 Params = Mapping[str, Any]
@@ -121,12 +122,7 @@ def _boolean(value: Any) -> bool:
         raise ParamError(str(exc)) from None
 
 
-def _routes(value: Any) -> int | str:
-    if value == "all":
-        return "all"
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ParamError(f'must be "all" or an integer >= 1, got {value!r}')
-    return value
+_routes = word_or_count("all", 1, ParamError)
 
 
 def _widths(value: Any) -> tuple[int, ...]:

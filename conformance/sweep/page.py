@@ -37,6 +37,11 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
+def _cells(row: dict[str, Any], *columns: str) -> list[str]:
+    """The escaped values of ``row``'s ``columns``, in order: cells of a table row."""
+    return [_e(row[column]) for column in columns]
+
+
 def _link(path: str | None, base: Path, report_dir: Path, text: str = "trace") -> str:
     if not path:
         return ""
@@ -112,15 +117,8 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
             ],
             (
                 [
-                    _e(f["family"]),
-                    _e(f["kind"]),
-                    _e(f["graphs"]),
-                    _e(f["cases"]),
-                    _e(f["holds"]),
-                    _e(f["deadlock"]),
-                    _e(f["violation"]),
-                    _e(f["incomplete"]),
-                    _e(f["failed"]),
+                    *_cells(f, "family", "kind", "graphs", "cases", "holds", "deadlock"),
+                    *_cells(f, "violation", "incomplete", "failed"),
                     _rate(f["deadlock_rate"]),
                     _e(f["seconds"]),
                 ]
@@ -138,11 +136,7 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
                 [feature, "variant", "cases", "decided", "deadlocks", "rate"],
                 (
                     [
-                        _e(r["value"]),
-                        _e(r["variant"]),
-                        _e(r["cases"]),
-                        _e(r["decided"]),
-                        _e(r["deadlocks"]),
+                        *_cells(r, "value", "variant", "cases", "decided", "deadlocks"),
                         _rate(r["deadlock_rate"]),
                     ]
                     for r in rows
@@ -170,11 +164,7 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
             ],
             (
                 [
-                    _e(r["family"]),
-                    _e(r["checker"]),
-                    _e(r["variant"]),
-                    _e(r["publishes"]),
-                    _e(r["more_after"]),
+                    *_cells(r, "family", "checker", "variant", "publishes", "more_after"),
                     _e(r["min_safe_initial"])
                     if r["min_safe_initial"] is not None
                     else "<span class='deadlock'>none</span>",
@@ -196,11 +186,7 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
             ["family", "variant", "graph", "credit", "publishes", "verdict", "length", "trace"],
             (
                 [
-                    _e(r["family"]),
-                    _e(r["variant"]),
-                    _e(r["graph_id"]),
-                    _e(r["credit_label"]),
-                    _e(r["publishes"]),
+                    *_cells(r, "family", "variant", "graph_id", "credit_label", "publishes"),
                     _verdict(r["verdict"]),
                     _e(r["length"]),
                     _link(r["trace_path"], base, report_dir),
@@ -237,14 +223,9 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
             ],
             (
                 [
-                    _e(r["graph_id"]),
-                    _e(r["credit_label"]),
-                    _e(r["variant"]),
-                    _e(r["publishes"]),
-                    _e(r["checker"]),
+                    *_cells(r, "graph_id", "credit_label", "variant", "publishes", "checker"),
                     _verdict(r["verdict"]),
-                    _e(r["states"]),
-                    _e(r["seconds"]),
+                    *_cells(r, "states", "seconds"),
                     _link(r["trace_path"], base, report_dir),
                 ]
                 for r in data.slowest
@@ -258,11 +239,7 @@ def render_html(data: ReportData, plots: list[Path], report_dir: Path) -> str:
             (
                 [
                     _verdict(r["verdict"]),
-                    _e(r["graph_id"]),
-                    _e(r["credit_label"]),
-                    _e(r["variant"]),
-                    _e(r["publishes"]),
-                    _e(r["seconds"]),
+                    *_cells(r, "graph_id", "credit_label", "variant", "publishes", "seconds"),
                     _e(r["error"]),
                 ]
                 for r in data.failures

@@ -21,7 +21,6 @@ process (restarted after it fails). Any other function: ``package.module:functio
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 import time
@@ -36,6 +35,7 @@ from creditflow.conformance import exit_codes
 from creditflow.conformance.inputs.reading import InputError
 from creditflow.conformance.sweep.driver import SweepProgress, auto_batch_size, new_run_id
 from creditflow.conformance.sweep.engine import run_waves, waves_of
+from creditflow.conformance.sweep.named_functions import import_named_function
 from creditflow.conformance.traces.network import TraceReplayError
 
 BUILTIN_REPLAY = {"network": "creditflow.conformance.traces.network:replay_network_trace"}
@@ -64,14 +64,7 @@ def resolve_replay(name: str) -> ReplayFn:
             f"unknown replay function {name!r} (built in: {', '.join(BUILTIN_REPLAY)}, "
             "adapter:NAME; or name one as package.module:function)"
         )
-    module_name, _, attr = target.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ReplayError(f"replay function {name!r}: cannot load {target} ({exc})") from None
-    if not callable(fn):
-        raise ReplayError(f"replay function {name!r}: {target} is not callable")
-    return fn
+    return import_named_function(target, f"replay function {name!r}", ReplayError)
 
 
 def check_glob(pattern: str) -> None:

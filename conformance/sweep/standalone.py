@@ -43,6 +43,8 @@ from creditflow.conformance.sweep.spark import SparkSetupError, java_version
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 HOST = "127.0.0.1"
+#: Every daemon listens on HOST only, on ports the system picks (its own and its web UI's)
+LOOPBACK_ANY_PORTS = ("--host", HOST, "--port", "0", "--webui-port", "0")
 #: The daemons only schedule: a small heap, the C1 compiler and the serial collector.
 DAEMON_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 MASTER_STARTED = re.compile(r"Starting Spark master at (spark://[^\s:]+:(\d+))")
@@ -216,15 +218,7 @@ class StandaloneSparkCluster:
             master = self._spawn(
                 home,
                 "master",
-                [
-                    MASTER_CLASS,
-                    "--host",
-                    HOST,
-                    "--port",
-                    "0",
-                    "--webui-port",
-                    "0",
-                ],
+                [MASTER_CLASS, *LOOPBACK_ANY_PORTS],
             )
             deadline = time.monotonic() + self.start_timeout
             match = self._wait_for(master, MASTER_STARTED, 1, deadline)
@@ -236,12 +230,7 @@ class StandaloneSparkCluster:
                     [
                         WORKER_CLASS,
                         self.master_url,
-                        "--host",
-                        HOST,
-                        "--port",
-                        "0",
-                        "--webui-port",
-                        "0",
+                        *LOOPBACK_ANY_PORTS,
                         "--cores",
                         str(self.cores_per_worker),
                         "--memory",

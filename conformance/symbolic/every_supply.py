@@ -33,10 +33,10 @@ from creditflow.conformance.explore.results import (
     SupplyDecision,
 )
 from creditflow.conformance.symbolic.prove import (
-    ProveOptions,
     ProveOutcome,
     ProveReport,
     Verdict,
+    check_proof_options,
     primary_counterexample,
     prove_graph,
     supply_value,
@@ -156,21 +156,11 @@ def answer_every_supply(
     if len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT:
         return None
     started = time.perf_counter()
-    report = prove_graph(
-        graph,
-        ProveOptions(
-            credit=options.credit,
-            all_check_blocked=options.all_check_blocked,
-            mailbox_bound=options.mailbox_bound,
-            max_crashes=options.max_crashes,
-            timeout_s=seconds,
-            # SCOPE-RACE: Z3-BMC gets a budget of its own, as in `prove` (it runs beside
-            # the exploration, on the other core)
-            deadline=time.monotonic() + (2 * seconds if search else seconds),
-            every_supply=True,
-            search=search,
-        ),
-    )
+    # SCOPE-RACE: Z3-BMC gets a budget of its own, as in `prove` (it runs beside the
+    # exploration, on the other core)
+    deadline = time.monotonic() + (2 * seconds if search else seconds)
+    proof = check_proof_options(replace(options, publishes=None), seconds, deadline)
+    report = prove_graph(graph, replace(proof, every_supply=True, search=search))
     return supply_answer(report, time.perf_counter() - started, options.mailbox_bound)
 
 

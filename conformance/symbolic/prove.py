@@ -343,7 +343,7 @@ def prove_graph(
     still report what was proved (:func:`timed_out_report`, OUT-JSON-TIMEOUT)."""
     started = time.perf_counter()
     verdicts = {} if progress is None else progress
-    graph = _prepared(graph, options)
+    graph = prepared_graph(graph, options)
     if options.symbolic:
         refuse_faults(
             graph,
@@ -358,19 +358,31 @@ def prove_graph(
     return report.report()
 
 
-def _prepared(graph: FlowGraph, options: ProveOptions) -> FlowGraph:
+def prepared_graph(graph: FlowGraph, options: ProveOptions) -> FlowGraph:
     """``graph`` under ``options``' credit, supply and fault overrides, as ``check``
-    prepares it (the proof and its timed-out report read the same graph)."""
+    prepares it (the proof, its timed-out report and the synthesis read the same
+    graph; the mailbox bound is no override of the graph)."""
     return prepare_graph(
         graph,
         CheckOptions(
             credit=options.credit,
             publishes=options.publishes,
             all_check_blocked=options.all_check_blocked,
-            mailbox_bound=options.mailbox_bound,
             max_crashes=options.max_crashes,
         ),
     )
+
+
+#: The options of ``check`` that a proof of the same graph takes over as they are.
+CHECK_OVERRIDES = ("credit", "publishes", "all_check_blocked", "mailbox_bound", "max_crashes")
+
+
+def check_proof_options(options: CheckOptions, seconds: float, deadline: float) -> ProveOptions:
+    """``check``'s overrides in ``options`` as the options of a proof of the same graph
+    (EXP-SETTLE, SCOPE-ORDER): ``seconds`` for each solver call, none after the
+    ``time.monotonic()`` ``deadline`` (IN-WORK); Z3-FAULTS: fault graphs are proved too."""
+    overrides = {name: getattr(options, name) for name in CHECK_OVERRIDES}
+    return ProveOptions(**overrides, timeout_s=seconds, deadline=deadline)
 
 
 def timed_out_report(
@@ -380,7 +392,7 @@ def timed_out_report(
     (``--timeout``, IN-WORK) stopped it: the properties proved so far keep their proof,
     every other one is ``unknown`` (a violation without its replayed counterexample is
     not reported), so the result is ``unknown`` and the exit code 4 (SCOPE-EXIT)."""
-    graph = _prepared(graph, options)
+    graph = prepared_graph(graph, options)
     why = f"--timeout {options.timeout_s:g} s ran out before it was settled (IN-WORK)"
     verdicts = {
         pid: (

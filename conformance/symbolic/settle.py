@@ -18,7 +18,7 @@ from dataclasses import replace
 from creditflow.conformance import exit_codes
 from creditflow.conformance.explore.check import CheckOptions
 from creditflow.conformance.explore.results import CheckResult, Settlement
-from creditflow.conformance.symbolic.prove import ProveOptions, prove_graph
+from creditflow.conformance.symbolic.prove import check_proof_options, prove_graph
 from creditflow.model.network.graph import FlowGraph
 
 #: Seconds the proof of one settlement may take in all (each solver call and the whole).
@@ -36,18 +36,8 @@ def settle(
     started = time.perf_counter()
     if len(graph.nodes) + len(graph.edges) > SETTLE_LIMIT:
         return Settlement(proved=False, result="too-big")
-    report = prove_graph(
-        graph,
-        ProveOptions(
-            credit=options.credit,
-            publishes=options.publishes,
-            all_check_blocked=options.all_check_blocked,
-            mailbox_bound=options.mailbox_bound,
-            max_crashes=options.max_crashes,  # Z3-FAULTS: fault graphs settle too
-            timeout_s=seconds,
-            deadline=time.monotonic() + seconds,
-        ),
-    )
+    # Z3-FAULTS: fault graphs settle too
+    report = prove_graph(graph, check_proof_options(options, seconds, time.monotonic() + seconds))
     return Settlement(
         proved=report.result == "proved",
         result=report.result,

@@ -31,7 +31,6 @@ from typing import Any, Final, Literal
 import z3
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.explore.check import CheckOptions, prepare_graph
 from creditflow.conformance.explore.counterexamples import DeadlockKind, Finding, Run
 from creditflow.conformance.explore.explorer import NO_DEADLOCK
 from creditflow.conformance.explore.network_system import CheckedNetwork
@@ -52,6 +51,7 @@ from creditflow.conformance.symbolic.prove import (
     Counterexample,
     ProveOptions,
     ProveReport,
+    prepared_graph,
     prove_graph,
     within_condition,
 )
@@ -228,15 +228,7 @@ def synthesize(graph: FlowGraph, options: SynthesisOptions = SynthesisOptions())
         raise GraphError(f"{graph.name}: no edges, so no credit to synthesise (Z3-SYNTH-EDGES)")
     started = time.perf_counter()
     p = options.prove
-    graph = prepare_graph(
-        graph,
-        CheckOptions(
-            credit=p.credit,
-            publishes=p.publishes,
-            all_check_blocked=p.all_check_blocked,
-            max_crashes=p.max_crashes,
-        ),
-    )
+    graph = prepared_graph(graph, p)
     if graph.has_faults:
         # Z3-FAULTS-SYNTH: the credit condition and the backlog closed form are
         # fault-free; each candidate is proved or refuted by prove with the faults

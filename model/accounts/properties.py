@@ -145,6 +145,26 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
             ),
         )
 
+    def spread(
+        layered: nx.DiGraph, frontier: list[tuple[int, int]], seen: set[tuple[int, int]]
+    ) -> set[int]:
+        """Add to ``layered`` every (actor, hop) that events at ``frontier`` reach, and
+        the hops between them; ``seen`` grows by them. Returns the actors forwarded to."""
+        reached: set[int] = set()
+        while frontier:
+            x, h = frontier.pop()
+            layered.add_node((x, h))
+            if not model.forwards(h):
+                continue
+            for y, _e in model.out[x]:
+                nxt = (y, hop_key(h + 1))
+                reached.add(y)
+                layered.add_edge((x, h), nxt)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        return reached
+
     out: list[OvershootBound] = []
     timers = [x for x, t in enumerate(model.timer) if t > 0]
     for a, name in enumerate(model.account_names):
@@ -154,21 +174,9 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
         roots: list[tuple[tuple[int, int], int]] = [
             ((model.reader_actor[r], 0), model.reader_batch[r]) for r in readers
         ]
-        reachable_actors: set[int] = set()
         frontier = [pos for pos, _ in roots]
         seen = set(frontier)
-        while frontier:
-            x, h = frontier.pop()
-            layered.add_node((x, h))
-            if not model.forwards(h):
-                continue
-            for y, _e in model.out[x]:
-                nxt = (y, hop_key(h + 1))
-                reachable_actors.add(y)
-                layered.add_edge((x, h), nxt)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    frontier.append(nxt)
+        reachable_actors = spread(layered, frontier, seen)
         armed = [t for t in timers if t in reachable_actors]
         for t in armed:
             if (t, 0) not in seen:
@@ -177,17 +185,7 @@ def overshoot_bounds(model: AccountsModel) -> tuple[OvershootBound, ...]:
                 roots.append(((t, 0), 1))
             else:
                 roots.append(((t, 0), 1))
-        while frontier:  # what timers reach
-            x, h = frontier.pop()
-            layered.add_node((x, h))
-            if not model.forwards(h):
-                continue
-            for y, _e in model.out[x]:
-                nxt = (y, hop_key(h + 1))
-                layered.add_edge((x, h), nxt)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    frontier.append(nxt)
+        spread(layered, frontier, seen)  # what timers reach
         max_cost: dict[tuple[int, int], int] = {}
         for pos, cost in roots:
             max_cost[pos] = max(max_cost.get(pos, 0), cost)
