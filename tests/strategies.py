@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import networkx as nx
 from hypothesis import strategies as st
 
@@ -121,3 +123,19 @@ def fault_graphs(
     if draw(st.booleans()):
         g.graph["max_crashes"] = draw(st.integers(min_max_crashes, len(crashing)))
     return flow_graph_from_networkx(g)
+
+
+#: Small credits: with more publishes, blocking on several peers at once (and deferral)
+#: is common.
+tight_specs = st.builds(CreditSpec, st.integers(1, 2), st.integers(1, 2))
+
+
+def with_tight_credit(
+    graphs: Callable[..., st.SearchStrategy[FlowGraph]],
+) -> st.SearchStrategy[FlowGraph]:
+    """Up to four nodes from ``graphs`` (``process_graphs`` or ``fault_graphs``): with
+    its default options, or with tight credit, up to six publishes and nothing stalled."""
+    return st.one_of(
+        graphs(max_nodes=4),
+        graphs(max_nodes=4, specs=tight_specs, max_publishes=6, allow_stalled=False),
+    )

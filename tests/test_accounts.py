@@ -32,6 +32,7 @@ from creditflow.model.accounts.rules import (
     Observation,
 )
 from creditflow.model.accounts.system import CheckedAccounts, actor_symmetry
+from tests.model_steps import apply_steps
 from tests.strategies import actor_graphs
 
 
@@ -60,14 +61,7 @@ def graph(name, edges, limit=1, max_hops=None, **nodes):
 def run(model, state, *steps):
     """Apply named steps ``("turn", "D")`` in order; return the final state and all
     observations."""
-    observations = []
-    for kind, actor in steps:
-        action = model.encode(kind, actor)
-        assert action in set(model.enabled(state)), f"{kind}({actor}) not enabled"
-        outcome = model.apply(state, action)
-        observations.extend(outcome.observations)
-        state = outcome.state
-    return state, observations
+    return apply_steps(model, state, steps, lambda outcome: outcome.observations)
 
 
 # -- the worked example --------------------------------------------------------------------

@@ -10,7 +10,6 @@ import sys
 import networkx as nx
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -28,6 +27,7 @@ from creditflow.conformance.families.accounts.protocol import (
 from creditflow.conformance.inputs.itf import read_document
 from creditflow.model.accounts.graph import actor_graph_from_networkx
 from creditflow.model.accounts.rules import AccountsModel
+from tests.stateful_machines import machine_test_case
 from tests.strategies import actor_graphs
 
 SERVER = [sys.executable, "-m", "creditflow.adapters.reference.accounts"]
@@ -176,13 +176,7 @@ class DriveSubprocess(RuleBasedStateMachine):
             self.sub.close()
 
 
-DriveSubprocess.TestCase.settings = settings(
-    max_examples=8,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestDriveSubprocess = DriveSubprocess.TestCase
+TestDriveSubprocess = machine_test_case(DriveSubprocess, max_examples=8, steps=40)
 
 
 def test_the_spec_names_every_op_and_event():

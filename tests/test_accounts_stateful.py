@@ -4,12 +4,12 @@ AC properties hold and an independent ledger of the observations agrees with the
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from creditflow.model.accounts.properties import AccountsProperties
 from creditflow.model.accounts.rules import WAITING, AccountsModel
+from tests.stateful_machines import machine_test_case
 from tests.strategies import actor_graphs
 
 
@@ -66,10 +66,4 @@ class AccountsMachine(RuleBasedStateMachine):
         assert self.model.blocked_mask(self.state) == 0
 
 
-AccountsMachine.TestCase.settings = settings(
-    max_examples=80,
-    stateful_step_count=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestAccountsMachine = AccountsMachine.TestCase
+TestAccountsMachine = machine_test_case(AccountsMachine, max_examples=80, steps=60)

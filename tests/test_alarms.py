@@ -4,7 +4,6 @@ and broken readers (the historical bugs) that the properties catch."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -34,6 +33,8 @@ from creditflow.model.alarms.rules import (
     watermark_alarm,
 )
 from creditflow.model.alarms.system import CheckedAlarms
+from tests.model_steps import apply_steps
+from tests.stateful_machines import machine_test_case
 
 PUB = ConnectionSpec("pub", publishes=3)
 CON = ConnectionSpec("con", consumes=True)
@@ -46,15 +47,13 @@ def explored(config, model=None):
     return system, result
 
 
+#: Memory over the watermark on the one node, read by the next tick: the alarm is set.
+MEMORY_ALARM = (("mem_up", "rabbit@n1"), ("mem_up", "rabbit@n1"), ("tick", "rabbit@n1"))
+
+
 def run(model, state, *steps):
-    notices = []
-    for step in steps:
-        action = model.encode(*step)
-        assert action in set(model.enabled(state)), f"{step} not enabled"
-        outcome = model.apply(state, action)
-        notices.extend(outcome.notices)
-        state = outcome.state
-    return state, notices
+    """Apply named steps in order; the final state and every notice sent."""
+    return apply_steps(model, state, steps, lambda outcome: outcome.notices)
 
 
 def test_watermark_is_strict_without_hysteresis():
@@ -77,13 +76,7 @@ def test_publisher_blocks_on_its_first_content_frame():
     post-processes a header, then 'blocked' with one connection.blocked; it reads nothing
     more; the body waits."""
     model = AlarmModel(AlarmConfig((PUB, CON)))
-    s, notices = run(
-        model,
-        model.initial(),
-        ("mem_up", "rabbit@n1"),
-        ("mem_up", "rabbit@n1"),
-        ("tick", "rabbit@n1"),
-    )
+    s, notices = run(model, model.initial(), *MEMORY_ALARM)
     assert notices == [] and [reported_state(c) for c in s.conns] == ["blocking", "blocking"]
     s, notices = run(model, s, ("publish", "pub"), ("publish", "pub"), ("read_frame", "pub"))
     assert notices == [Notice("connection.blocked", "pub", "low on memory")]
@@ -160,13 +153,7 @@ def test_2008_profile_sends_channel_flow_to_everyone_and_never_stops_reading():
     consumers included; the reader keeps reading; a complying client stops publishing."""
     rude = ConnectionSpec("rude", publishes=2, complies=False)
     model = AlarmModel(AlarmConfig((PUB, CON, rude), profile=PROFILE_2008))
-    s, notices = run(
-        model,
-        model.initial(),
-        ("mem_up", "rabbit@n1"),
-        ("mem_up", "rabbit@n1"),
-        ("tick", "rabbit@n1"),
-    )
+    s, notices = run(model, model.initial(), *MEMORY_ALARM)
     assert notices == [Notice("channel.flow", n, "active=false") for n in ("pub", "con", "rude")]
     assert model.encode("publish", "pub") not in set(model.enabled(s))
     s, _ = run(model, s, ("publish", "rude"), ("read_frame", "rude"), ("read_frame", "rude"))
@@ -376,10 +363,4 @@ class AlarmMachine(RuleBasedStateMachine):
             )
 
 
-AlarmMachine.TestCase.settings = settings(
-    max_examples=150,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestAlarmMachine = AlarmMachine.TestCase
+TestAlarmMachine = machine_test_case(AlarmMachine, max_examples=150, steps=50)

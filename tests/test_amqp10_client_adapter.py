@@ -23,7 +23,7 @@ from creditflow.adapters.amqp.amqp10_client import (
     locate_client_ebin,
     policy,
 )
-from creditflow.adapters.registry import AMQP_BUILTIN, amqp_adapter_factory, is_amqp_name
+from creditflow.adapters.registry import AMQP_BUILTIN, is_amqp_name
 from creditflow.conformance.cli import main as cli
 from creditflow.conformance.families.amqp.conform import (
     AmqpOp,
@@ -37,6 +37,7 @@ from creditflow.model.amqp.endpoints import ReceiverConfig
 from creditflow.model.amqp.frames import Transfer
 from creditflow.model.amqp.policies import CreditWindow, SenderCredit, WindowNever
 from creditflow.model.amqp.topology import Topology
+from tests.adapter_setup import started_amqp_adapter
 
 
 def test_erlang_and_the_client_are_installed() -> None:
@@ -63,10 +64,7 @@ def drain(n: int) -> AmqpOp:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Amqp10ClientAdapter]:
-    adapter = amqp_adapter_factory(NAME)()
-    assert isinstance(adapter, Amqp10ClientAdapter)
-    yield adapter
-    adapter.close()
+    yield from started_amqp_adapter(NAME, Amqp10ClientAdapter)
 
 
 def pinned(client: Amqp10ClientAdapter) -> None:

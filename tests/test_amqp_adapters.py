@@ -28,6 +28,7 @@ from creditflow.conformance.families.amqp.protocol import (
     serial_diff,
 )
 from creditflow.conformance.runtime import children
+from tests.adapter_setup import fake_installed_release, started_amqp_adapter
 
 LIBS = ("proton", "rhea")
 #: AD-AMQ-SETTINGS: small sizes; proton's window is ⌊1024/512⌋ = 2, rhea's ring 4 slots.
@@ -40,11 +41,7 @@ SMALL = {
 @pytest.fixture(scope="module", params=LIBS)
 def adapter(request: pytest.FixtureRequest) -> Iterator[AmqpAdapter]:
     """AD-AMQ-PROTON, AD-AMQ-RHEA: each pinned adapter, started once per module."""
-    a = amqp_adapter_factory(request.param)()
-    try:
-        yield a
-    finally:
-        a.close()
+    yield from started_amqp_adapter(request.param, AmqpAdapter)
 
 
 class Run:
@@ -582,10 +579,7 @@ def test_proton_release_runs_from_its_cache_folder(
 ) -> None:
     """AD-AMQ-VERSION: ``proton@V`` puts V's cache folder first on the adapter's
     PYTHONPATH; plain ``proton`` uses the project's environment."""
-    monkeypatch.setenv("CREDITFLOW_CACHE", str(tmp_path))
-    folder = tmp_path / "amqp" / "proton-0.39.0"
-    folder.mkdir(parents=True)
-    (folder / ".installed").write_text("0.39.0\n")
+    folder = fake_installed_release(tmp_path, monkeypatch, "amqp", "proton", "0.39.0")
     cmd = versions.command("proton@0.39.0")
     assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
     assert cmd.version == "0.39.0"

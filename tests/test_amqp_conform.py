@@ -26,6 +26,8 @@ from creditflow.conformance.families.amqp.conform import (
 )
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter
 from creditflow.model.amqp.policies import CreditWindow, WindowFixed, WindowNever, WindowRing
+from tests.adapter_setup import started_amqp_adapter
+from tests.cli_runs import seeded_amqp_conform
 
 T, F1, F2, D1 = AmqpOp("transfer"), AmqpOp("flow", 1), AmqpOp("flow", 2), AmqpOp("drain", 1)
 DONE, S1, S1K1 = AmqpOp("drained"), AmqpOp("settle", number=1), AmqpOp("settle", number=1, keep=1)
@@ -33,11 +35,7 @@ DONE, S1, S1K1 = AmqpOp("drained"), AmqpOp("settle", number=1), AmqpOp("settle",
 
 @pytest.fixture(scope="module")
 def reference() -> Iterator[AmqpAdapter]:
-    a = amqp_adapter_factory("amqp-reference")()
-    try:
-        yield a
-    finally:
-        a.close()
+    yield from started_amqp_adapter("amqp-reference", AmqpAdapter)
 
 
 @pytest.fixture(autouse=True)
@@ -200,14 +198,7 @@ def test_cli_proton_grant_during_a_drain_cancels_it() -> None:
 def test_cli_proton_without_drains_is_conformant() -> None:
     """proton 0.40.0 with transfers, grants and settles only: exit 0."""
     code, out = conform(
-        "--adapter",
-        "proton",
-        "--seed",
-        "1",
-        "--depth",
-        "3",
-        "--max-examples",
-        "10",
+        *seeded_amqp_conform("proton", depth=3, max_examples=10),
         "--skip-op",
         "drain",
         "--skip-op",

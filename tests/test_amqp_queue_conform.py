@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 from creditflow.adapters.amqp.rabbit_fifo import RabbitFifoAdapter, locate_rabbit_ebin
-from creditflow.adapters.registry import amqp_adapter_factory
 from creditflow.conformance.cli import main
 from creditflow.conformance.families.amqp.queue_conform import (
     QUEUE_ALPHABET,
@@ -26,6 +25,7 @@ from creditflow.conformance.families.amqp.queue_conform import (
     QueueOp,
     run_queue_ops,
 )
+from tests.adapter_setup import started_amqp_adapter
 from tests.json_schemas import validate
 
 pytest_plugins = ["pytester"]
@@ -43,10 +43,7 @@ CREDITED, PREFETCH_1_LIMIT_0, PREFETCH_2 = QUEUE_SIZES
 
 @pytest.fixture(scope="module")
 def fifo() -> Iterator[RabbitFifoAdapter]:
-    adapter = amqp_adapter_factory("rabbit-fifo")()
-    assert isinstance(adapter, RabbitFifoAdapter)
-    yield adapter
-    adapter.close()
+    yield from started_amqp_adapter("rabbit-fifo", RabbitFifoAdapter)
 
 
 def cli(*args: str) -> tuple[int, str]:

@@ -18,6 +18,7 @@ from creditflow.conformance.families.amqp.run_traces import (
     trace_of_run,
     write_amqp_trace,
 )
+from tests.cli_runs import seeded_amqp_conform
 from tests.json_schemas import validate
 
 T, F1, F2, D1 = AmqpOp("transfer"), AmqpOp("flow", 1), AmqpOp("flow", 2), AmqpOp("drain", 1)
@@ -76,12 +77,7 @@ def test_json_of_conform_and_replay(tmp_path: Path) -> None:
     """AD-AMQ-CONFORM-TRACE, AD-AMQ-REPLAY: ``--json`` documents, by their schemas."""
     code, out = cli(
         "conform",
-        "--adapter",
-        ECHO,
-        "--seed",
-        "1",
-        "--depth",
-        "2",
+        *seeded_amqp_conform(ECHO, depth=2),
         "--out",
         str(tmp_path),
         "--json",

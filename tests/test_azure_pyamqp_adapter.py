@@ -25,6 +25,7 @@ from creditflow.conformance.families.amqp.conform import (
 )
 from creditflow.conformance.families.amqp.protocol import AmqpAdapter, WireMonitor
 from creditflow.model.amqp.policies import CreditWindow, WindowFixed
+from tests.adapter_setup import fake_installed_release, started_amqp_adapter
 
 PINNED = versions.PINNED["azure-pyamqp"]
 MANUAL = {"link_credit": 0, "incoming_window": 3}
@@ -34,11 +35,7 @@ FOUND_IN = "7.15.0"
 
 @pytest.fixture(scope="module")
 def azure() -> Iterator[AmqpAdapter]:
-    a = amqp_adapter_factory("azure-pyamqp")()
-    try:
-        yield a
-    finally:
-        a.close()
+    yield from started_amqp_adapter("azure-pyamqp", AmqpAdapter)
 
 
 def start(a: AmqpAdapter, settings: dict[str, int]) -> tuple[WireMonitor, dict[str, Any]]:
@@ -308,10 +305,7 @@ def test_a_release_runs_from_its_cache_folder(
     """AD-AMQ-VERSION: ``azure-pyamqp@V`` puts V's cache folder first on the adapter's
     PYTHONPATH and runs the azure adapter; plain ``azure-pyamqp`` the project's
     environment."""
-    monkeypatch.setenv("CREDITFLOW_CACHE", str(tmp_path))
-    folder = tmp_path / "amqp" / "azure-pyamqp-7.12.0"
-    folder.mkdir(parents=True)
-    (folder / ".installed").write_text("7.12.0\n")
+    folder = fake_installed_release(tmp_path, monkeypatch, "amqp", "azure-pyamqp", "7.12.0")
     cmd = versions.command("azure-pyamqp@7.12.0")
     assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
     assert cmd.argv[-1] == "creditflow.adapters.amqp.azure_pyamqp"

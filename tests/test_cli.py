@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +12,7 @@ from click.testing import CliRunner
 
 from creditflow.conformance.cli import main
 from creditflow.conformance.inputs.itf import read_document
-
-
-def run(*args: str, cwd: Path | None = None):
-    runner = CliRunner()
-    old = os.getcwd()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        return runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+from tests.cli_runs import run
 
 
 def test_check_deadlock_json_and_files(tmp_path):

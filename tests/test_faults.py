@@ -9,19 +9,16 @@ faults (PROP-FAULT-*, PROP-RECOVERY) on small graphs whose verdicts are known.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
 import networkx as nx
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from creditflow.adapters.rabbitmq.module import RabbitMQAdapter
 from creditflow.adapters.reference.credit_flow import ReferenceAdapter
-from creditflow.conformance.cli import main
 from creditflow.conformance.differential.projection import run_ops
 from creditflow.conformance.differential.protocol import Op, compare
 from creditflow.conformance.differential.traces import load_trace
@@ -38,20 +35,13 @@ from creditflow.model.network import properties, rules
 from creditflow.model.network.graph import GraphError, flow_graph_from_networkx
 from creditflow.model.network.rules import Step
 from creditflow.model.network.system import ReadableNetwork
+from tests.cli_runs import run
 from tests.credit_flow_builds import OLD_MODULE, build_pre38_ebin
-from tests.strategies import fault_graphs
+from tests.strategies import fault_graphs, with_tight_credit
 
 BUGS = Path(__file__).resolve().parent.parent / "spec" / "graphs" / "bugs"
 
-graphs = st.one_of(
-    fault_graphs(max_nodes=4),
-    fault_graphs(
-        max_nodes=4,
-        specs=st.builds(CreditSpec, st.integers(1, 2), st.integers(1, 2)),
-        max_publishes=6,
-        allow_stalled=False,
-    ),
-)
+graphs = with_tight_credit(fault_graphs)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -146,16 +136,6 @@ def test_bad_fault_attributes_are_refused_naming_the_node(nodes, graph_attrs, me
         base[name] = {**base[name], **attrs}
     with pytest.raises(GraphError, match=message.replace("(", r"\(").replace(")", r"\)")):
         flow_graph_from_networkx(_graph(base, [("a", "b")], **graph_attrs))
-
-
-def run(*args: str, cwd: Path | None = None):
-    old = os.getcwd()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def test_cli_bad_fault_input_is_one_line_exit_2(tmp_path):

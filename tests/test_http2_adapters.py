@@ -24,6 +24,7 @@ from creditflow.adapters.http2.driver import Http2Adapter, Http2Reply, beyond_wi
 from creditflow.adapters.http2.peer import Peer
 from creditflow.adapters.registry import UnknownAdapter, http2_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
+from tests.adapter_setup import fake_installed_release
 
 ADAPTERS = ("h2", "httpcore", "hypercorn", "node", "nghttp2")
 W = fr.DEFAULT_WINDOW  # 65,535: §6.5.2, §6.9.2
@@ -293,6 +294,17 @@ def test_a_zero_stream_increment_is_a_protocol_error(adapter: Http2Adapter) -> N
     assert_refused(run, "PROTOCOL_ERROR", connection=False)
 
 
+def window_raised_to_the_limit(adapter: Http2Adapter, stream: int, extra: int) -> Run:
+    """A blocked upload whose window on ``stream`` (0: the connection) is raised to
+    1,000, no octet moving, then by 2^31 − 1 − 1,000 + ``extra`` octets."""
+    run = Run(adapter)
+    blocked_upload(run)
+    run.op("window_update", stream=stream, increment=1_000)
+    assert run.reply.data_octets() == 0
+    run.op("window_update", stream=stream, increment=MAX - 1_000 + extra)
+    return run
+
+
 def test_a_connection_window_above_the_limit_is_a_flow_control_error(
     adapter: Http2Adapter,
 ) -> None:
@@ -300,11 +312,7 @@ def test_a_connection_window_above_the_limit_is_a_flow_control_error(
     an increment to exactly 2^31 − 1 is accepted; one octet more is GOAWAY
     FLOW_CONTROL_ERROR."""
     for extra in (0, 1):
-        run = Run(adapter)
-        blocked_upload(run)
-        run.op("window_update", stream=0, increment=1_000)
-        assert run.reply.data_octets() == 0
-        run.op("window_update", stream=0, increment=MAX - 1_000 + extra)
+        run = window_raised_to_the_limit(adapter, stream=0, extra=extra)
         if extra == 0:
             assert run.errors() == []
         else:
@@ -319,11 +327,7 @@ def test_a_stream_window_above_the_limit_is_a_flow_control_error(
     FINDING H2-F1 (node 20.20.2): the RST_STREAM is followed by GOAWAY INTERNAL_ERROR."""
     over = finding(adapter, "stream-overflow", "FLOW_CONTROL_ERROR").split(",")
     for extra in (0, 1):
-        run = Run(adapter)
-        blocked_upload(run)
-        run.op("window_update", stream=1, increment=1_000)
-        assert run.reply.data_octets() == 0
-        run.op("window_update", stream=1, increment=MAX - 1_000 + extra)
+        run = window_raised_to_the_limit(adapter, stream=1, extra=extra)
         if extra == 0:
             assert run.errors() == []
         else:
@@ -653,10 +657,7 @@ def test_an_installed_release_runs_from_its_cache_folder(
 ) -> None:
     """AD-H2-VERSION, AD-VERSION: ``h2@V`` with a completed install puts V's folder
     first on PYTHONPATH (no pip run); plain ``h2`` runs the project's pinned release."""
-    monkeypatch.setenv("CREDITFLOW_CACHE", str(tmp_path))
-    folder = tmp_path / "http2" / "h2-9.9.9"
-    folder.mkdir(parents=True)
-    (folder / ".installed").write_text("9.9.9\n")
+    folder = fake_installed_release(tmp_path, monkeypatch, "http2", "h2", "9.9.9")
     cmd = versions.command("h2@9.9.9")
     assert cmd.env["PYTHONPATH"].split(":")[0] == str(folder)
     assert cmd.version == "9.9.9"

@@ -17,21 +17,11 @@ from creditflow.conformance.explore.encoding import CreditNetwork
 from creditflow.conformance.explore.explorer import explore
 from creditflow.conformance.explore.network_system import CheckedNetwork
 from creditflow.conformance.explore.properties import NetworkProperties
-from creditflow.model.credit.spec import CreditSpec
 from creditflow.model.network import properties, rules
 from creditflow.model.network.system import ReadableNetwork
-from tests.strategies import process_graphs
+from tests.strategies import process_graphs, with_tight_credit
 
-graphs = st.one_of(
-    process_graphs(max_nodes=4),
-    # small credits and more publishes: blocking on several peers and deferral are common
-    process_graphs(
-        max_nodes=4,
-        specs=st.builds(CreditSpec, st.integers(1, 2), st.integers(1, 2)),
-        max_publishes=6,
-        allow_stalled=False,
-    ),
-)
+graphs = with_tight_credit(process_graphs)
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)

@@ -15,19 +15,9 @@ from hypothesis import strategies as st
 
 from creditflow.conformance.differential.projection import ProjectedProcesses
 from creditflow.conformance.explore.encoding import CreditNetwork
-from creditflow.model.credit.spec import CreditSpec
-from tests.strategies import process_graphs
+from tests.strategies import process_graphs, with_tight_credit
 
-graphs = st.one_of(
-    process_graphs(max_nodes=4),
-    # small credits and more publishes: blocking on several peers at once is common
-    process_graphs(
-        max_nodes=4,
-        specs=st.builds(CreditSpec, st.integers(1, 2), st.integers(1, 2)),
-        max_publishes=6,
-        allow_stalled=False,
-    ),
-)
+graphs = with_tight_credit(process_graphs)
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,7 +7,6 @@ that every delivery must match (PROP-PG-FIFO, PROP-PG-CONSERVED)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -22,6 +21,7 @@ from creditflow.model.paging.operations import Batch
 from creditflow.model.paging.profile import PROFILE_3_5_5, PROFILE_3_10_8
 from creditflow.model.paging.properties import check
 from creditflow.model.paging.state import Config, Rates, Step, initial_state
+from tests.stateful_machines import machine_test_case
 
 SMALL_PROFILES = {
     "3.10.8": PROFILE_3_10_8.with_settings(
@@ -123,10 +123,4 @@ class PagingMachine(RuleBasedStateMachine):
         assert {m.seq for m in self.state.pending_acks()} == self.pending
 
 
-PagingMachine.TestCase.settings = settings(
-    max_examples=80,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestPagingMachine = PagingMachine.TestCase
+TestPagingMachine = machine_test_case(PagingMachine, max_examples=80, steps=50)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from creditflow.adapters.amqp.rabbit_fifo import NAME, RabbitFifoAdapter, locate_rabbit_ebin
 from creditflow.adapters.registry import AMQP_BUILTIN, UnknownAdapter, amqp_adapter_factory
 from creditflow.conformance.differential.adapter import AdapterFailure
+from tests.adapter_setup import started_amqp_adapter
 
 
 def test_erlang_and_the_rabbit_beams_are_installed() -> None:
@@ -27,10 +28,7 @@ def test_erlang_and_the_rabbit_beams_are_installed() -> None:
 
 @pytest.fixture(scope="module")
 def fifo() -> Iterator[RabbitFifoAdapter]:
-    adapter = amqp_adapter_factory(NAME)()
-    assert isinstance(adapter, RabbitFifoAdapter)
-    yield adapter
-    adapter.close()
+    yield from started_amqp_adapter(NAME, RabbitFifoAdapter)
 
 
 def consumer(reply: Any, name: str = "c") -> dict[str, Any]:

@@ -15,11 +15,10 @@ from creditflow.conformance.cli import main
 from creditflow.conformance.families.amqp.checking import check_amqp
 from creditflow.conformance.inputs.amqp_topologies import read_amqp_preset
 from creditflow.conformance.sweep.cases import expand
-from creditflow.conformance.sweep.driver import make_batches
 from creditflow.conformance.sweep.report import sweep_report
 from creditflow.conformance.sweep.schema import check_part_file, rows_to_table
 from creditflow.conformance.sweep.sweepfile import SweepFileError, parse_sweep
-from creditflow.conformance.sweep.worker import run_batch
+from tests.sweep_rows import sweep_rows
 
 AMQP_SWEEP = textwrap.dedent("""
     name = "amqp"
@@ -41,17 +40,8 @@ AMQP_SWEEP = textwrap.dedent("""
 
 
 def _rows(text: str, where: str = "amqp.toml") -> list[dict]:
-    cases = expand(parse_sweep(text, where))[0]
-    (batch,) = make_batches(cases, len(cases))
-    by_id = {c.case_id: c for c in cases}
-    rows = []
-    for result in run_batch(batch):
-        case = by_id[result["case_id"]]
-        result.pop("trace_z")
-        rows.append(
-            {**case.static_fields(), **result, "trace_path": None, "run_id": "t", "attempt": 1}
-        )
-    return rows
+    """The rows of the sweep file ``text``, computed in-process."""
+    return sweep_rows(text, where)
 
 
 def test_an_amqp_family_is_policies_times_sizes_with_the_checks_own_verdicts():

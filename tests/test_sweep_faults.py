@@ -11,13 +11,13 @@ import pytest
 
 from creditflow.conformance.explore.check import CheckOptions, check_graph, summary
 from creditflow.conformance.sweep.cases import expand, graph_digest
-from creditflow.conformance.sweep.driver import make_batches
 from creditflow.conformance.sweep.families import FAMILY_KINDS
 from creditflow.conformance.sweep.report import sweep_report
 from creditflow.conformance.sweep.schema import rows_to_table
 from creditflow.conformance.sweep.sweepfile import SweepFileError, parse_sweep
-from creditflow.conformance.sweep.worker import case_graph, run_batch
+from creditflow.conformance.sweep.worker import case_graph
 from creditflow.model.network.graph import flow_graph_from_networkx
+from tests.sweep_rows import sweep_rows
 
 FAULT_SWEEP = textwrap.dedent("""
     name = "faults"
@@ -38,17 +38,8 @@ FAULT_SWEEP = textwrap.dedent("""
 
 
 def _rows(text: str) -> list[dict]:
-    cases = expand(parse_sweep(text, "faults.toml"))[0]
-    (batch,) = make_batches(cases, len(cases))
-    by_id = {c.case_id: c for c in cases}
-    rows = []
-    for result in run_batch(batch):
-        case = by_id[result["case_id"]]
-        result.pop("trace_z")
-        rows.append(
-            {**case.static_fields(), **result, "trace_path": None, "run_id": "t", "attempt": 1}
-        )
-    return rows
+    """The rows of the sweep file ``text``, computed in-process."""
+    return sweep_rows(text, "faults.toml")
 
 
 def test_a_sweep_ranges_over_fault_settings_with_the_explorers_fault_verdicts():

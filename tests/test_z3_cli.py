@@ -4,26 +4,21 @@ traces written (replayable) before they are reported."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from creditflow.conformance import exit_codes
-from creditflow.conformance.cli import main
 from creditflow.conformance.traces.network import replay_network_trace
+from tests.cli_runs import run
 
 
-def run(*args: str, cwd: Path | None = None):
-    runner = CliRunner()
-    old = os.getcwd()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        return runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+def synth_report(cwd: Path, *options: str) -> dict:
+    """The report of ``synth rabbitmq-publish OPTIONS --json`` run in ``cwd``, which
+    must succeed."""
+    result = run("synth", "rabbitmq-publish", *options, "--json", cwd=cwd)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
 
 
 def test_prove_rabbitmq_publish_real_defaults_exit_zero():
@@ -106,9 +101,7 @@ def test_prove_bad_input_exit_2(tmp_path):
 def test_synth_json(tmp_path):
     """Z3-SYNTH: the smallest I per edge for RabbitMQ's publish path, proved, with the
     deadlock one step below written as a trace."""
-    result = run("synth", "rabbitmq-publish", "--per-edge", "--json", cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = synth_report(tmp_path, "--per-edge")
     assert report["credits"] == {
         "reader->channel": [200, 200],
         "channel->queue": [200, 200],
@@ -147,9 +140,7 @@ def test_synth_follows_the_roles_own_settings(tmp_path):
     edges that use it, and the msg_store edge keeps msg_store_credit_disc_bound; the
     output says what was minimised and over which edges (was: one I for every edge,
     `{800,200}`, set by the msg_store edge's M = 800)."""
-    result = run("synth", "rabbitmq-publish", "--json", cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = synth_report(tmp_path)
     assert report["credits"] == {
         "reader->channel": [200, 200],
         "channel->queue": [200, 200],

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from creditflow.conformance.cli import main
@@ -17,6 +18,18 @@ from creditflow.conformance.cli import main
 #: every documented exit code (README "Exit codes"; 130/143: interrupted)
 DOCUMENTED = {0, 1, 2, 3, 4, 10, 12, 130, 143}
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def fuzz_settings(max_examples: int) -> settings:
+    """The fuzz suite's Hypothesis settings: ``max_examples`` cases, derandomized (the
+    same cases in every run), no example database, no deadline, no health checks."""
+    return settings(
+        max_examples=max_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def tree(folder: Path) -> set[str]:

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from creditflow.conformance.inputs.rabbitmq_config import ConfigFileError, load_credit_config
 from creditflow.model.credit.spec import CreditSpec
+from tests.fuzz.hostile import fuzz_settings
 
 ORACLE = Path(__file__).with_name("consult_oracle.erl")
 #: creditflow's bounds that Erlang does not have: a refusal citing one of them, of a
@@ -243,13 +244,7 @@ def _files(hostile: bool) -> st.SearchStrategy[bytes]:
 CONFIG_FILES = st.integers(0, 2).flatmap(lambda n: _files(n == 0))
 
 
-DIFFERENTIAL = settings(
-    max_examples=300,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+DIFFERENTIAL = fuzz_settings(300)
 
 
 @DIFFERENTIAL

@@ -11,7 +11,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from creditflow.conformance.explore.check import CheckOptions, check_graph
@@ -22,15 +22,9 @@ from creditflow.conformance.inputs.rabbitmq_config import (
     load_credit_config,
 )
 from creditflow.conformance.traces.network import network_trace
-from tests.fuzz.hostile import mutated_json, run_cli
+from tests.fuzz.hostile import fuzz_settings, mutated_json, run_cli
 
-FUZZ = settings(
-    max_examples=300,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+FUZZ = fuzz_settings(300)
 
 SEED = b"""%% advanced.config
 [{rabbit, [{credit_flow_default_credit, {400, 200}},

@@ -11,22 +11,16 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from creditflow.adapters.registry import command_factory
 from creditflow.conformance.differential.expected import divergence_signature
 from creditflow.conformance.differential.session import check_trace
 from tests.expectation_ports import BUGS, SPEC, port_command, write_trace
-from tests.fuzz.hostile import run_cli
+from tests.fuzz.hostile import fuzz_settings, run_cli
 
-SEEDS = settings(
-    max_examples=2,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+SEEDS = fuzz_settings(2)
 #: (listed, second): both mistakes show on their own (``forgets-others`` erases what
 #: ``lowers-others`` would lower: that pair is one bug seen from outside)
 PAIRS = [

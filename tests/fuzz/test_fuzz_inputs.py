@@ -15,19 +15,13 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.hostile import ROOT, mutated_json, run_cli
+from tests.fuzz.hostile import ROOT, fuzz_settings, mutated_json, run_cli
 
 EXAMPLES = 100
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+FUZZ = fuzz_settings(EXAMPLES)
 
 GRAPH = json.loads((ROOT / "spec/graphs/cycle2.json").read_text())
 ACTORS = json.loads((ROOT / "spec/graphs/accounts/seed-small.json").read_text())

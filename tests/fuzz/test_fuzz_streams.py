@@ -18,20 +18,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from creditflow.conformance import exit_codes
-from tests.fuzz.hostile import ROOT, run_cli
+from tests.fuzz.hostile import ROOT, fuzz_settings, run_cli
 from tests.hardening.helpers import CF
 
-NAMES = settings(
-    max_examples=40,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+NAMES = fuzz_settings(40)
 STREAMS = settings(NAMES, max_examples=8)
 
 #: characters an attacker reaches for, mixed into any text

@@ -16,20 +16,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.hostile import ROOT, mutated_json, run_cli
+from tests.fuzz.hostile import ROOT, fuzz_settings, mutated_json, run_cli
 
 pytest_plugins = ["pytester"]
 
-FUZZ = settings(
-    max_examples=60,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+FUZZ = fuzz_settings(60)
 TIMELINE = json.loads((ROOT / "spec/alarms/two-sources.json").read_text())
 SCENARIO = json.loads((ROOT / "spec/paging/small-embedded.json").read_text())
 
