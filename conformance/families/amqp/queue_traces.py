@@ -29,12 +29,12 @@ from creditflow.conformance.families.amqp.queue_conform import (
 from creditflow.conformance.families.amqp.run_traces import (
     check_recorded_views,
     read_run_trace,
+    states_and_ops,
     view_states,
 )
 from creditflow.conformance.inputs.itf import (
     Record,
     TraceFormatError,
-    decoded_states,
     pick_value,
     picks_record,
     trace_document,
@@ -171,13 +171,7 @@ def _queue_trace(doc: Mapping[str, Any], where: str) -> QueueTrace:
     if missing:
         raise TraceFormatError(f"{where}: a queue-run trace needs vars {missing}")
     sizes = _sizes(doc["#meta"]["creditflow"].get("sizes"), f"{where}: #meta.creditflow.sizes")
-    states = decoded_states(doc)
-    if states[0].get(ACTION_VAR) != "init":
-        raise TraceFormatError(f"{where}: states[0] must be the init state")
-    ops = tuple(
-        _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
-        for i, s in enumerate(states[1:], start=1)
-    )
+    states, ops = states_and_ops(doc, where, _op)
     try:
         views = queue_views(sizes, ops)
     except ValueError as exc:

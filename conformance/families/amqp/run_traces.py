@@ -43,6 +43,7 @@ from creditflow.conformance.inputs.itf import (
 from creditflow.conformance.traces.network import ACTION_VAR, PICKS_VAR
 
 T = TypeVar("T")
+Op = TypeVar("Op")
 
 AMQP_RUN_MODEL = "amqp-run"
 AMQP_RUN_VERSION = 1
@@ -230,6 +231,21 @@ def _op(kind: Any, picks: Any, at: str) -> AmqpOp:
     return AmqpOp(str(kind), values["credit"], values["number"], values["keep"])
 
 
+def states_and_ops(
+    doc: Mapping[str, Any], where: str, read_op: Callable[[Any, Any, str], Op]
+) -> tuple[list[dict[str, Any]], tuple[Op, ...]]:
+    """TRACE-AMQP-RUN: a run trace's decoded states (the first is the init state) and the
+    op each later state records, read by the family's ``read_op``."""
+    states = decoded_states(doc)
+    if states[0].get(ACTION_VAR) != "init":
+        raise TraceFormatError(f"{where}: states[0] must be the init state")
+    ops = tuple(
+        read_op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
+        for i, s in enumerate(states[1:], start=1)
+    )
+    return states, ops
+
+
 def amqp_trace_from_document(doc: Mapping[str, Any], where: str) -> AmqpTrace:
     """TRACE-AMQP-RUN, TRACE-REPLAY: read the run and follow the model again; a recorded
     view the model does not give is a :class:`TraceFormatError` naming the state."""
@@ -245,13 +261,7 @@ def amqp_trace_from_document(doc: Mapping[str, Any], where: str) -> AmqpTrace:
     declared = info.get("policy")
     if not isinstance(declared, Mapping):
         raise TraceFormatError(f"{where}: #meta.creditflow.policy must be an object")
-    states = decoded_states(doc)
-    if states[0].get(ACTION_VAR) != "init":
-        raise TraceFormatError(f"{where}: states[0] must be the init state")
-    ops = tuple(
-        _op(s.get(ACTION_VAR), s.get(PICKS_VAR), f"{where}: states[{i}]")
-        for i, s in enumerate(states[1:], start=1)
-    )
+    states, ops = states_and_ops(doc, where, _op)
     try:
         views = model_views(declared, settings, start, ops)
     except (PolicyError, ValueError, KeyError, TypeError) as exc:
