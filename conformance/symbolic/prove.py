@@ -374,15 +374,19 @@ def prepared_graph(graph: FlowGraph, options: ProveOptions) -> FlowGraph:
 
 
 #: The options of ``check`` that a proof of the same graph takes over as they are.
-CHECK_OVERRIDES = ("credit", "publishes", "all_check_blocked", "mailbox_bound", "max_crashes")
-
-
 def check_proof_options(options: CheckOptions, seconds: float, deadline: float) -> ProveOptions:
     """``check``'s overrides in ``options`` as the options of a proof of the same graph
     (EXP-SETTLE, SCOPE-ORDER): ``seconds`` for each solver call, none after the
     ``time.monotonic()`` ``deadline`` (IN-WORK); Z3-FAULTS: fault graphs are proved too."""
-    overrides = {name: getattr(options, name) for name in CHECK_OVERRIDES}
-    return ProveOptions(**overrides, timeout_s=seconds, deadline=deadline)
+    return ProveOptions(
+        credit=options.credit,
+        publishes=options.publishes,
+        all_check_blocked=options.all_check_blocked,
+        mailbox_bound=options.mailbox_bound,
+        max_crashes=options.max_crashes,
+        timeout_s=seconds,
+        deadline=deadline,
+    )
 
 
 def timed_out_report(
